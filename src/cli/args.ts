@@ -1,0 +1,44 @@
+import { parseArgs } from 'node:util';
+import type { Command, FlagSpec, ParsedArgs } from './command.ts';
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const COMMON_FLAGS: readonly FlagSpec[] = [
+  { name: 'config', value: 'FILE', description: 'JSONC file layered over config/default.jsonc' },
+  { name: 'help', boolean: true, description: 'show this help' },
+];
+
+export function helpText(command: Command): string {
+  const flags = [...command.flags, ...COMMON_FLAGS];
+  const left = (f: FlagSpec): string => `--${f.name}${f.value === undefined ? '' : ` ${f.value}`}`;
+  const width = Math.max(...flags.map((f) => left(f).length)) + 2;
+  const lines = flags.map((f) => {
+    const bound = f.key === undefined ? '' : ` (config ${f.key})`;
+    return `  ${left(f).padEnd(width)}${f.description}${bound}`;
+  });
+  return `Usage: catalog-gateway ${command.name} [flags]\n\n${command.summary}\n\nFlags:\n${lines.join('\n')}\n`;
+}
+
+export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs | 'help' {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, help: { type: 'boolean' } };
+  for (const flag of command.flags) options[flag.name] = { type: flag.boolean === true ? 'boolean' : 'string' };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help === true) return 'help';
+  const configFlags = [];
+  const own: Record<string, string | boolean | undefined> = {};
+  for (const flag of command.flags) {
+    const value = values[flag.name];
+    if (value === undefined) continue;
+    if (flag.key !== undefined) configFlags.push({ key: flag.key, flag: `--${flag.name}`, value: String(value) });
+    else own[flag.name] = value;
+  }
+  const file = values.config;
+  return typeof file === 'string' ? { file, configFlags, options: own } : { configFlags, options: own };
+}

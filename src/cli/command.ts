@@ -1,0 +1,31 @@
+/**
+ * What every `catalog-gateway <command>` declares: its flags, each either bound to a config key
+ * (so flags, env and the config file are one layered source) or local to the command.
+ */
+import type { ConfigKey } from '../config/schema.ts';
+import type { FlagValue } from '../config/load.ts';
+
+export interface FlagSpec {
+  readonly name: string;
+  /** Bound flags override this config key; unbound ones are the command's own options. */
+  readonly key?: ConfigKey;
+  readonly boolean?: boolean;
+  readonly value?: string;
+  readonly description: string;
+}
+
+export interface ParsedArgs {
+  /** `--config FILE`, layered over the defaults. */
+  readonly file?: string;
+  /** Flags bound to config keys, in the shape `loadConfig` takes. */
+  readonly configFlags: readonly FlagValue[];
+  /** The command's own flags. */
+  readonly options: Readonly<Record<string, string | boolean | undefined>>;
+}
+
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly flags: readonly FlagSpec[];
+  run(args: ParsedArgs): Promise<void>;
+}

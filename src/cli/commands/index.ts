@@ -1,0 +1,4 @@
+import type { Command } from '../command.ts';
+import { token } from './token.ts';
+
+export const COMMANDS: readonly Command[] = [token];

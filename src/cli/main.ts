@@ -1,0 +1,45 @@
+/** `catalog-gateway <command>`: one program for the origin, the gateway and their tools. */
+import { ConfigError } from '../config/load.ts';
+import { UsageError, helpText, parseCommandArgs } from './args.ts';
+import type { Command } from './command.ts';
+import { COMMANDS } from './commands/index.ts';
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  const rows = COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join('\n');
+  return `Usage: catalog-gateway <command> [flags]\n\nCommands:\n${rows}\n\nRun 'catalog-gateway <command> --help' for a command's flags.\n`;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command: Command | undefined = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    process.stderr.write(`catalog-gateway: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    const args = parseCommandArgs(command, rest);
+    if (args === 'help') {
+      process.stdout.write(helpText(command));
+      return 0;
+    }
+    await command.run(args);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n\n${helpText(command)}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
+      return 78;
+    }
+    throw err;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,154 @@
+/**
+ * Loads the configuration once at start-up: the default file, then an optional file, then
+ * environment variables, then flags. Each value is validated against the schema; the first bad
+ * one stops start-up with a ConfigError naming the key, where the value came from and what was
+ * expected. The result is frozen. This is the only module that reads `process.env`.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec } from './schema.ts';
+
+export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
+const CONFIG_FILE_ENV = 'CATALOG_CONFIG';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface FlagValue {
+  readonly key: ConfigKey;
+  /** The flag as typed, for the error message. */
+  readonly flag: string;
+  readonly value: string;
+}
+
+export interface LoadOptions {
+  /** Defaults to `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** A file layered over the defaults; `CATALOG_CONFIG` names one when this is absent. */
+  readonly file?: string;
+  readonly flags?: readonly FlagValue[];
+  /** Individual values set by a program (tests, `start`), applied last. */
+  readonly overrides?: Partial<Record<ConfigKey, unknown>>;
+}
+
+const KEYS = Object.keys(SCHEMA) as ConfigKey[];
+
+function isKey(key: string): key is ConfigKey {
+  return Object.hasOwn(SCHEMA, key);
+}
+
+function readJsonc(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config file ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: true });
+  const first = errors[0];
+  if (first !== undefined) {
+    throw new ConfigError(`config file ${path} is not valid JSONC: ${printParseErrorCode(first.error)} at offset ${first.offset}`);
+  }
+  return value;
+}
+
+/** Flattens `{ gateway: { port: 1 } }` into `gateway.port`, rejecting keys the schema lacks. */
+function flatten(value: unknown, source: string, prefix: string, into: Map<ConfigKey, [unknown, string]>): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${prefix === '' ? 'the top level' : prefix} (from ${source}) must be an object`);
+  }
+  for (const [name, child] of Object.entries(value)) {
+    const key = prefix === '' ? name : `${prefix}.${name}`;
+    if (isKey(key)) into.set(key, [child, source]);
+    else if (KEYS.some((k) => k.startsWith(`${key}.`))) flatten(child, source, key, into);
+    else throw new ConfigError(`unknown config key ${key} (from ${source})`);
+  }
+}
+
+function expected(spec: KeySpec): string {
+  switch (spec.type) {
+    case 'integer':
+      return `an integer from ${spec.min} to ${spec.max}`;
+    case 'boolean':
+      return 'true or false';
+    case 'enum':
+      return `one of ${spec.values.join(', ')}`;
+    case 'url':
+      return 'an http:// or https:// URL';
+    case 'list':
+      return 'a list of strings';
+    case 'string':
+      return spec.nullable === true ? 'a non-empty string or null' : 'a non-empty string';
+  }
+}
+
+/** Values from env and flags are strings; file values are JSON. Both go through one check. */
+function coerce(spec: KeySpec, raw: unknown, fromText: boolean): { ok: true; value: unknown } | { ok: false } {
+  const text = typeof raw === 'string' ? raw.trim() : undefined;
+  switch (spec.type) {
+    case 'integer': {
+      const n = fromText && text !== undefined && /^-?[0-9]+$/.test(text) ? Number(text) : raw;
+      return typeof n === 'number' && Number.isSafeInteger(n) && n >= spec.min && n <= spec.max ? { ok: true, value: n } : { ok: false };
+    }
+    case 'boolean': {
+      const b = fromText && (text === 'true' || text === 'false') ? text === 'true' : raw;
+      return typeof b === 'boolean' ? { ok: true, value: b } : { ok: false };
+    }
+    case 'enum':
+      return text !== undefined && spec.values.includes(text) ? { ok: true, value: text } : { ok: false };
+    case 'url': {
+      if (text === undefined || !URL.canParse(text)) return { ok: false };
+      const url = new URL(text);
+      return url.protocol === 'http:' || url.protocol === 'https:' ? { ok: true, value: url.origin } : { ok: false };
+    }
+    case 'list': {
+      const list = fromText && text !== undefined ? text.split(',').map((s) => s.trim()).filter((s) => s !== '') : raw;
+      return Array.isArray(list) && list.every((s) => typeof s === 'string' && s !== '') ? { ok: true, value: Object.freeze(list.slice()) } : { ok: false };
+    }
+    case 'string':
+      if (spec.nullable === true && (raw === null || (fromText && text === 'null'))) return { ok: true, value: null };
+      return text !== undefined && text !== '' ? { ok: true, value: text } : { ok: false };
+  }
+}
+
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const layers = new Map<ConfigKey, [unknown, string]>();
+  flatten(readJsonc(DEFAULT_CONFIG_FILE), 'config/default.jsonc', '', layers);
+  const missing = KEYS.find((k) => !layers.has(k));
+  if (missing !== undefined) throw new ConfigError(`config/default.jsonc lacks key ${missing}`);
+  const file = options.file ?? env[CONFIG_FILE_ENV];
+  if (file !== undefined && file !== '') flatten(readJsonc(file), `file ${file}`, '', layers);
+  const textual = new Set<string>();
+  for (const key of KEYS) {
+    const name = envName(key);
+    const value = env[name];
+    if (value !== undefined) {
+      layers.set(key, [value, `env ${name}`]);
+      textual.add(key);
+    }
+  }
+  for (const { key, flag, value } of options.flags ?? []) {
+    layers.set(key, [value, `flag ${flag}`]);
+    textual.add(key);
+  }
+  for (const [key, value] of Object.entries(options.overrides ?? {})) {
+    if (!isKey(key)) throw new ConfigError(`unknown config key ${key} (from overrides)`);
+    layers.set(key, [value, 'overrides']);
+    textual.delete(key);
+  }
+  const config: Record<string, unknown> = {};
+  for (const key of KEYS) {
+    const [raw, source] = layers.get(key) ?? [undefined, 'nowhere'];
+    const spec: KeySpec = SCHEMA[key];
+    const result = coerce(spec, raw, textual.has(key));
+    if (!result.ok) {
+      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec)}`);
+    }
+    config[key] = result.value;
+  }
+  return Object.freeze(config) as Config;
+}

@@ -1,0 +1,92 @@
+/**
+ * Every configuration key, its type, its bounds and what it means. `config/default.jsonc` holds
+ * the defaults; the README's configuration table is checked against this schema by a test. The
+ * config type is derived from it, so a key cannot be read that is not declared here.
+ */
+
+interface IntegerSpec {
+  readonly type: 'integer';
+  readonly min: number;
+  readonly max: number;
+  readonly doc: string;
+}
+interface StringSpec {
+  readonly type: 'string';
+  readonly nullable?: boolean;
+  readonly doc: string;
+}
+interface EnumSpec {
+  readonly type: 'enum';
+  readonly values: readonly string[];
+  readonly doc: string;
+}
+interface BooleanSpec {
+  readonly type: 'boolean';
+  readonly doc: string;
+}
+interface UrlSpec {
+  readonly type: 'url';
+  readonly doc: string;
+}
+interface ListSpec {
+  readonly type: 'list';
+  readonly doc: string;
+}
+export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | ListSpec;
+
+const PORT = { type: 'integer', min: 0, max: 65535 } as const;
+const MIB = 1024 * 1024;
+
+export const SCHEMA = {
+  dataDir: { type: 'string', doc: 'Directory for generated state: the catalog database and the development signing secret.' },
+  'log.level': { type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Least severity that is logged.' },
+  'log.destination': { type: 'string', doc: '`stdout`, or a file path that log lines are appended to.' },
+  'auth.secretFile': { type: 'string', nullable: true, doc: 'HMAC (HS256) signing secret file; `null` means `<dataDir>/signing-secret`, generated on first start.' },
+  'auth.jwks': { type: 'string', nullable: true, doc: 'JWKS file path or `https://` URL. When set, tokens are verified against it instead of the HMAC secret.' },
+  'auth.issuer': { type: 'string', nullable: true, doc: 'Required `iss` claim, or `null` to accept any.' },
+  'auth.audience': { type: 'string', nullable: true, doc: 'Required `aud` claim, or `null` to accept any.' },
+  'auth.requiredScope': { type: 'string', doc: 'Scope that the `scope` claim must contain.' },
+  'auth.verifiedTokenCache': { type: 'integer', min: 0, max: 10_000_000, doc: 'How many verified tokens are remembered (never past `exp`); 0 verifies every request from scratch.' },
+  'http.maxTargetBytes': { type: 'integer', min: 64, max: 65536, doc: 'Longest request target (path and query) in bytes; longer ones get 414.' },
+  'http.shutdownTimeoutMs': { type: 'integer', min: 0, max: 600_000, doc: 'On SIGTERM/SIGINT, how long in-flight requests may take before connections are closed.' },
+  'origin.host': { type: 'string', doc: 'Address the origin listens on.' },
+  'origin.port': { ...PORT, doc: 'Origin API port (0 picks a free one).' },
+  'origin.adminPort': { ...PORT, doc: 'Origin admin port: `/metrics`, `/healthz`, `/readyz`.' },
+  'origin.db': { type: 'string', nullable: true, doc: 'Catalog database file; `null` means `<dataDir>/catalog.db`, seeded on first start.' },
+  'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded.' },
+  'origin.maxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: '`Cache-Control: public, max-age=N` on successful responses.' },
+  'gateway.host': { type: 'string', doc: 'Address the gateway listens on.' },
+  'gateway.port': { ...PORT, doc: 'Gateway API port (0 picks a free one).' },
+  'gateway.adminPort': { ...PORT, doc: 'Gateway admin port: `/metrics`, `/healthz`, `/readyz`.' },
+  'gateway.origin': { type: 'url', doc: 'Base URL of the catalog origin.' },
+  'gateway.accessLog': { type: 'boolean', doc: 'Write one access-log line per request.' },
+  'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: body, headers and key of every entry counted.' },
+  'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
+  'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
+  'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },
+  'gateway.upstream.headersTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed for the origin to send response headers (504 past it).' },
+  'gateway.upstream.bodyTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Longest pause allowed while the origin sends a body (504 past it).' },
+  'gateway.upstream.maxResponseBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest origin response body accepted (502 past it).' },
+  'gateway.passThrough': { type: 'list', doc: 'Path prefixes proxied to the origin without caching (comma-separated in env and flags).' },
+} as const satisfies Record<string, KeySpec>;
+
+export type ConfigKey = keyof typeof SCHEMA;
+
+type ValueOf<S> = S extends { type: 'integer' }
+  ? number
+  : S extends { type: 'boolean' }
+    ? boolean
+    : S extends { type: 'list' }
+      ? readonly string[]
+      : S extends { type: 'enum'; values: readonly (infer V)[] }
+        ? V
+        : S extends { nullable: true }
+          ? string | null
+          : string;
+
+export type Config = { readonly [K in ConfigKey]: ValueOf<(typeof SCHEMA)[K]> };
+
+/** `gateway.cache.maxBytes` → `CATALOG_GATEWAY_CACHE_MAX_BYTES`. */
+export function envName(key: ConfigKey): string {
+  return `CATALOG_${key.replace(/\./g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}

@@ -1,0 +1,108 @@
+/**
+ * Bearer-token verification (RFC 6750) with `jose`, shared by the origin and the gateway so both
+ * answer a bad token the same way. Tokens are verified on every request; a verified token may be
+ * remembered, bounded in number and never past its `exp`, so the gateway's hit path does not pay
+ * for a signature check each time. A token never appears in a problem, a log line or a cache key.
+ */
+import { readFileSync } from 'node:fs';
+import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { problem, type Problem } from './problem.ts';
+
+export interface Principal {
+  readonly subject: string;
+  readonly scopes: readonly string[];
+  /** Seconds since the epoch (`exp`). */
+  readonly expiresAt: number;
+}
+
+export type AuthVerdict = { readonly ok: true; readonly principal: Principal } | { readonly ok: false; readonly problem: Problem };
+
+export type KeySource = { readonly kind: 'secret'; readonly secret: Uint8Array } | { readonly kind: 'jwks'; readonly jwks: string };
+
+export interface VerifierOptions {
+  readonly key: KeySource;
+  readonly issuer: string | null;
+  readonly audience: string | null;
+  readonly requiredScope: string;
+  /** How many verified tokens are remembered; 0 disables the memory. */
+  readonly verifiedTokenCache: number;
+  /** Milliseconds since the epoch; injectable so tests can move time. */
+  readonly now?: () => number;
+}
+
+const REALM = 'Bearer realm="catalog"';
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+
+function keyFunction(key: KeySource): Uint8Array | JWTVerifyGetKey {
+  if (key.kind === 'secret') return key.secret;
+  if (/^https?:\/\//.test(key.jwks)) return createRemoteJWKSet(new URL(key.jwks));
+  return createLocalJWKSet(JSON.parse(readFileSync(key.jwks, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]);
+}
+
+function invalidToken(description: string): Problem {
+  return problem('invalid-token', description, {
+    'www-authenticate': `${REALM}, error="invalid_token", error_description="${description}"`,
+  });
+}
+
+function describe(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
+  if (err instanceof errors.JOSEAlgNotAllowed) return "the token's algorithm is not accepted";
+  if (err instanceof errors.JWKSNoMatchingKey) return 'no key matches the token';
+  return 'the token is malformed or cannot be verified';
+}
+
+export class TokenVerifier {
+  readonly #key: Uint8Array | JWTVerifyGetKey;
+  readonly #options: JWTVerifyOptions;
+  readonly #requiredScope: string;
+  readonly #now: () => number;
+  readonly #remembered: LRUCache<string, Principal> | undefined;
+  readonly #insufficient: Problem;
+
+  constructor(options: VerifierOptions) {
+    this.#key = keyFunction(options.key);
+    this.#options = {
+      algorithms: options.key.kind === 'secret' ? ['HS256'] : JWKS_ALGORITHMS,
+      requiredClaims: ['exp', 'sub'],
+      ...(options.issuer === null ? {} : { issuer: options.issuer }),
+      ...(options.audience === null ? {} : { audience: options.audience }),
+    };
+    this.#requiredScope = options.requiredScope;
+    this.#now = options.now ?? Date.now;
+    this.#remembered = options.verifiedTokenCache > 0 ? new LRUCache({ max: options.verifiedTokenCache }) : undefined;
+    this.#insufficient = problem('insufficient-scope', `the token lacks the ${options.requiredScope} scope`, {
+      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${options.requiredScope}"`,
+    });
+  }
+
+  /** Verifies the `Authorization` header value of one request. */
+  async verify(authorization: string | undefined): Promise<AuthVerdict> {
+    if (authorization === undefined || authorization === '') {
+      return { ok: false, problem: problem('missing-token', 'send Authorization: Bearer <token>', { 'www-authenticate': REALM }) };
+    }
+    const token = BEARER.exec(authorization)?.[1];
+    if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
+    const nowMs = this.#now();
+    let principal = this.#remembered?.get(token);
+    if (principal === undefined || principal.expiresAt * 1000 <= nowMs) {
+      try {
+        const options = { ...this.#options, currentDate: new Date(nowMs) };
+        const key = this.#key;
+        const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+        const scope = typeof payload.scope === 'string' ? payload.scope : '';
+        principal = { subject: payload.sub ?? '', scopes: scope.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
+      } catch (err) {
+        this.#remembered?.delete(token);
+        return { ok: false, problem: invalidToken(describe(err)) };
+      }
+      this.#remembered?.set(token, principal);
+    }
+    if (!principal.scopes.includes(this.#requiredScope)) return { ok: false, problem: this.#insufficient };
+    return { ok: true, principal };
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Listening and draining, the same for both servers and both listeners: drain stops accepting,
+ * lets in-flight requests finish (keep-alive connections are closed as soon as they go idle) and
+ * cuts what is left when the deadline passes.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server.address() as AddressInfo;
+}
+
+export function baseUrl(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+export async function drain(server: Server, deadlineMs: number): Promise<void> {
+  if (!server.listening) return;
+  const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  const sweeper = setInterval(() => { server.closeIdleConnections(); }, 25);
+  const deadline = setTimeout(() => { server.closeAllConnections(); }, deadlineMs);
+  server.closeIdleConnections();
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweeper);
+    clearTimeout(deadline);
+  }
+}
+
+/** Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. */
+export function onShutdownSignal(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (): void => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

@@ -1,0 +1,62 @@
+/**
+ * RFC 9457 problem details. Every error either server sends is one of these kinds; the kind is the
+ * stable identity (its `type` URI never changes), the detail is free text for humans. The table
+ * below is the single place where a failure is mapped to an HTTP status, and `docs/problems.md`
+ * is kept in step with it by a test.
+ */
+import type { ServerResponse } from 'node:http';
+
+export const PROBLEM_BASE = 'https://catalog.example/problems/';
+
+export const PROBLEM_KINDS = {
+  'invalid-parameter': { status: 400, title: 'Invalid query parameter' },
+  'unknown-parameter': { status: 400, title: 'Unknown query parameter' },
+  'invalid-cursor': { status: 400, title: 'Malformed cursor' },
+  'missing-token': { status: 401, title: 'Authentication required' },
+  'invalid-token': { status: 401, title: 'Invalid access token' },
+  'insufficient-scope': { status: 403, title: 'Insufficient scope' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'uri-too-long': { status: 414, title: 'Request target too long' },
+  'internal-error': { status: 500, title: 'Internal server error' },
+  'bad-gateway': { status: 502, title: 'Bad gateway' },
+  'not-ready': { status: 503, title: 'Service unavailable' },
+  'gateway-timeout': { status: 504, title: 'Gateway timeout' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemKind = keyof typeof PROBLEM_KINDS;
+
+export type ProblemHeaders = Readonly<Record<string, string>>;
+
+export interface Problem {
+  readonly kind: ProblemKind;
+  readonly detail: string;
+  /** Extra response headers the kind requires: `Allow`, `WWW-Authenticate`, `Retry-After`. */
+  readonly headers?: ProblemHeaders;
+}
+
+export function problem(kind: ProblemKind, detail: string, headers?: ProblemHeaders): Problem {
+  return headers === undefined ? { kind, detail } : { kind, detail, headers };
+}
+
+export function problemStatus(p: Problem): number {
+  return PROBLEM_KINDS[p.kind].status;
+}
+
+/** `instance` is the request target; tokens travel in a header, so it never carries one. */
+export function problemBody(p: Problem, instance: string): string {
+  const { status, title } = PROBLEM_KINDS[p.kind];
+  return JSON.stringify({ type: PROBLEM_BASE + p.kind, title, status, detail: p.detail, instance });
+}
+
+export function sendProblem(res: ServerResponse, p: Problem, instance: string, isHead: boolean): number {
+  const body = problemBody(p, instance);
+  const status = problemStatus(p);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/problem+json');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.setHeader('cache-control', 'no-store');
+  for (const [name, value] of Object.entries(p.headers ?? {})) res.setHeader(name, value);
+  res.end(isHead ? undefined : body);
+  return Buffer.byteLength(body);
+}

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import { SCHEMA, envName } from '../../src/config/schema.ts';
+import { tempDir } from '../support/config.ts';
+
+describe('config loader', () => {
+  test('the default file supplies every key of the schema', () => {
+    const config = loadConfig({ env: {} });
+    assert.deepEqual(Object.keys(config).sort(), Object.keys(SCHEMA).sort());
+    assert.equal(config['gateway.cache.maxBytes'], 256 * 1024 * 1024);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  test('env overrides the file, flags override env', () => {
+    const env = { [envName('gateway.port')]: '9000', [envName('origin.port')]: '9001' };
+    const config = loadConfig({ env, flags: [{ key: 'gateway.port', flag: '--port', value: '9100' }] });
+    assert.equal(config['gateway.port'], 9100);
+    assert.equal(config['origin.port'], 9001);
+  });
+
+  test('a config file is layered over the defaults', () => {
+    const file = join(tempDir(), 'c.jsonc');
+    writeFileSync(file, '// comment\n{ "gateway": { "cache": { "maxBytes": 2097152 } } }');
+    assert.equal(loadConfig({ env: {}, file })['gateway.cache.maxBytes'], 2097152);
+  });
+
+  test('a bad value names the key, the source and the value', () => {
+    assert.throws(
+      () => loadConfig({ env: { CATALOG_GATEWAY_PORT: 'eighty' } }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.message.includes('gateway.port') &&
+        err.message.includes('env CATALOG_GATEWAY_PORT') &&
+        err.message.includes('"eighty"'),
+    );
+    assert.throws(() => loadConfig({ env: {}, flags: [{ key: 'origin.maxAgeSeconds', flag: '--max-age', value: '-1' }] }), /origin\.maxAgeSeconds = "-1" \(from flag --max-age\)/);
+    assert.throws(() => loadConfig({ env: {}, overrides: { 'gateway.origin': 'ftp://x' } }), /gateway\.origin/);
+  });
+
+  test('an unknown key in a file is refused', () => {
+    const file = join(tempDir(), 'c.jsonc');
+    writeFileSync(file, '{ "gateway": { "cache": { "maxbytes": 1 } } }');
+    assert.throws(() => loadConfig({ env: {}, file }), /unknown config key gateway\.cache\.maxbytes \(from file /);
+  });
+
+  test('env names follow the key', () => {
+    assert.equal(envName('gateway.cache.maxBytes'), 'CATALOG_GATEWAY_CACHE_MAX_BYTES');
+    assert.equal(envName('dataDir'), 'CATALOG_DATA_DIR');
+  });
+});
