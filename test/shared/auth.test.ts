@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { SignJWT } from 'jose';
+import { TokenVerifier, type AuthVerdict } from '../../src/shared/auth.ts';
+import { mintToken } from '../../src/shared/signing-key.ts';
+
+const secret = randomBytes(32);
+
+function verifier(now: () => number, remembered = 100): TokenVerifier {
+  return new TokenVerifier({
+    key: { kind: 'secret', secret },
+    issuer: null,
+    audience: null,
+    requiredScope: 'catalog:read',
+    verifiedTokenCache: remembered,
+    now,
+  });
+}
+
+function refusal(verdict: AuthVerdict): { kind: string; challenge: string | undefined; detail: string } {
+  assert.ok(!verdict.ok);
+  return { kind: verdict.problem.kind, challenge: verdict.problem.headers?.['www-authenticate'], detail: verdict.problem.detail };
+}
+
+describe('token verifier', () => {
+  test('a remembered token is still refused once its exp has passed', async () => {
+    let now = Date.now();
+    const v = verifier(() => now);
+    const jwt = await mintToken(secret, { subject: 'ada', scope: 'catalog:read', ttlSeconds: 60 });
+    const first = await v.verify(`Bearer ${jwt}`);
+    assert.ok(first.ok && first.principal.subject === 'ada');
+    now += 61_000;
+    const later = refusal(await v.verify(`Bearer ${jwt}`));
+    assert.equal(later.kind, 'invalid-token');
+    assert.match(later.challenge ?? '', /^Bearer realm="catalog", error="invalid_token"/);
+    assert.match(later.detail, /expired/);
+  });
+
+  test('missing, malformed, forged and under-scoped tokens get RFC 6750 challenges without the token', async () => {
+    const v = verifier(Date.now);
+    assert.deepEqual(refusal(await v.verify(undefined)).challenge, 'Bearer realm="catalog"');
+    assert.equal(refusal(await v.verify('Basic dXNlcjpwYXNz')).kind, 'invalid-token');
+    const forged = await mintToken(randomBytes(32), { subject: 'eve', scope: 'catalog:read', ttlSeconds: 60 });
+    const bad = refusal(await v.verify(`Bearer ${forged}`));
+    assert.equal(bad.kind, 'invalid-token');
+    assert.ok(!JSON.stringify(bad).includes(forged.split('.')[2] ?? forged));
+    const narrow = await mintToken(secret, { subject: 'bob', scope: 'catalog:write', ttlSeconds: 60 });
+    const scoped = refusal(await v.verify(`Bearer ${narrow}`));
+    assert.equal(scoped.kind, 'insufficient-scope');
+    assert.equal(scoped.challenge, 'Bearer realm="catalog", error="insufficient_scope", scope="catalog:read"');
+  });
+
+  test('alg=none and tokens without exp are refused', async () => {
+    const v = verifier(Date.now);
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ sub: 'eve', scope: 'catalog:read', exp: 9_999_999_999 })).toString('base64url');
+    assert.equal(refusal(await v.verify(`Bearer ${header}.${body}.`)).kind, 'invalid-token');
+    const noExp = await new SignJWT({ scope: 'catalog:read' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').sign(secret);
+    assert.equal(refusal(await v.verify(`Bearer ${noExp}`)).kind, 'invalid-token');
+  });
+
+  test('without a memory every request is verified in full', async () => {
+    let now = Date.now();
+    const v = verifier(() => now, 0);
+    const jwt = await mintToken(secret, { subject: 'ada', scope: 'catalog:read', ttlSeconds: 10 });
+    assert.ok((await v.verify(`bearer ${jwt}`)).ok);
+    now += 11_000;
+    assert.equal(refusal(await v.verify(`Bearer ${jwt}`)).kind, 'invalid-token');
+  });
+});
