@@ -1,0 +1,97 @@
+/**
+ * The store: an LRU of prepared responses bounded in bytes (body, replayed headers and key all
+ * counted), keyed by the canonical request target. Which responses go in and when they stop
+ * being fresh is decided by cache-policy.ts; this module only keeps them within the bound.
+ */
+import { LRUCache } from 'lru-cache';
+import type { TargetVerdict } from '../shared/request-target.ts';
+import { isFresh, type Freshness } from './cache-policy.ts';
+
+declare const cacheKeyBrand: unique symbol;
+/**
+ * A canonical request target (path and query). Only `cacheKey` makes one, from a parsed target,
+ * so a raw URL or anything carrying a token cannot become a key by accident.
+ */
+export type CacheKey = string & { readonly [cacheKeyBrand]: true };
+
+export function cacheKey(target: Extract<TargetVerdict, { ok: true }>): CacheKey {
+  return target.canonical as CacheKey;
+}
+
+/** A response prepared once, when it arrives, so that sending it again costs next to nothing. */
+export interface PreparedResponse {
+  readonly status: number;
+  /** Flat `[name, value, …]` list for `writeHead`, `Content-Length` included. */
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+  /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
+  readonly etag: string | undefined;
+  readonly freshness: Freshness;
+}
+
+export type Lookup =
+  | { readonly kind: 'fresh'; readonly response: PreparedResponse }
+  /** Stored but no longer fresh: kept for revalidation and stale serving, not served today. */
+  | { readonly kind: 'stale'; readonly response: PreparedResponse }
+  | { readonly kind: 'absent' };
+
+export interface ResponseCacheOptions {
+  /** Total bound in bytes (`gateway.cache.maxBytes`). */
+  readonly maxBytes: number;
+  /** Largest single entry in bytes (`gateway.cache.maxEntryBytes`). */
+  readonly maxEntryBytes: number;
+  /** Called once for every entry pushed out to make room. */
+  readonly onEvict: () => void;
+}
+
+/** Bookkeeping of the map and the entry object itself, counted so the bound is honest. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+function entrySize(key: CacheKey, response: PreparedResponse): number {
+  let size = ENTRY_OVERHEAD_BYTES + Buffer.byteLength(key) + response.body.length;
+  for (const field of response.headers) size += Buffer.byteLength(field);
+  return size;
+}
+
+const ABSENT: Lookup = { kind: 'absent' };
+
+export class ResponseCache {
+  readonly #lru: LRUCache<CacheKey, PreparedResponse>;
+  readonly #maxEntryBytes: number;
+
+  constructor(options: ResponseCacheOptions) {
+    this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
+    this.#lru = new LRUCache<CacheKey, PreparedResponse>({
+      maxSize: options.maxBytes,
+      maxEntrySize: this.#maxEntryBytes,
+      sizeCalculation: (response, key) => entrySize(key, response),
+      disposeAfter: (_response, _key, reason) => {
+        if (reason === 'evict') options.onEvict();
+      },
+    });
+  }
+
+  lookup(key: CacheKey, now: number): Lookup {
+    const response = this.#lru.get(key);
+    if (response === undefined) return ABSENT;
+    return { kind: isFresh(response.freshness, now) ? 'fresh' : 'stale', response };
+  }
+
+  /** Stores a response; false when it is larger than the largest entry allowed. */
+  store(key: CacheKey, response: PreparedResponse): boolean {
+    if (entrySize(key, response) > this.#maxEntryBytes) {
+      this.#lru.delete(key);
+      return false;
+    }
+    this.#lru.set(key, response);
+    return true;
+  }
+
+  get entries(): number {
+    return this.#lru.size;
+  }
+
+  get bytes(): number {
+    return this.#lru.calculatedSize;
+  }
+}
