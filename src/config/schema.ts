@@ -55,6 +55,7 @@ export const SCHEMA = {
   'origin.db': { type: 'string', nullable: true, doc: 'Catalog database file; `null` means `<dataDir>/catalog.db`, seeded on first start.' },
   'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded.' },
   'origin.maxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: '`Cache-Control: public, max-age=N` on successful responses.' },
+  'origin.rateLimitPerMinute': { type: 'integer', min: 0, max: 1_000_000, doc: 'Requests per minute allowed per token subject (429 past it); 0 turns the limit off.' },
   'gateway.host': { type: 'string', doc: 'Address the gateway listens on.' },
   'gateway.port': { ...PORT, doc: 'Gateway API port (0 picks a free one).' },
   'gateway.adminPort': { ...PORT, doc: 'Gateway admin port: `/metrics`, `/healthz`, `/readyz`.' },

@@ -18,6 +18,7 @@ export const PROBLEM_KINDS = {
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'uri-too-long': { status: 414, title: 'Request target too long' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'not-ready': { status: 503, title: 'Service unavailable' },

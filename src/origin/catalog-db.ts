@@ -1,0 +1,123 @@
+/**
+ * Read access to the catalog database. Every statement is prepared once when the catalog is
+ * opened; requests only bind parameters, so user text never becomes SQL.
+ *
+ * Searches page by keyset: results are ordered by (bm25 rank, id) and a page starts strictly
+ * after the (rank, id) of the previous page's last result, which the cursor carries. Ranks are
+ * a pure function of the static catalog, so the order is the same on every walk.
+ */
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { Book, BranchAvailability, Branch } from '../shared/api-types.ts';
+import { CATALOG_SCHEMA_VERSION } from './catalog-schema.ts';
+import type { SearchPlan } from './fts-query.ts';
+
+/** Which books a search keeps, besides matching the text. */
+export type SearchFilter =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'branch'; readonly branch: string }
+  | { readonly kind: 'branch-availability'; readonly branch: string; readonly available: boolean }
+  | { readonly kind: 'available-anywhere' }
+  | { readonly kind: 'available-nowhere' };
+
+export interface RankedId {
+  readonly id: number;
+  readonly score: number;
+}
+
+/** The position a page starts after; `FIRST_PAGE` sorts before every result. */
+export const FIRST_PAGE: RankedId = { id: 0, score: -Infinity };
+
+/** `{id}` stands for the column holding the book id in the statement the filter joins. */
+const FILTER_SQL: Readonly<Record<SearchFilter['kind'], string>> = {
+  none: '',
+  branch: 'AND EXISTS (SELECT 1 FROM holding h WHERE h.book_id = {id} AND h.branch_id = :branch)',
+  'branch-availability': 'AND EXISTS (SELECT 1 FROM holding h WHERE h.book_id = {id} AND h.branch_id = :branch AND h.available = :available)',
+  'available-anywhere': 'AND EXISTS (SELECT 1 FROM holding h WHERE h.book_id = {id} AND h.available = 1)',
+  'available-nowhere': 'AND NOT EXISTS (SELECT 1 FROM holding h WHERE h.book_id = {id} AND h.available = 1)',
+};
+
+function filterParams(filter: SearchFilter): Record<string, string | number> {
+  switch (filter.kind) {
+    case 'branch':
+      return { branch: filter.branch };
+    case 'branch-availability':
+      return { branch: filter.branch, available: filter.available ? 1 : 0 };
+    default:
+      return {};
+  }
+}
+
+function termSql(filter: string): string {
+  return `SELECT book_id AS id, score FROM term_rank
+    WHERE term = :term AND (score, book_id) > (:score, :id) ${filter.replaceAll('{id}', 'term_rank.book_id')}
+    ORDER BY score, book_id LIMIT :count`;
+}
+
+function matchSql(filter: string): string {
+  return `SELECT rowid AS id, rank AS score FROM book_fts
+    WHERE book_fts MATCH :match AND (rank, rowid) > (:score, :id) ${filter.replaceAll('{id}', 'book_fts.rowid')}
+    ORDER BY rank, rowid LIMIT :count`;
+}
+
+export class CatalogError extends Error {
+  override name = 'CatalogError';
+}
+
+export class CatalogDb {
+  readonly #db: DatabaseSync;
+  readonly #search: Readonly<Record<SearchPlan['kind'], Readonly<Record<SearchFilter['kind'], StatementSync>>>>;
+  readonly #book: StatementSync;
+  readonly #holdings: StatementSync;
+  readonly #branches: StatementSync;
+  readonly #branch: StatementSync;
+
+  constructor(path: string) {
+    this.#db = new DatabaseSync(path, { readOnly: true });
+    const version = this.#db.prepare('PRAGMA user_version').get()?.user_version;
+    if (version !== CATALOG_SCHEMA_VERSION) {
+      this.#db.close();
+      throw new CatalogError(`${path} is not a catalog of schema version ${CATALOG_SCHEMA_VERSION} (found ${String(version)}); rebuild it with the seed command`);
+    }
+    const statements = (sql: (filter: string) => string): Record<SearchFilter['kind'], StatementSync> => ({
+      none: this.#db.prepare(sql(FILTER_SQL.none)),
+      branch: this.#db.prepare(sql(FILTER_SQL.branch)),
+      'branch-availability': this.#db.prepare(sql(FILTER_SQL['branch-availability'])),
+      'available-anywhere': this.#db.prepare(sql(FILTER_SQL['available-anywhere'])),
+      'available-nowhere': this.#db.prepare(sql(FILTER_SQL['available-nowhere'])),
+    });
+    this.#search = { term: statements(termSql), match: statements(matchSql) };
+    this.#book = this.#db.prepare('SELECT title, authors FROM book WHERE id = ?');
+    this.#holdings = this.#db.prepare('SELECT branch_id AS branch, available FROM holding WHERE book_id = ? ORDER BY branch_id');
+    this.#branches = this.#db.prepare('SELECT id, name FROM branch ORDER BY id');
+    this.#branch = this.#db.prepare('SELECT id, name FROM branch WHERE id = ?');
+  }
+
+  /** Up to `count` results that follow `after` in (rank, id) order. */
+  search(plan: SearchPlan, filter: SearchFilter, after: RankedId, count: number): RankedId[] {
+    const text = plan.kind === 'term' ? { term: plan.term } : { match: plan.match };
+    const rows = this.#search[plan.kind][filter.kind].all({ ...text, ...filterParams(filter), score: after.score, id: after.id, count });
+    return rows.map((row) => ({ id: row.id as number, score: row.score as number }));
+  }
+
+  book(id: number): Book | undefined {
+    const row = this.#book.get(id);
+    if (row === undefined) return undefined;
+    const availability: BranchAvailability[] = this.#holdings
+      .all(id)
+      .map((h) => ({ branch: h.branch as string, available: h.available === 1 }));
+    return { id: `bk_${id}`, title: row.title as string, authors: JSON.parse(row.authors as string) as string[], availability };
+  }
+
+  branches(): Branch[] {
+    return this.#branches.all().map((row) => ({ id: row.id as string, name: row.name as string }));
+  }
+
+  branch(id: string): Branch | undefined {
+    const row = this.#branch.get(id);
+    return row === undefined ? undefined : { id: row.id as string, name: row.name as string };
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}

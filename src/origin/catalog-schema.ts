@@ -1,0 +1,51 @@
+/**
+ * The catalog's tables. `book.authors` is a JSON array of names; `holding` says which branches
+ * hold a book and whether a copy is available there. `book_fts` is an FTS5 index over title and
+ * authors whose text lives in `book` (external content), so the text is stored once; a title
+ * match weighs twice an author match in its bm25 rank.
+ *
+ * `term_rank` is the remedy for broad one-word searches. FTS5 must compute bm25 for every match
+ * before it can sort (about a microsecond each: 0.5 ms for a word in 500 books, 60 ms for "the"),
+ * so for every plain word the seeder stores each matching book's rank of the one-word query, as
+ * FTS5 itself computed it. A one-word search is then an index range scan that stops after one
+ * page, at any depth, with exactly the order FTS5 would give.
+ */
+export const CATALOG_SCHEMA_VERSION = 1;
+
+export const CATALOG_SCHEMA = `
+CREATE TABLE branch (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE book (
+  id INTEGER PRIMARY KEY,
+  title TEXT NOT NULL,
+  authors TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE holding (
+  book_id INTEGER NOT NULL REFERENCES book (id),
+  branch_id TEXT NOT NULL REFERENCES branch (id),
+  available INTEGER NOT NULL CHECK (available IN (0, 1)),
+  PRIMARY KEY (book_id, branch_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX holding_by_branch ON holding (branch_id, available, book_id);
+
+CREATE VIRTUAL TABLE book_fts USING fts5 (
+  title, authors,
+  content = 'book', content_rowid = 'id',
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE term_rank (
+  term TEXT NOT NULL,
+  score REAL NOT NULL,
+  book_id INTEGER NOT NULL,
+  PRIMARY KEY (term, score, book_id)
+) STRICT, WITHOUT ROWID;
+`;
+
+/** Column weights of bm25: title, authors. */
+export const RANK_FUNCTION = 'bm25(2.0, 1.0)';

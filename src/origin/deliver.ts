@@ -1,0 +1,35 @@
+/**
+ * Writes a successful JSON representation: strong ETag, `Cache-Control: public` (requests carry
+ * `Authorization`, and RFC 9111 §3.5 lets a shared cache store such responses only when told
+ * so), the next-page `Link` (RFC 8288), and `304 Not Modified` when If-None-Match matches.
+ */
+import type { ServerResponse } from 'node:http';
+import { ifNoneMatchMatches, strongEtag } from './etag.ts';
+
+export interface DeliverOptions {
+  readonly isHead: boolean;
+  readonly ifNoneMatch: string | undefined;
+  readonly maxAgeSeconds: number;
+  /** Request target of the next page, if any. */
+  readonly next?: string | null;
+}
+
+/** Returns the number of body bytes sent. */
+export function deliverJson(res: ServerResponse, body: string, options: DeliverOptions): number {
+  const etag = strongEtag(body);
+  // A 304 carries the validator and caching fields the 200 would have (RFC 9110 §15.4.5).
+  res.setHeader('etag', etag);
+  res.setHeader('cache-control', `public, max-age=${options.maxAgeSeconds}`);
+  if (options.next != null) res.setHeader('link', `<${options.next}>; rel="next"`);
+  if (ifNoneMatchMatches(options.ifNoneMatch, etag)) {
+    res.statusCode = 304;
+    res.end();
+    return 0;
+  }
+  const bytes = Buffer.byteLength(body);
+  res.statusCode = 200;
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', bytes);
+  res.end(options.isHead ? undefined : body);
+  return options.isHead ? 0 : bytes;
+}

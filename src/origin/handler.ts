@@ -1,0 +1,127 @@
+/**
+ * The origin's request path, one named step after another; each step either passes or ends the
+ * request with a problem, and only `deliverJson` / `sendProblem` write to the response.
+ *
+ * | step         | may end the request with                                   |
+ * |--------------|------------------------------------------------------------|
+ * | draining     | 503 not-ready (+ Connection: close)                        |
+ * | target       | 414, 404 unknown path, 405 + Allow                         |
+ * | authenticate | 401 + WWW-Authenticate, 403                                |
+ * | rate limit   | 429 + Retry-After, RateLimit, RateLimit-Policy             |
+ * | parameters   | 400 (parsed with the target, reported only after auth)     |
+ * | resolve      | 400 (search text, cursor), 404 unknown book or branch      |
+ * | deliver      | 200, 304                                                   |
+ *
+ * Parameter errors wait until the token is verified so that an unauthenticated client learns
+ * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TokenVerifier } from '../shared/auth.ts';
+import type { Logger } from '../shared/logger.ts';
+import { problem, problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
+import { UNMATCHED_ROUTE, parseRequestTarget, type RouteLabel } from '../shared/request-target.ts';
+import { logAccess, requestId } from './access-log.ts';
+import type { CatalogDb } from './catalog-db.ts';
+import { deliverJson } from './deliver.ts';
+import type { OriginMetrics } from './metrics.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { resolve } from './resources.ts';
+
+export interface HandlerContext {
+  readonly db: CatalogDb;
+  readonly verifier: TokenVerifier;
+  readonly limiter: RateLimiter;
+  readonly metrics: OriginMetrics;
+  readonly logger: Logger;
+  readonly maxTargetBytes: number;
+  readonly maxAgeSeconds: number;
+  readonly isDraining: () => boolean;
+}
+
+type Answer =
+  | { readonly kind: 'problem'; readonly problem: Problem }
+  | { readonly kind: 'document'; readonly body: string; readonly next: string | null };
+
+interface Handled {
+  route: RouteLabel;
+  subject: string | null;
+  isHead: boolean;
+}
+
+/** The problem's `instance`: the target as sent, unless it is the over-long one being refused. */
+function instanceOf(rawTarget: string, maxTargetBytes: number): string {
+  if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return rawTarget;
+  const path = rawTarget.split('?', 1)[0] ?? '/';
+  return Buffer.byteLength(path) <= maxTargetBytes ? path : '/';
+}
+
+async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
+  const verdict = parseRequestTarget(req.method ?? 'GET', req.url ?? '/', ctx.maxTargetBytes);
+  if (verdict.ok) {
+    handled.route = verdict.target.route;
+    handled.isHead = verdict.isHead;
+  } else {
+    handled.route = verdict.route;
+    handled.isHead = req.method === 'HEAD';
+  }
+  if (ctx.isDraining()) {
+    return { kind: 'problem', problem: problem('not-ready', 'the origin is shutting down', { connection: 'close' }) };
+  }
+  if (!verdict.ok && problemStatus(verdict.problem) !== 400) return { kind: 'problem', problem: verdict.problem };
+
+  const auth = await ctx.verifier.verify(req.headers.authorization);
+  if (!auth.ok) return { kind: 'problem', problem: auth.problem };
+  handled.subject = auth.principal.subject;
+
+  const limited = ctx.limiter.take(auth.principal.subject);
+  if (limited !== undefined) return { kind: 'problem', problem: limited };
+  if (!verdict.ok) return { kind: 'problem', problem: verdict.problem };
+
+  const resolution = resolve(ctx.db, verdict.target, (plan, seconds) => { ctx.metrics.search(plan, seconds); });
+  if (!resolution.ok) return { kind: 'problem', problem: resolution.problem };
+  return { kind: 'document', body: JSON.stringify(resolution.document), next: resolution.next ?? null };
+}
+
+export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const started = performance.now();
+    const id = requestId(req.headers);
+    res.setHeader('x-request-id', id);
+    const rawTarget = req.url ?? '/';
+    const handled: Handled = { route: UNMATCHED_ROUTE, subject: null, isHead: req.method === 'HEAD' };
+    const send = (a: Answer): number => {
+      if (a.kind === 'document') {
+        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], maxAgeSeconds: ctx.maxAgeSeconds, next: a.next });
+      }
+      const bytes = sendProblem(res, a.problem, instanceOf(rawTarget, ctx.maxTargetBytes), handled.isHead);
+      return handled.isHead ? 0 : bytes;
+    };
+    const respond = async (): Promise<number> => {
+      try {
+        return send(await answer(ctx, req, handled));
+      } catch (err) {
+        ctx.logger.error({ err, requestId: id, method: req.method, path: rawTarget }, 'request failed');
+        if (!res.headersSent) return send({ kind: 'problem', problem: problem('internal-error', `the request failed; request id ${id}`) });
+        res.destroy();
+        return 0;
+      }
+    };
+    respond()
+      .then((bytes) => {
+        const seconds = (performance.now() - started) / 1000;
+        ctx.metrics.request(handled.route, res.statusCode, seconds);
+        logAccess(ctx.logger, {
+          requestId: id,
+          method: req.method ?? '',
+          path: rawTarget,
+          status: res.statusCode,
+          bytes,
+          durationMs: seconds * 1000,
+          subject: handled.subject,
+        });
+      })
+      .catch((err: unknown) => {
+        ctx.logger.error({ err, requestId: id }, 'request bookkeeping failed');
+      });
+  };
+}

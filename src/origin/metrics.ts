@@ -1,0 +1,46 @@
+/**
+ * The origin's Prometheus metrics, registered once per origin on its own registry. Labels are
+ * bounded: the route is a template or "unmatched", never a raw path.
+ */
+import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import type { RouteLabel } from '../shared/request-target.ts';
+import type { SearchPlan } from './fts-query.ts';
+
+export class OriginMetrics {
+  readonly #requests: Counter<'route' | 'status'>;
+  readonly #duration: Histogram<'route'>;
+  readonly #dbTime: Histogram<'plan'>;
+
+  constructor(registry: Registry) {
+    collectDefaultMetrics({ register: registry });
+    this.#requests = new Counter({
+      name: 'catalog_origin_http_requests_total',
+      help: 'HTTP requests answered by the origin, by route template and status.',
+      labelNames: ['route', 'status'],
+      registers: [registry],
+    });
+    this.#duration = new Histogram({
+      name: 'catalog_origin_request_duration_seconds',
+      help: 'Time from request to the end of the response, by route template.',
+      labelNames: ['route'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    });
+    this.#dbTime = new Histogram({
+      name: 'catalog_origin_db_query_duration_seconds',
+      help: 'Database time of one search (ranked ids and the page of books), by plan: term index or FTS5 match.',
+      labelNames: ['plan'],
+      buckets: [0.00002, 0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
+      registers: [registry],
+    });
+  }
+
+  request(route: RouteLabel, status: number, seconds: number): void {
+    this.#requests.inc({ route, status: String(status) });
+    this.#duration.observe({ route }, seconds);
+  }
+
+  search(plan: SearchPlan['kind'], seconds: number): void {
+    this.#dbTime.observe({ plan }, seconds);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The catalog origin: opens (seeding first if missing) the catalog, listens on the API and admin
+ * ports, and shuts down in order. `stop()` marks the origin as draining (new requests on open
+ * connections get 503, `/readyz` says not ready), drains the API listener, then the admin
+ * listener — so probes see "not ready" for as long as the API drains — and closes the database
+ * once no request can touch it.
+ */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { DestinationStream } from 'pino';
+import { Registry } from 'prom-client';
+import type { Config } from '../config/schema.ts';
+import { createAdminServer } from '../shared/admin-server.ts';
+import { TokenVerifier } from '../shared/auth.ts';
+import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
+import { createLogger } from '../shared/logger.ts';
+import { keySource } from '../shared/signing-key.ts';
+import { CatalogDb } from './catalog-db.ts';
+import { createOriginHandler } from './handler.ts';
+import { OriginMetrics } from './metrics.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { catalogPath, seedCatalog } from './seed.ts';
+
+export interface OriginDeps {
+  readonly logDestination?: DestinationStream;
+  readonly registry?: Registry;
+  /** Milliseconds since the epoch, for token expiry and rate-limit windows; defaults to `Date.now`. */
+  readonly now?: () => number;
+}
+
+export interface RunningOrigin {
+  readonly url: string;
+  readonly adminUrl: string;
+  readonly registry: Registry;
+  stop(): Promise<void>;
+}
+
+/** Seeds config['origin.db'] (or <dataDir>/catalog.db) with config['origin.books'] books first if the file is missing. */
+export async function startOrigin(config: Config, deps: OriginDeps = {}): Promise<RunningOrigin> {
+  const path = catalogPath(config);
+  const logger = createLogger(config, 'origin', deps.logDestination);
+  if (!existsSync(path)) {
+    const started = performance.now();
+    seedCatalog(path, config['origin.books']);
+    logger.info({ path, books: config['origin.books'], seconds: Math.round(performance.now() - started) / 1000 }, 'seeded the catalog');
+  }
+  const now = deps.now ?? Date.now;
+  const registry = deps.registry ?? new Registry();
+  const db = new CatalogDb(path);
+  let draining = false;
+  const api = createServer(
+    createOriginHandler({
+      db,
+      verifier: new TokenVerifier({
+        key: keySource(config),
+        issuer: config['auth.issuer'],
+        audience: config['auth.audience'],
+        requiredScope: config['auth.requiredScope'],
+        verifiedTokenCache: config['auth.verifiedTokenCache'],
+        now,
+      }),
+      limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
+      metrics: new OriginMetrics(registry),
+      logger,
+      maxTargetBytes: config['http.maxTargetBytes'],
+      maxAgeSeconds: config['origin.maxAgeSeconds'],
+      isDraining: () => draining,
+    }),
+  );
+  const admin = createAdminServer({
+    registry,
+    notReadyReason: () => Promise.resolve(draining ? 'the origin is shutting down' : undefined),
+  });
+  const timeoutMs = config['http.shutdownTimeoutMs'];
+  const close = async (): Promise<void> => {
+    draining = true;
+    const deadline = performance.now() + timeoutMs;
+    await drain(api, timeoutMs);
+    await drain(admin, Math.max(0, deadline - performance.now()));
+    db.close();
+  };
+  try {
+    const apiAddress = await listen(api, config['origin.host'], config['origin.port']);
+    const adminAddress = await listen(admin, config['origin.host'], config['origin.adminPort']);
+    let stopping: Promise<void> | undefined;
+    return {
+      url: baseUrl(apiAddress),
+      adminUrl: baseUrl(adminAddress),
+      registry,
+      stop: () => (stopping ??= close()),
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

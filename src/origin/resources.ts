@@ -1,0 +1,40 @@
+/**
+ * The catalog's resources: maps a parsed, authorised request target to the JSON document it
+ * names, or to the problem that says why there is none.
+ */
+import { problem, type Problem } from '../shared/problem.ts';
+import type { Target } from '../shared/request-target.ts';
+import type { CatalogDb } from './catalog-db.ts';
+import { searchBooks, type SearchTimer } from './search.ts';
+
+export type Resolution =
+  | { readonly ok: true; readonly document: unknown; readonly next?: string | null }
+  | { readonly ok: false; readonly problem: Problem };
+
+/** `bk_` and a positive id without leading zeros, so each book has exactly one URL. */
+const BOOK_ID = /^bk_([1-9][0-9]{0,9})$/;
+const BRANCH_ID = /^branch_[a-z0-9_]+$/;
+
+function notFound(what: string): Resolution {
+  return { ok: false, problem: problem('not-found', `no ${what} with this id`) };
+}
+
+export function resolve(db: CatalogDb, target: Target, timer: SearchTimer): Resolution {
+  switch (target.route) {
+    case '/v1/books': {
+      const outcome = searchBooks(db, target.query, timer);
+      return outcome.ok ? { ok: true, document: outcome.page, next: outcome.page.next } : outcome;
+    }
+    case '/v1/books/{id}': {
+      const digits = BOOK_ID.exec(target.id)?.[1];
+      const book = digits === undefined ? undefined : db.book(Number(digits));
+      return book === undefined ? notFound('book') : { ok: true, document: book };
+    }
+    case '/v1/branches':
+      return { ok: true, document: { results: db.branches() } };
+    case '/v1/branches/{id}': {
+      const branch = BRANCH_ID.test(target.id) ? db.branch(target.id) : undefined;
+      return branch === undefined ? notFound('branch') : { ok: true, document: branch };
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Builds the catalog database. The file is built under a temporary name and renamed into place,
+ * so a crash mid-build or a second process starting at the same time never leaves a half-built
+ * catalog where the origin would open it.
+ */
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { Config } from '../config/schema.ts';
+import { generateBooks } from './book-generator.ts';
+import { CATALOG_SCHEMA, CATALOG_SCHEMA_VERSION, RANK_FUNCTION } from './catalog-schema.ts';
+import { BRANCHES } from './seed-words.ts';
+
+export function catalogPath(config: Config): string {
+  return config['origin.db'] ?? join(config.dataDir, 'catalog.db');
+}
+
+/** Deterministic: the same `books` always yields the same rows. */
+export function seedCatalog(path: string, books: number): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const building = `${path}.building-${process.pid}`;
+  rmSync(building, { force: true });
+  const db = new DatabaseSync(building);
+  try {
+    // A file that is renamed into place only when complete needs no rollback journal.
+    db.exec('PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;');
+    db.exec(CATALOG_SCHEMA);
+    fill(db, books);
+    db.exec(`PRAGMA user_version = ${CATALOG_SCHEMA_VERSION}; VACUUM;`);
+  } catch (err) {
+    db.close();
+    rmSync(building, { force: true });
+    throw err;
+  }
+  db.close();
+  renameSync(building, path);
+}
+
+function fill(db: DatabaseSync, books: number): void {
+  const insertBranch = db.prepare('INSERT INTO branch (id, name) VALUES (?, ?)');
+  const insertBook = db.prepare('INSERT INTO book (id, title, authors) VALUES (?, ?, ?)');
+  const insertHolding = db.prepare('INSERT INTO holding (book_id, branch_id, available) VALUES (?, ?, ?)');
+  db.exec('BEGIN');
+  for (const [id, name] of BRANCHES) insertBranch.run(id, name);
+  let id = 0;
+  for (const book of generateBooks(books)) {
+    id++;
+    insertBook.run(id, book.title, JSON.stringify(book.authors));
+    for (const { branch, available } of book.holdings) insertHolding.run(id, branch, available ? 1 : 0);
+  }
+  // One bulk build of the external-content index is much faster than indexing row by row.
+  db.exec(`INSERT INTO book_fts (book_fts) VALUES ('rebuild');
+    INSERT INTO book_fts (book_fts) VALUES ('optimize');
+    INSERT INTO book_fts (book_fts, rank) VALUES ('rank', '${RANK_FUNCTION}');`);
+  fillTermRank(db);
+  db.exec('COMMIT');
+}
+
+/** Only plain ASCII terms: fts-query.ts sends every other word through FTS5 itself. */
+function fillTermRank(db: DatabaseSync): void {
+  db.exec('CREATE VIRTUAL TABLE temp.book_terms USING fts5vocab(main, book_fts, row)');
+  const terms = db.prepare("SELECT term FROM temp.book_terms WHERE term NOT GLOB '*[^a-z0-9]*'").all();
+  const rankTerm = db.prepare('INSERT INTO term_rank (term, score, book_id) SELECT ?, rank, rowid FROM book_fts WHERE book_fts MATCH ?');
+  for (const { term } of terms) rankTerm.run(term as string, `"${term as string}"`);
+  db.exec('DROP TABLE temp.book_terms');
+}
