@@ -1,0 +1,156 @@
+/**
+ * One autocannon run, used as a library by the load test and the bench. On top of autocannon's
+ * result it keeps its own latency histogram (autocannon's rounds to whole milliseconds) and
+ * per-second samples of throughput and latency for the charts, both fed from the `response`
+ * event, and it counts request errors by their code.
+ */
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { LatencyHistogram } from './latency-histogram.ts';
+
+export interface PlannedRequest {
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface LoadRunOptions {
+  /** Base URL of the server under load. */
+  readonly url: string;
+  readonly connections: number;
+  /** Seconds; ignored when `amount` is set. */
+  readonly duration?: number;
+  readonly amount?: number;
+  /** Requests per second over all connections. */
+  readonly rate?: number;
+  /** One fixed request (built once, the cheapest for the generator), or a source drawn on each request. */
+  readonly requests: PlannedRequest | { next(): PlannedRequest };
+  /** Renders autocannon's progress bar on stderr. */
+  readonly progress?: boolean;
+  /** Called once a second while the run lasts, with the second just completed (from 1). */
+  readonly onSecond?: (second: number) => void;
+}
+
+export interface SecondSample {
+  /** Seconds since the start; the sample covers (second − 1, second]. */
+  readonly second: number;
+  readonly responses: number;
+  readonly non2xx: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface LoadRunResult {
+  readonly durationSeconds: number;
+  readonly responses: number;
+  readonly requestsPerSecond: number;
+  readonly bytes: number;
+  readonly latency: LatencyHistogram;
+  readonly statusCounts: Readonly<Record<string, number>>;
+  readonly non2xx: number;
+  /** Requests that got no response (connection refused or reset, timeout), by error code. */
+  readonly errors: Readonly<Record<string, number>>;
+  readonly errorCount: number;
+  readonly timeline: readonly SecondSample[];
+}
+
+interface Bucket {
+  responses: number;
+  non2xx: number;
+  readonly latency: LatencyHistogram;
+}
+
+function errorCode(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error ? err.name : 'unknown';
+}
+
+function autocannonRequests(source: LoadRunOptions['requests']): autocannon.Request[] {
+  if (!('next' in source)) return [{ method: 'GET', path: source.path, headers: { ...source.headers } }];
+  return [
+    {
+      method: 'GET',
+      setupRequest: (request) => {
+        const planned = source.next();
+        request.path = planned.path;
+        request.headers = { ...request.headers, ...planned.headers };
+        return request;
+      },
+    },
+  ];
+}
+
+export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
+  const latency = new LatencyHistogram();
+  const buckets: Bucket[] = [];
+  const statusCounts: Record<string, number> = {};
+  const errors: Record<string, number> = {};
+  let errorCount = 0;
+  let bytes = 0;
+  let start = performance.now();
+  let settle: (outcome: { err: unknown; result: autocannon.Result }) => void = () => undefined;
+  const finished = new Promise<{ err: unknown; result: autocannon.Result }>((resolve) => { settle = resolve; });
+  const settings: autocannon.Options = {
+    url: options.url,
+    connections: options.connections,
+    pipelining: 1,
+    ...(options.amount === undefined ? { duration: options.duration ?? 10 } : { amount: options.amount }),
+    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
+    requests: autocannonRequests(options.requests),
+  };
+  const instance = autocannon(settings, (err: unknown, result) => { settle({ err, result }); });
+  instance.on('start', () => {
+    start = performance.now();
+  });
+  instance.on('response', (_client, status, resBytes, responseTime) => {
+    const index = Math.floor((performance.now() - start) / 1000);
+    let bucket = buckets[index];
+    if (bucket === undefined) {
+      bucket = { responses: 0, non2xx: 0, latency: new LatencyHistogram() };
+      buckets[index] = bucket;
+    }
+    bucket.responses++;
+    if (status < 200 || status > 299) bucket.non2xx++;
+    bucket.latency.record(responseTime);
+    latency.record(responseTime);
+    bytes += resBytes;
+    statusCounts[status] = (statusCounts[status] ?? 0) + 1;
+  });
+  instance.on('reqError', (err: unknown) => {
+    const code = errorCode(err);
+    errors[code] = (errors[code] ?? 0) + 1;
+    errorCount++;
+  });
+  let second = 0;
+  const ticker = options.onSecond === undefined ? undefined : setInterval(() => { options.onSecond?.(++second); }, 1000);
+  if (options.progress === true) autocannon.track(instance, { renderResultsTable: false, renderLatencyTable: false });
+  try {
+    const { err, result } = await finished;
+    if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
+    const durationSeconds = (performance.now() - start) / 1000;
+    const timeline: SecondSample[] = [];
+    for (let i = 0; i < buckets.length; i++) {
+      const bucket = buckets[i];
+      timeline.push({
+        second: i + 1,
+        responses: bucket?.responses ?? 0,
+        non2xx: bucket?.non2xx ?? 0,
+        p50Ms: bucket?.latency.percentile(50) ?? 0,
+        p99Ms: bucket?.latency.percentile(99) ?? 0,
+      });
+    }
+    return {
+      durationSeconds,
+      responses: latency.count,
+      requestsPerSecond: latency.count / (result.duration > 0 ? durationSeconds : 1),
+      bytes,
+      latency,
+      statusCounts,
+      non2xx: result.non2xx,
+      errors,
+      errorCount,
+      timeline,
+    };
+  } finally {
+    if (ticker !== undefined) clearInterval(ticker);
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * `npm run loadtest` from parsed options to a result: pick the target, plan the workload from the
+ * catalog, mint the tokens, snapshot both servers' metrics, send the load, snapshot again, and
+ * put the figures together. Printing and exit codes are main.ts's business.
+ */
+import { existsSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { request } from 'undici';
+import type { Config } from '../config/schema.ts';
+import { catalogPath } from '../origin/seed.ts';
+import { loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
+import type { LoadtestOptions } from './args.ts';
+import { readCatalogVocabulary } from './catalog-vocabulary.ts';
+import { runLoad, type PlannedRequest } from './load-run.ts';
+import { machineInfo } from './machine.ts';
+import type { LoadtestResult, TimelinePoint } from './result.ts';
+import { gatewayCounters, gatewayIncrease, originCounters, originIncrease, scrapeMetrics, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
+import { embeddedTarget, externalTarget, type LoadTarget } from './target.ts';
+import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
+
+export class LoadtestSetupError extends Error {
+  override name = 'LoadtestSetupError';
+}
+
+export interface LoadtestIo {
+  /** Progress messages (stderr). */
+  readonly log: (message: string) => void;
+  /** The command line, recorded in the result. */
+  readonly command: string;
+  readonly progressBar: boolean;
+}
+
+/** A planned list this long is cycled by runs that send more requests than it holds. */
+const DEFAULT_PLANNED_REQUESTS = 200_000;
+
+async function tokensFor(config: Config, secretFile: string, subjects: number, ttlSeconds: number): Promise<string[]> {
+  const secret = loadOrCreateSecret(secretFile);
+  return Promise.all(
+    Array.from({ length: subjects }, (_, i) =>
+      mintToken(secret, {
+        subject: `loadtest-user-${String(i + 1).padStart(3, '0')}`,
+        scope: config['auth.requiredScope'],
+        ttlSeconds,
+        issuer: config['auth.issuer'],
+        audience: config['auth.audience'],
+      }),
+    ),
+  );
+}
+
+async function nextLink(url: string, target: string, token: string): Promise<string | null> {
+  const { statusCode, body } = await request(`${url}${target}`, { headers: { authorization: `Bearer ${token}` } });
+  if (statusCode === 401 || statusCode === 403) {
+    await body.dump();
+    throw new LoadtestSetupError(`the gateway refuses the load test's tokens (${statusCode}): is --secret-file the secret it verifies with?`);
+  }
+  if (statusCode !== 200) {
+    await body.dump();
+    return null;
+  }
+  const page = (await body.json()) as { next?: unknown };
+  return typeof page.next === 'string' ? page.next : null;
+}
+
+interface Snapshot {
+  readonly gateway: GatewayCounters | undefined;
+  readonly origin: OriginCounters | undefined;
+}
+
+async function snapshot(target: LoadTarget): Promise<Snapshot> {
+  const [gateway, origin] = await Promise.all([
+    target.gatewayAdmin === undefined ? undefined : scrapeMetrics(target.gatewayAdmin).then(gatewayCounters),
+    target.originAdmin === undefined ? undefined : scrapeMetrics(target.originAdmin).then(originCounters),
+  ]);
+  return { gateway, origin };
+}
+
+/**
+ * The after-snapshot is taken once the counters stop moving: requests cut off when the run ended
+ * may still be finishing in the gateway (a fill outlives the client that started it), and the
+ * origin count must include them to be the true offload.
+ */
+async function settledSnapshot(target: LoadTarget): Promise<Snapshot> {
+  let last = await snapshot(target);
+  for (let i = 0; i < 30; i++) {
+    await delay(100);
+    const next = await snapshot(target);
+    const still = next.gateway?.requests === last.gateway?.requests && next.gateway?.originRequests === last.gateway?.originRequests && next.origin?.requests === last.origin?.requests;
+    last = next;
+    if (still) break;
+  }
+  return last;
+}
+
+function countKinds(workload: Workload): Record<QueryKind, number> {
+  const kinds: Record<QueryKind, number> = { search: 0, filter: 0, paging: 0 };
+  for (const q of workload.queries) kinds[q.kind]++;
+  return kinds;
+}
+
+export async function runLoadtest(options: LoadtestOptions, config: Config, io: LoadtestIo): Promise<LoadtestResult> {
+  const startedAt = new Date().toISOString();
+  const secretFile = options.secretFile ?? secretPath(config);
+  if (options.url !== undefined && !existsSync(secretFile)) {
+    throw new LoadtestSetupError(`signing secret ${secretFile} does not exist; pass the gateway's with --secret-file`);
+  }
+  const target = options.url === undefined ? await embeddedTarget({ ...(options.config === undefined ? {} : { config: options.config }), onStep: io.log }) : await externalTarget(options.url, options.gatewayAdmin, options.originAdmin);
+  try {
+    const vocabulary = readCatalogVocabulary(options.db ?? catalogPath(config));
+    const workload = buildWorkload(vocabulary, {
+      seed: options.seed,
+      distinct: options.distinct,
+      zipfExponent: options.zipf,
+      pagingShare: options.paging,
+      filterShare: options.filters,
+      subjects: options.subjects,
+      length: options.amount ?? DEFAULT_PLANNED_REQUESTS,
+    });
+    const tokens = await tokensFor(config, secretFile, options.subjects, Math.max(3600, (options.duration ?? 0) + 600));
+    const headers = tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+    io.log(`planning: ${workload.queries.length} distinct queries; resolving second pages through the gateway…`);
+    const firstToken = tokens[0] ?? '';
+    await nextLink(target.url, workload.queries[0]?.target ?? '/v1/books?q=a', firstToken);
+    const targets = await resolvePaging(workload, (t) => nextLink(target.url, t, firstToken));
+    let cursor = 0;
+    const source = {
+      next: (): PlannedRequest => {
+        const i = cursor++ % workload.order.length;
+        return { path: targets[workload.order[i] ?? 0] ?? '/', headers: headers[workload.subjectOf[i] ?? 0] ?? {} };
+      },
+    };
+    const before = await snapshot(target);
+    const perSecond = new Map<number, Promise<GatewayCounters | undefined>>();
+    const gatewayAdmin = target.gatewayAdmin;
+    const run = await runLoad({
+      url: target.url,
+      connections: options.connections,
+      ...(options.amount === undefined ? { duration: options.duration ?? 30 } : { amount: options.amount }),
+      ...(options.rate === undefined ? {} : { rate: options.rate }),
+      requests: source,
+      progress: io.progressBar,
+      ...(gatewayAdmin === undefined
+        ? {}
+        : { onSecond: (second: number) => perSecond.set(second, scrapeMetrics(gatewayAdmin).then(gatewayCounters, () => undefined)) }),
+    });
+    const after = await settledSnapshot(target);
+    const hitRatios = await hitRatioTimeline(before.gateway, perSecond);
+    const cache = before.gateway !== undefined && after.gateway !== undefined ? gatewayIncrease(before.gateway, after.gateway) : undefined;
+    const origin = before.origin !== undefined && after.origin !== undefined ? originIncrease(before.origin, after.origin) : undefined;
+    const timeline: TimelinePoint[] = run.timeline.map((p) => ({ ...p, hitRatio: hitRatios.get(p.second) ?? null }));
+    return {
+      tool: 'catalog-gateway loadtest',
+      startedAt,
+      command: io.command,
+      machine: machineInfo(),
+      target: { mode: target.mode, url: target.url, gatewayAdmin: target.gatewayAdmin ?? null, originAdmin: target.originAdmin ?? null },
+      workload: {
+        seed: options.seed,
+        zipf: options.zipf,
+        distinct: options.distinct,
+        pagingShare: options.paging,
+        filterShare: options.filters,
+        subjects: options.subjects,
+        plannedRequests: workload.order.length,
+        queriesByKind: countKinds(workload),
+        topTargets: targets.slice(0, 10),
+      },
+      load: { connections: options.connections, duration: options.amount === undefined ? (options.duration ?? 30) : null, amount: options.amount ?? null, rate: options.rate ?? null },
+      results: {
+        durationSeconds: run.durationSeconds,
+        requests: run.responses,
+        requestsPerSecond: run.requestsPerSecond,
+        bytes: run.bytes,
+        latencyMs: { mean: run.latency.mean, p50: run.latency.percentile(50), p90: run.latency.percentile(90), p99: run.latency.percentile(99), max: run.latency.max },
+        statusCounts: run.statusCounts,
+        non2xx: run.non2xx,
+        errorCount: run.errorCount,
+        errors: run.errors,
+      },
+      cache:
+        cache === undefined
+          ? null
+          : {
+              requests: cache.requests,
+              byCache: cache.byCache,
+              hitRatio: cache.requests === 0 ? 0 : (cache.byCache.hit ?? 0) / cache.requests,
+              originRequests: cache.originRequests,
+              entries: cache.cacheEntries ?? null,
+              bytes: cache.cacheBytes ?? null,
+            },
+      origin:
+        origin === undefined
+          ? null
+          : { originCalls: origin.requests, offload: cache === undefined || cache.requests === 0 ? null : 1 - origin.requests / cache.requests },
+      memory: { gatewayRssBytes: after.gateway?.rssBytes ?? null, originRssBytes: after.origin?.rssBytes ?? null },
+      timeline,
+      latencyDistribution: run.latency.distribution(),
+    };
+  } finally {
+    await target.close();
+  }
+}
+
+/** Per-second hit ratios from the gateway's counters scraped once a second during the run. */
+async function hitRatioTimeline(start: GatewayCounters | undefined, perSecond: ReadonlyMap<number, Promise<GatewayCounters | undefined>>): Promise<Map<number, number>> {
+  const ratios = new Map<number, number>();
+  let previous = start;
+  for (const second of [...perSecond.keys()].sort((a, b) => a - b)) {
+    const now = await perSecond.get(second);
+    if (now === undefined || previous === undefined) {
+      previous = now;
+      continue;
+    }
+    const step = gatewayIncrease(previous, now);
+    if (step.requests > 0) ratios.set(second, (step.byCache.hit ?? 0) / step.requests);
+    previous = now;
+  }
+  return ratios;
+}

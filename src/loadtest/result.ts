@@ -1,0 +1,78 @@
+/**
+ * The load test's result: everything the summary, the JSON file and the HTML report show. Absent
+ * figures are `null` (a target given without its admin URL has no cache figures), so the JSON
+ * round-trips exactly.
+ */
+import type { DistributionPoint } from './latency-histogram.ts';
+import type { MachineInfo } from './machine.ts';
+import type { QueryKind } from './workload.ts';
+
+export interface TimelinePoint {
+  readonly second: number;
+  readonly responses: number;
+  readonly non2xx: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Share of the gateway's requests in this second answered from its cache. */
+  readonly hitRatio: number | null;
+}
+
+export interface LoadtestResult {
+  readonly tool: 'catalog-gateway loadtest';
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: MachineInfo;
+  readonly target: {
+    readonly mode: 'embedded' | 'external';
+    readonly url: string;
+    readonly gatewayAdmin: string | null;
+    readonly originAdmin: string | null;
+  };
+  readonly workload: {
+    readonly seed: number;
+    readonly zipf: number;
+    readonly distinct: number;
+    readonly pagingShare: number;
+    readonly filterShare: number;
+    readonly subjects: number;
+    readonly plannedRequests: number;
+    readonly queriesByKind: Readonly<Record<QueryKind, number>>;
+    /** The most popular targets, most asked first. */
+    readonly topTargets: readonly string[];
+  };
+  readonly load: {
+    readonly connections: number;
+    readonly duration: number | null;
+    readonly amount: number | null;
+    readonly rate: number | null;
+  };
+  readonly results: {
+    readonly durationSeconds: number;
+    readonly requests: number;
+    readonly requestsPerSecond: number;
+    readonly bytes: number;
+    readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+    readonly statusCounts: Readonly<Record<string, number>>;
+    readonly non2xx: number;
+    readonly errorCount: number;
+    readonly errors: Readonly<Record<string, number>>;
+  };
+  /** From the gateway's /metrics, before and after. */
+  readonly cache: {
+    readonly requests: number;
+    readonly byCache: Readonly<Record<string, number>>;
+    readonly hitRatio: number;
+    /** Requests the gateway says it sent to the origin. */
+    readonly originRequests: number;
+    readonly entries: number | null;
+    readonly bytes: number | null;
+  } | null;
+  /**
+   * Requests the origin served during the run, by its own count; `offload` is the share of the
+   * gateway's requests that never reached it.
+   */
+  readonly origin: { readonly originCalls: number; readonly offload: number | null } | null;
+  readonly memory: { readonly gatewayRssBytes: number | null; readonly originRssBytes: number | null };
+  readonly timeline: readonly TimelinePoint[];
+  readonly latencyDistribution: readonly DistributionPoint[];
+}

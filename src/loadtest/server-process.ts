@@ -1,0 +1,142 @@
+/**
+ * A server under test in a child process of its own, so the load generator and the server never
+ * share an event loop (or a core's worth of garbage collection). The child's stdout goes straight
+ * to a file, not through a pipe to this process, so even a busy access log costs the load
+ * generator nothing; the "listening" line (see the server start contract) is read from that file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, watch } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.meta.url));
+
+export interface ServerSpec {
+  /** For messages: "origin", "gateway", "bare server". */
+  readonly name: string;
+  /** Arguments after the Node executable: a script and its flags. */
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Receives the child's stdout (its log lines); truncated first. */
+  readonly logFile: string;
+  /** Node flags such as `--cpu-prof`, placed before the script. */
+  readonly nodeFlags?: readonly string[];
+  readonly cwd?: string;
+  /** How long start-up may take; seeding a large catalog on first start counts. Default 180 s. */
+  readonly startTimeoutMs?: number;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly url: string;
+  /** Absent for servers without an admin listener (the bench's bare server). */
+  readonly adminUrl: string | undefined;
+  readonly logFile: string;
+  /** SIGTERM, then the exit code once the process has gone. */
+  stop(): Promise<number | null>;
+}
+
+export class ServerStartError extends Error {
+  override name = 'ServerStartError';
+}
+
+interface Listening {
+  url: string;
+  adminUrl: string | undefined;
+}
+
+function findListening(text: string): Listening | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.includes('"listening"')) continue;
+    try {
+      const parsed = JSON.parse(line) as { msg?: unknown; url?: unknown; adminUrl?: unknown };
+      if (parsed.msg === 'listening' && typeof parsed.url === 'string') {
+        return { url: parsed.url, adminUrl: typeof parsed.adminUrl === 'string' ? parsed.adminUrl : undefined };
+      }
+    } catch {
+      // A line cut in half by the read; the watcher sees it again once it is complete.
+    }
+  }
+  return undefined;
+}
+
+/** Resolves on exit, or with null when the process could not be spawned at all. */
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => { resolve(code); });
+    child.once('error', () => { resolve(null); });
+  });
+}
+
+export async function startServerProcess(spec: ServerSpec): Promise<ServerProcess> {
+  const fd = openSync(spec.logFile, 'w');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...(spec.nodeFlags ?? []), ...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['ignore', fd, 'pipe'],
+    });
+  } finally {
+    closeSync(fd);
+  }
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const exit = exited(child);
+  const describeFailure = (what: string): string => {
+    const tail = `${readFileSync(spec.logFile, 'utf8')}\n${stderr}`.trim().split('\n').slice(-8).join('\n');
+    return `${spec.name} ${what}${tail === '' ? '' : `:\n${tail}`}`;
+  };
+  const listening = await new Promise<Listening>((resolve, reject) => {
+    const watcher = watch(spec.logFile);
+    const timer = setTimeout(() => {
+      finish();
+      child.kill('SIGKILL');
+      reject(new ServerStartError(describeFailure(`did not report "listening" within ${spec.startTimeoutMs ?? 180_000} ms`)));
+    }, spec.startTimeoutMs ?? 180_000);
+    const finish = (): void => {
+      clearTimeout(timer);
+      watcher.close();
+    };
+    const check = (): void => {
+      const found = findListening(readFileSync(spec.logFile, 'utf8'));
+      if (found === undefined) return;
+      finish();
+      resolve(found);
+    };
+    watcher.on('change', check);
+    watcher.on('error', (err) => {
+      finish();
+      reject(err);
+    });
+    void exit.then((code) => {
+      finish();
+      const found = findListening(readFileSync(spec.logFile, 'utf8'));
+      if (found === undefined) reject(new ServerStartError(describeFailure(`exited with code ${code} before listening`)));
+      else resolve(found);
+    });
+    check();
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new ServerStartError(`${spec.name} did not start`);
+  return {
+    name: spec.name,
+    pid,
+    ...listening,
+    logFile: spec.logFile,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exit;
+    },
+  };
+}
+
+/** This process's environment without any CATALOG_* variable, for servers whose config the caller sets in full. */
+export function cleanEnv(overrides: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('CATALOG_')) env[key] = value;
+  return { ...env, ...overrides };
+}

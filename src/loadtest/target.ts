@@ -1,0 +1,89 @@
+/**
+ * The servers a load test runs against: the ones named by flags, or an origin and a gateway this
+ * process starts on embedded defaults (each in a child process, on free ports) and stops again.
+ * Either way they are checked for reachability before any work is planned, so an unreachable
+ * target is one clear line, not a stack trace after a minute of setup.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { CLI, startServerProcess, type ServerProcess } from './server-process.ts';
+
+export interface LoadTarget {
+  readonly mode: 'embedded' | 'external';
+  readonly url: string;
+  readonly gatewayAdmin: string | undefined;
+  readonly originAdmin: string | undefined;
+  /** Stops what this process started; a no-op for external targets. */
+  close(): Promise<void>;
+}
+
+export class UnreachableError extends Error {
+  override name = 'UnreachableError';
+}
+
+function errorCode(err: unknown): string {
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+  if (typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string') return cause.code;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** Any HTTP answer counts: a 401 or 404 still proves something is listening. */
+export async function assertReachable(what: string, url: string): Promise<void> {
+  try {
+    const { body } = await request(url, { method: 'GET', headersTimeout: 5000, bodyTimeout: 5000 });
+    await body.dump();
+  } catch (err) {
+    throw new UnreachableError(`cannot reach the ${what} at ${new URL(url).origin}: ${errorCode(err)}`);
+  }
+}
+
+export async function externalTarget(url: string, gatewayAdmin: string | undefined, originAdmin: string | undefined): Promise<LoadTarget> {
+  await assertReachable('gateway', `${url}/v1/branches`);
+  if (gatewayAdmin !== undefined) await assertReachable("gateway's admin listener", `${gatewayAdmin}/healthz`);
+  if (originAdmin !== undefined) await assertReachable("origin's admin listener", `${originAdmin}/healthz`);
+  return { mode: 'external', url, gatewayAdmin, originAdmin, close: () => Promise.resolve() };
+}
+
+export interface EmbeddedOptions {
+  /** `--config FILE` passed on to both servers. */
+  readonly config?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Called before a step that can take long (seeding the catalog on first start). */
+  readonly onStep?: (message: string) => void;
+}
+
+/** Origin and gateway on the embedded defaults and the caller's environment, each on free ports. */
+export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<LoadTarget> {
+  const logs = mkdtempSync(join(tmpdir(), 'catalog-loadtest-'));
+  const configArgs = options.config === undefined ? [] : ['--config', options.config];
+  const env = options.env ?? process.env;
+  const started: ServerProcess[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(started.map((s) => s.stop()));
+    rmSync(logs, { recursive: true, force: true });
+  };
+  try {
+    options.onStep?.('starting the origin (it seeds the catalog on first start)…');
+    const origin = await startServerProcess({
+      name: 'origin',
+      args: [CLI, 'origin', '--port', '0', '--admin-port', '0', ...configArgs],
+      env,
+      logFile: join(logs, 'origin.log'),
+    });
+    started.push(origin);
+    options.onStep?.('starting the gateway…');
+    const gateway = await startServerProcess({
+      name: 'gateway',
+      args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, ...configArgs],
+      env,
+      logFile: join(logs, 'gateway.log'),
+    });
+    started.push(gateway);
+    return { mode: 'embedded', url: gateway.url, gatewayAdmin: gateway.adminUrl, originAdmin: origin.adminUrl, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
