@@ -1,0 +1,78 @@
+/**
+ * A real origin for tests: a small catalog seeded once per test file (each file runs in its own
+ * process) and shared read-only by every origin the file starts, port 0, a hand-driven clock,
+ * captured log lines and tokens minted with the origin's own secret.
+ */
+import { join } from 'node:path';
+import type { Config, ConfigKey } from '../../src/config/schema.ts';
+import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { seedCatalog } from '../../src/origin/seed.ts';
+import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
+import { tempDir, testConfig } from './config.ts';
+import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './gateway-fixture.ts';
+
+export const TEST_BOOKS = 2000;
+
+let seeded: string | undefined;
+
+/** The path of this test file's catalog of `TEST_BOOKS` books, built on first use. */
+export function sharedCatalog(): string {
+  if (seeded === undefined) {
+    const path = join(tempDir('catalog-db-'), 'catalog.db');
+    seedCatalog(path, TEST_BOOKS);
+    seeded = path;
+  }
+  return seeded;
+}
+
+export interface TokenOptions {
+  readonly subject?: string;
+  readonly scope?: string;
+  readonly ttlSeconds?: number;
+}
+
+export interface OriginFixture {
+  readonly origin: RunningOrigin;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logs: LogCapture;
+  /** A token signed with this origin's secret; `catalog:read`, subject "tester", one hour unless given. */
+  token(options?: TokenOptions): Promise<string>;
+  /** A request with a valid token unless `headers` carry their own `authorization`. */
+  get(target: string, headers?: Record<string, string>, method?: string): Promise<Reply>;
+  /** A request without any `Authorization` header. */
+  anonymous(target: string, headers?: Record<string, string>, method?: string): Promise<Reply>;
+  /** The admin listener's `/metrics` text. */
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startOriginFixture(overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<OriginFixture> {
+  const config = testConfig({ 'origin.db': sharedCatalog(), 'log.level': 'info', ...overrides });
+  const clock = manualClock();
+  const logs = captureLogs();
+  const origin = await startOrigin(config, { logDestination: logs, now: () => clock.now() });
+  const secret = config['auth.jwks'] === null ? loadOrCreateSecret(secretPath(config)) : undefined;
+  const token = (options: TokenOptions = {}): Promise<string> => {
+    if (secret === undefined) throw new Error('this origin verifies tokens with a JWKS; mint them with its private key');
+    return mintToken(secret, { subject: options.subject ?? 'tester', scope: options.scope ?? 'catalog:read', ttlSeconds: options.ttlSeconds ?? 3600 });
+  };
+  const valid = secret === undefined ? '' : await token();
+  return {
+    origin,
+    config,
+    clock,
+    logs,
+    token,
+    get: (target, headers = {}, method = 'GET') => get(`${origin.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method),
+    anonymous: (target, headers = {}, method = 'GET') => get(`${origin.url}${target}`, headers, method),
+    metrics: async () => (await get(`${origin.adminUrl}/metrics`)).body,
+    stop: () => origin.stop(),
+  };
+}
+
+/** The parsed JSON body of a reply, typed by the caller. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the document type it expects
+export function json<T = Record<string, unknown>>(reply: Reply): T {
+  return JSON.parse(reply.body) as T;
+}
