@@ -153,9 +153,12 @@ export function ageSeconds(freshness: Freshness, now: number): number {
   return Math.floor(currentAgeMs(freshness, now) / 1000);
 }
 
-/** RFC 9211 §2.2 `ttl`: remaining freshness lifetime in whole seconds. */
+/**
+ * RFC 9211 §2.4 `ttl`: remaining freshness lifetime in whole seconds, counted so that `Age` plus
+ * `ttl` equals the lifetime the origin gave (max-age=60 reads `Age: 0` … `ttl=60`).
+ */
 export function ttlSeconds(freshness: Freshness, now: number): number {
-  return Math.floor((freshness.lifetimeMs - currentAgeMs(freshness, now)) / 1000);
+  return Math.floor(freshness.lifetimeMs / 1000) - ageSeconds(freshness, now);
 }
 
 /**

@@ -6,7 +6,7 @@
 /** The cache's identifier, the first member of every value (RFC 9211 §2). */
 export const CACHE_NAME = 'catalog-gateway';
 
-/** §2.1 `hit` with §2.7 `ttl`: answered from storage, with that many seconds of freshness left. */
+/** §2.1 `hit` with §2.4 `ttl`: answered from storage, with that many seconds of freshness left. */
 export function hitStatus(ttlSeconds: number): string {
   return `${CACHE_NAME}; hit; ttl=${ttlSeconds}`;
 }

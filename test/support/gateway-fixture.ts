@@ -2,6 +2,7 @@
  * A real gateway for tests, with a hand-driven clock, its log lines captured from an injected
  * destination, tokens minted with its own secret, and helpers to read its Prometheus text.
  */
+import { setImmediate } from 'node:timers/promises';
 import { request } from 'undici';
 import type { DestinationStream } from 'pino';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
@@ -45,6 +46,18 @@ export function captureLogs(): LogCapture {
   };
 }
 
+/**
+ * Re-checks a condition that reads real server state (a metric, a counter) until it holds. Each
+ * check is itself real I/O, so this waits on the system under test, not on a timer.
+ */
+export async function until(check: () => Promise<boolean>, attempts = 20_000): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await check()) return;
+    await setImmediate();
+  }
+  throw new Error('the condition never held');
+}
+
 export interface Reply {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
@@ -74,7 +87,7 @@ export async function startGatewayFixture(originUrl: string, overrides: Partial<
   const config = testConfig({ 'gateway.origin': originUrl, 'log.level': 'info', ...overrides });
   const clock = manualClock();
   const logs = captureLogs();
-  const gateway = await startGateway(config, { logDestination: logs, now: clock.now });
+  const gateway = await startGateway(config, { logDestination: logs, now: () => clock.now() });
   const secret = loadOrCreateSecret(secretPath(config));
   const token = (scope = 'catalog:read'): Promise<string> => mintToken(secret, { subject: 'tester', scope, ttlSeconds: 3600 });
   const valid = await token();
@@ -92,7 +105,7 @@ export async function startGatewayFixture(originUrl: string, overrides: Partial<
 
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\.)*"';
-const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*,?)?\\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|[+-]Inf)(?: -?[0-9]+)?$`);
+const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*,?)?\\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|[Nn][Aa][Nn]|[+-]?[Ii]nf)(?: -?[0-9]+)?$`);
 const COMMENT = new RegExp(`^# (?:HELP ${NAME} .*|TYPE ${NAME} (?:counter|gauge|histogram|summary|untyped))$`);
 
 export interface Sample {
@@ -101,7 +114,10 @@ export interface Sample {
   readonly value: number;
 }
 
-/** Parses Prometheus text exposition format 0.0.4, throwing on any line that does not conform. */
+/**
+ * Parses Prometheus text exposition format 0.0.4, throwing on any line that does not conform.
+ * Values follow Go's ParseFloat, as Prometheus does: NaN and Inf in any letter case.
+ */
 export function parsePrometheus(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of text.split('\n')) {
