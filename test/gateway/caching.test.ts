@@ -185,8 +185,8 @@ describe('gateway cache against a test origin', () => {
     await fx.get(target, { 'x-request-id': 'trace-1' });
     const seen = origin.received.at(-1);
     assert.equal(seen?.target, target);
-    assert.match(String(seen?.headers.authorization), /^Bearer /);
-    assert.equal(seen?.headers['x-request-id'], 'trace-1');
+    assert.match(String(seen.headers.authorization), /^Bearer /);
+    assert.equal(seen.headers['x-request-id'], 'trace-1');
     const second = await fx.get(target, { authorization: `Bearer ${other}` });
     assert.match(String(second.headers['cache-status']), /; hit;/);
   });
