@@ -4,6 +4,7 @@
  * message. Timeouts are 504 (the origin did not answer in time); everything else is 502 (the
  * origin is unreachable or answered something the gateway cannot relay).
  */
+import { errors } from 'undici';
 import { problem, type Problem } from '../shared/problem.ts';
 
 const FAILURES: Readonly<Record<string, Problem>> = {
@@ -33,10 +34,14 @@ export interface UpstreamFailure {
   readonly problem: Problem;
 }
 
+/** undici's parser error sometimes carries no code (a response that is not HTTP at all). */
+const PARSER_ERROR = 'HPE_UNKNOWN';
+
 function codeOf(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const { code, cause } = err as { code?: unknown; cause?: unknown };
   if (typeof code === 'string') return code;
+  if (err instanceof errors.HTTPParserError) return PARSER_ERROR;
   return cause === undefined ? undefined : codeOf(cause);
 }
 
