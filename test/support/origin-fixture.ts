@@ -3,6 +3,8 @@
  * process) and shared read-only by every origin the file starts, port 0, a hand-driven clock,
  * captured log lines and tokens minted with the origin's own secret.
  */
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
@@ -75,4 +77,57 @@ export async function startOriginFixture(overrides: Partial<Record<ConfigKey, un
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the document type it expects
 export function json<T = Record<string, unknown>>(reply: Reply): T {
   return JSON.parse(reply.body) as T;
+}
+
+export interface BusyConnection {
+  /** Completes the pending request and reads its response until the server closes the connection. */
+  finish(): Promise<Reply>;
+  close(): void;
+}
+
+function parseRawResponse(text: string): Reply {
+  const split = text.indexOf('\r\n\r\n');
+  const [statusLine = '', ...fields] = text.slice(0, split).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const field of fields) {
+    const colon = field.indexOf(':');
+    headers[field.slice(0, colon).toLowerCase()] = field.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) };
+}
+
+/**
+ * A keep-alive connection with a request in progress: one complete request has been answered and
+ * a second one (`method target`, authorised with `token`) has been sent up to its request line,
+ * pipelined in the same write. The server has begun parsing it, so the connection is busy, not
+ * idle: a drain started now must wait for it rather than close it.
+ */
+export async function openBusyConnection(baseUrl: string, token: string, method: string, target: string): Promise<BusyConnection> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  let text = '';
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  const ended = once(socket, 'close');
+  const rest = `Host: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+  socket.write(`GET /v1/branches HTTP/1.1\r\n${rest}${method} ${target} HTTP/1.1\r\n`);
+  const firstAnswered = (): boolean => {
+    const split = text.indexOf('\r\n\r\n');
+    const length = /\r\ncontent-length: ([0-9]+)/i.exec(text)?.[1];
+    return split !== -1 && length !== undefined && Buffer.byteLength(text) >= split + 4 + Number(length);
+  };
+  while (!firstAnswered()) await Promise.race([once(socket, 'data'), ended.then(() => Promise.reject(new Error(`closed early: ${text}`)))]);
+  const first = parseRawResponse(text);
+  if (first.status !== 200) throw new Error(`the first request failed: ${text}`);
+  return {
+    async finish() {
+      const offset = text.length;
+      socket.write(rest);
+      await ended;
+      return parseRawResponse(text.slice(offset));
+    },
+    close: () => socket.destroy(),
+  };
 }

@@ -1,0 +1,228 @@
+/**
+ * docs/openapi.json against the origin's real responses: every documented status of every
+ * operation is provoked with a real request, and its headers and body are validated against the
+ * document with ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1). The problem types listed
+ * in docs/problems.md are those of src/shared/problem.ts.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { PROBLEM_BASE, PROBLEM_KINDS } from '../../src/shared/problem.ts';
+import { tempDir } from '../support/config.ts';
+import type { Reply } from '../support/gateway-fixture.ts';
+import { openBusyConnection, sharedCatalog, startOriginFixture, type BusyConnection, type OriginFixture } from '../support/origin-fixture.ts';
+
+interface SchemaRef {
+  readonly $ref: string;
+}
+interface HeaderObject {
+  readonly required?: boolean;
+  readonly schema: object;
+}
+interface ResponseObject {
+  readonly description: string;
+  readonly 'x-gateway-only'?: boolean;
+  readonly headers?: Readonly<Record<string, SchemaRef | HeaderObject>>;
+  readonly content?: Readonly<Record<string, { readonly schema: SchemaRef }>>;
+}
+interface Operation {
+  readonly operationId: string;
+  readonly responses: Readonly<Record<string, SchemaRef | ResponseObject>>;
+}
+type Method = 'get' | 'head';
+interface OpenApi {
+  readonly openapi: string;
+  readonly paths: Readonly<Record<string, Readonly<Record<Method, Operation>>>>;
+  readonly components: { readonly responses: Readonly<Record<string, ResponseObject>> };
+}
+
+const DOC_URI = 'https://catalog.example/openapi.json';
+const doc = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')) as OpenApi;
+
+// ajv-formats is CommonJS; its callable is the default export's default under NodeNext.
+const addFormats = addFormatsModule as unknown as { default: (ajv: Ajv2020) => void };
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+// The document is not itself a schema (header objects say `required: true`), so it is added
+// unvalidated and only its schema fragments are compiled, by JSON pointer.
+ajv.addSchema(doc, DOC_URI, undefined, false);
+
+function follow<T>(value: SchemaRef | T): T {
+  if (typeof value === 'object' && value !== null && '$ref' in value) {
+    const path = value.$ref.replace(/^#\//, '').split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    let node: unknown = doc;
+    for (const segment of path) node = (node as Record<string, unknown>)[segment];
+    assert.ok(node !== undefined, `dangling ${value.$ref}`);
+    return node as T;
+  }
+  return value;
+}
+
+function validate(pointer: string, value: unknown, what: string): void {
+  const check = ajv.getSchema(`${DOC_URI}${pointer}`);
+  assert.ok(check !== undefined, `no schema at ${pointer}`);
+  assert.ok(check(value), `${what}: ${ajv.errorsText(check.errors)}\n${JSON.stringify(value).slice(0, 500)}`);
+}
+
+/** Checks a reply against the documented response: status, every required header, header and body schemas. */
+function conforms(reply: Reply, response: ResponseObject, method: Method, what: string): void {
+  for (const [name, spec] of Object.entries(response.headers ?? {})) {
+    const header = follow<HeaderObject>(spec);
+    const actual = reply.headers[name.toLowerCase()];
+    if (actual === undefined) {
+      assert.ok(header.required !== true, `${what}: required header ${name} is missing`);
+      continue;
+    }
+    assert.ok('$ref' in spec, `${what}: header ${name} is a components/headers reference`);
+    validate(`${spec.$ref}/schema`, actual, `${what}: header ${name}`);
+  }
+  const content = Object.entries(response.content ?? {});
+  if (method === 'head' || content.length === 0) {
+    assert.equal(reply.body, '', `${what}: no body`);
+    return;
+  }
+  const [mediaType, media] = content[0] ?? ['', { schema: { $ref: '' } }];
+  assert.equal(reply.headers['content-type'], mediaType, what);
+  validate(media.schema.$ref, JSON.parse(reply.body), `${what}: body`);
+}
+
+/** The concrete request used for each path template. */
+const TARGETS: Readonly<Record<string, string>> = {
+  '/v1/books': '/v1/books?q=river',
+  '/v1/books/{id}': '/v1/books/bk_1',
+  '/v1/branches': '/v1/branches',
+  '/v1/branches/{id}': '/v1/branches/branch_central',
+};
+const withParam = (target: string, param: string): string => `${target}${target.includes('?') ? '&' : '?'}${param}`;
+
+describe('docs/openapi.json and the origin agree', () => {
+  let f: OriginFixture;
+  let limited: OriginFixture;
+  let broken: OriginFixture;
+  let draining: OriginFixture;
+  const busy = new Map<string, BusyConnection>();
+
+  before(async () => {
+    f = await startOriginFixture();
+    limited = await startOriginFixture({ 'origin.rateLimitPerMinute': 1 });
+    const corrupt = join(tempDir(), 'catalog.db');
+    copyFileSync(sharedCatalog(), corrupt);
+    broken = await startOriginFixture({ 'origin.db': corrupt });
+    // A disk fault, for real: the open database file is overwritten with garbage.
+    writeFileSync(corrupt, Buffer.alloc(statSync(corrupt).size, 0x5a));
+    draining = await startOriginFixture();
+    const token = await draining.token();
+    for (const [template, target] of Object.entries(TARGETS)) {
+      for (const method of ['GET', 'HEAD']) busy.set(`${method} ${template}`, await openBusyConnection(draining.origin.url, token, method, target));
+    }
+    busy.set('kinds', await openBusyConnection(draining.origin.url, token, 'GET', '/v1/branches'));
+    void draining.stop();
+  });
+  after(async () => {
+    for (const connection of busy.values()) connection.close();
+    await Promise.all([f.stop(), limited.stop(), broken.stop(), draining.stop()]);
+  });
+
+  type Provoke = (template: string, method: string) => Promise<Reply>;
+  let subjects = 0;
+  const provocations: Readonly<Record<string, Provoke>> = {
+    '200': (template, method) => f.get(TARGETS[template] ?? '', {}, method),
+    '304': async (template, method) => {
+      const etag = String((await f.get(TARGETS[template] ?? '')).headers.etag);
+      return f.get(TARGETS[template] ?? '', { 'if-none-match': etag }, method);
+    },
+    '400': (template, method) => f.get(template === '/v1/books' ? '/v1/books?q=river&limit=0' : withParam(TARGETS[template] ?? '', 'page=2'), {}, method),
+    '401': (template, method) => f.anonymous(TARGETS[template] ?? '', {}, method),
+    '403': async (template, method) => f.get(TARGETS[template] ?? '', { authorization: `Bearer ${await f.token({ scope: 'profile' })}` }, method),
+    '404': (template, method) => f.get(template === '/v1/books/{id}' ? '/v1/books/bk_99999999' : '/v1/branches/branch_atlantis', {}, method),
+    '414': (template, method) => f.anonymous(withParam(TARGETS[template] ?? '', `pad=${'x'.repeat(2048)}`), {}, method),
+    '429': async (template, method) => {
+      const authorization = `Bearer ${await limited.token({ subject: `subject ${++subjects}` })}`;
+      assert.equal((await limited.get(TARGETS[template] ?? '', { authorization }, method)).status, 200);
+      return limited.get(TARGETS[template] ?? '', { authorization }, method);
+    },
+    '500': (template, method) => broken.get(TARGETS[template] ?? '', {}, method),
+    '503': (template, method) => {
+      const connection = busy.get(`${method} ${template}`);
+      assert.ok(connection !== undefined);
+      return connection.finish();
+    },
+  };
+
+  test('the document is OpenAPI 3.1 with a bearer security scheme and no dangling references', () => {
+    assert.match(doc.openapi, /^3\.1\./);
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] ?? '');
+    for (const $ref of new Set(refs)) follow({ $ref });
+    assert.deepEqual(Object.keys(doc.paths).sort(), Object.keys(TARGETS).sort());
+  });
+
+  for (const [template, item] of Object.entries(TARGETS).map(([t]) => [t, doc.paths[t]] as const)) {
+    for (const method of ['get', 'head'] as const) {
+      test(`${method.toUpperCase()} ${template}: every documented status is reachable and conforms`, async () => {
+        const operation = item?.[method];
+        assert.ok(operation !== undefined, `${method} ${template} is documented`);
+        const documented = Object.entries(operation.responses)
+          .map(([status, spec]) => [status, follow<ResponseObject>(spec)] as const)
+          .filter(([, response]) => response['x-gateway-only'] !== true);
+        assert.deepEqual(
+          documented.map(([s]) => s).sort(),
+          Object.keys(provocations).filter((s) => s !== '404' || template.endsWith('{id}')).sort(),
+          'documented statuses are exactly those the origin can answer',
+        );
+        for (const [status, response] of documented) {
+          const provoke = provocations[status];
+          assert.ok(provoke !== undefined, `no way to provoke ${status}`);
+          const reply = await provoke(template, method.toUpperCase());
+          const what = `${method.toUpperCase()} ${template} ${status}`;
+          assert.equal(String(reply.status), status, `${what}: ${reply.body}`);
+          conforms(reply, response, method, what);
+        }
+      });
+    }
+  }
+
+  test('405 on each path conforms to MethodNotAllowed', async () => {
+    const response = doc.components.responses.MethodNotAllowed;
+    assert.ok(response !== undefined);
+    for (const target of Object.values(TARGETS)) conforms(await f.anonymous(target, {}, 'DELETE'), response, 'get', `DELETE ${target}`);
+  });
+
+  test('every problem kind the origin has is provoked and conforms to its documented response', async () => {
+    const responses = doc.components.responses;
+    const scopeless = `Bearer ${await f.token({ scope: 'profile' })}`;
+    const kinds: [() => Promise<Reply>, string][] = [
+      [() => f.get('/v1/books?q=river&limit=0'), 'BadRequest'],
+      [() => f.get('/v1/books?q=river&sort=title'), 'BadRequest'],
+      [() => f.get('/v1/books?q=river&cursor=AAAA'), 'BadRequest'],
+      [() => f.anonymous('/v1/books?q=river'), 'Unauthorized'],
+      [() => f.get('/v1/books?q=river', { authorization: 'Bearer x.y.z' }), 'Unauthorized'],
+      [() => f.get('/v1/books?q=river', { authorization: scopeless }), 'Forbidden'],
+      [() => f.anonymous('/search', {}, 'POST'), 'NotFound'],
+      [() => f.anonymous('/v1/books?q=river', {}, 'PUT'), 'MethodNotAllowed'],
+      [() => f.anonymous(`/v1/books?q=${'x'.repeat(2048)}`), 'UriTooLong'],
+      [() => provocations['429']?.('/v1/books', 'GET') ?? Promise.reject(new Error('no 429')), 'TooManyRequests'],
+      [() => broken.get('/v1/branches'), 'InternalError'],
+      [() => busy.get('kinds')?.finish() ?? Promise.reject(new Error('no busy connection')), 'NotReady'],
+    ];
+    const seen = new Set<string>();
+    for (const [provoke, name] of kinds) {
+      const reply = await provoke();
+      const response = responses[name];
+      assert.ok(response !== undefined, name);
+      conforms(reply, response, 'get', `${name}: ${reply.body}`);
+      seen.add((JSON.parse(reply.body) as { type: string }).type);
+    }
+    const gatewayOnly = ['bad-gateway', 'gateway-timeout'];
+    const originKinds = Object.keys(PROBLEM_KINDS).filter((k) => !gatewayOnly.includes(k));
+    assert.deepEqual([...seen].sort(), originKinds.map((k) => `${PROBLEM_BASE}${k}`).sort());
+  });
+});
+
+test('docs/problems.md lists exactly the problem kinds of src/shared/problem.ts, with their status and title', () => {
+  const text = readFileSync(new URL('../../docs/problems.md', import.meta.url), 'utf8');
+  const rows = [...text.matchAll(/^\| `([a-z-]+)` \| ([0-9]{3}) \| ([^|]+) \|/gm)].map((m) => [m[1], Number(m[2]), (m[3] ?? '').trim()]);
+  assert.deepEqual(rows, Object.entries(PROBLEM_KINDS).map(([kind, { status, title }]) => [kind, status, title]));
+});
