@@ -1,0 +1,68 @@
+/** The `origin` and `seed` commands as separate processes, the way an operator starts them. */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
+import { tempDir } from '../support/config.ts';
+import { get } from '../support/gateway-fixture.ts';
+import { sharedCatalog } from '../support/origin-fixture.ts';
+
+const NODE = 'node_modules/.bin/node';
+const BIN = 'bin/catalog-gateway.js';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return spawn(NODE, [BIN, ...args], { env: { ...process.env, CATALOG_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function finish(child: ReturnType<typeof run>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+test('origin --port nope exits 78 naming the key, the source and the value', async () => {
+  const { code, stderr } = await finish(run(['origin', '--port', 'nope'], { CATALOG_DATA_DIR: tempDir() }));
+  assert.equal(code, 78);
+  assert.match(stderr, /origin\.port = "nope" \(from flag --port\): expected an integer from 0 to 65535/);
+});
+
+test('a bad value from the environment is named the same way', async () => {
+  const { code, stderr } = await finish(run(['origin'], { CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_MAX_AGE_SECONDS: '-5' }));
+  assert.equal(code, 78);
+  assert.match(stderr, /origin\.maxAgeSeconds = "-5" \(from env CATALOG_ORIGIN_MAX_AGE_SECONDS\)/);
+});
+
+test('origin starts on free ports, logs "listening" with both URLs, serves, and exits 0 on SIGTERM', async () => {
+  const dataDir = tempDir();
+  const child = run(['origin', '--port', '0', '--admin-port', '0', '--db', sharedCatalog(), '--max-age', '7'], { CATALOG_DATA_DIR: dataDir });
+  const exited = finish(child);
+  let listening: { url: string; adminUrl: string } | undefined;
+  for await (const line of createInterface({ input: child.stdout })) {
+    const entry = JSON.parse(line) as { msg?: string; url: string; adminUrl: string };
+    if (entry.msg === 'listening') {
+      listening = entry;
+      break;
+    }
+  }
+  assert.ok(listening !== undefined);
+  const token = await mintToken(loadOrCreateSecret(join(dataDir, 'signing-secret')), { subject: 'cli', scope: 'catalog:read', ttlSeconds: 60 });
+  const reply = await get(`${listening.url}/v1/books?q=river&limit=1`, { authorization: `Bearer ${token}` });
+  assert.equal(reply.status, 200);
+  assert.equal(reply.headers['cache-control'], 'public, max-age=7');
+  assert.equal((await get(`${listening.adminUrl}/healthz`)).status, 200);
+  child.kill('SIGTERM');
+  assert.equal((await exited).code, 0);
+});
+
+test('seed builds the catalog it is asked for and says so', async () => {
+  const db = join(tempDir(), 'small.db');
+  const { code, stdout } = await finish(run(['seed', '--db', db, '--books', '300']));
+  assert.equal(code, 0);
+  assert.match(stdout, new RegExp(`^seeded 300 books into ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\([0-9.]+ MiB\\) in [0-9.]+ s\\n$`));
+});
