@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Client } from 'undici';
+import { startFaultOrigin } from '../support/fault-origin.ts';
+import { get, metricValue, startGatewayFixture, until } from '../support/gateway-fixture.ts';
+
+test('graceful shutdown under load: every in-flight request completes, new ones are refused, /readyz is 503', async (t) => {
+  const origin = await startFaultOrigin();
+  t.after(() => origin.close());
+  const fx = await startGatewayFixture(origin.url, { 'http.shutdownTimeoutMs': 30_000 });
+  t.after(() => fx.stop());
+
+  const gate = origin.hold();
+  const targets = Array.from({ length: 24 }, (_, i) => `/v1/books?q=inflight${i % 12}`);
+  const inFlight = targets.map((target) => fx.get(target));
+  // 12 distinct fills reach the origin and the other 12 requests wait on them: all 24 are in flight.
+  try {
+    await origin.receivedAtLeast(12);
+    await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total') === 12);
+  } catch (err) {
+    gate.release();
+    throw err;
+  }
+
+  const stopped = fx.stop();
+  try {
+    const ready = await get(`${fx.gateway.adminUrl}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.match(ready.body, /shutting down/);
+    const fresh = new Client(fx.gateway.url);
+    t.after(() => fresh.destroy());
+    await assert.rejects(fresh.request({ method: 'GET', path: '/v1/books?q=late' }), { code: 'ECONNREFUSED' });
+  } finally {
+    gate.release();
+  }
+
+  const replies = await Promise.all(inFlight);
+  assert.deepEqual(
+    replies.map((r) => r.status),
+    targets.map(() => 200),
+  );
+  assert.ok(replies.every((r, i) => r.body.includes(`inflight${i % 12}`)));
+  await stopped;
+  assert.equal(origin.count(), 12);
+});
