@@ -8,6 +8,7 @@ import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } 
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Config } from '../config/schema.ts';
 import { sendProblem } from '../shared/problem.ts';
+import { problemInstance } from '../shared/request-target.ts';
 import { forwardStatus } from './cache-status.ts';
 import type { Delivered } from './deliver.ts';
 import { upstreamFailure } from './upstream-failure.ts';
@@ -28,12 +29,14 @@ export class PassThrough {
   readonly #agent: Agent;
   readonly #proxy: ProxyServer;
   readonly #timeoutMs: number;
+  readonly #maxTargetBytes: number;
   /** Body bytes relayed per request, for the access log. */
   readonly #relayed = new WeakMap<IncomingMessage, { bytes: number }>();
 
   constructor(config: Config) {
     this.#prefixes = config['gateway.passThrough'];
     this.#timeoutMs = config['gateway.upstream.headersTimeoutMs'];
+    this.#maxTargetBytes = config['http.maxTargetBytes'];
     // Without an agent http-proxy-3 sends `Connection: close` and opens a connection per request.
     this.#agent = new Agent({ keepAlive: true, maxSockets: config['gateway.upstream.connections'] });
     this.#proxy = createProxyServer({
@@ -90,7 +93,7 @@ export class PassThrough {
         }
         const failure = upstreamFailure(err);
         res.setHeader('cache-status', forwardStatus({ fwd: 'bypass', detail: failure.code }));
-        relayed.bytes = sendProblem(res, failure.problem, req.url ?? '/', req.method === 'HEAD');
+        relayed.bytes = sendProblem(res, failure.problem, problemInstance(req.url ?? '/', this.#maxTargetBytes), req.method === 'HEAD');
       });
     });
   }

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
-import { parseRequestTarget } from '../shared/request-target.ts';
+import { parseRequestTarget, problemInstance } from '../shared/request-target.ts';
 import { requestId, type AccessLog } from './access-log.ts';
 import { ttlSeconds } from './cache-policy.ts';
 import { forwardStatus, hitStatus } from './cache-status.ts';
@@ -64,7 +64,7 @@ export function createPipeline(deps: PipelineDeps): (req: IncomingMessage, res: 
       (err: unknown) => {
         deps.logger.error({ reqId, err }, 'request failed');
         if (res.headersSent) res.destroy();
-        else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, req.url ?? '/', false);
+        else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(req.url ?? '/', deps.maxTargetBytes), false);
       },
     );
   };
@@ -76,7 +76,7 @@ async function handle(deps: PipelineDeps, req: IncomingMessage, res: ServerRespo
   const isHead = method === 'HEAD';
   const refuse = (route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered => {
     res.setHeader('x-request-id', reqId);
-    const bytes = sendProblem(res, p, rawTarget, isHead);
+    const bytes = sendProblem(res, p, problemInstance(rawTarget, deps.maxTargetBytes), isHead);
     return { route, status: problemStatus(p), bytes: isHead ? 0 : bytes, cache, ...(sub === undefined ? {} : { sub }) };
   };
 

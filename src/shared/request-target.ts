@@ -171,3 +171,10 @@ export function canonicalBooksTarget(query: BooksQuery): string {
   if (query.available !== undefined) target += `&available=${query.available}`;
   return target;
 }
+
+/** A problem's `instance`: the target as sent, unless it is the over-long one being refused. */
+export function problemInstance(rawTarget: string, maxTargetBytes: number): string {
+  if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return rawTarget;
+  const path = rawTarget.split('?', 1)[0] ?? '/';
+  return Buffer.byteLength(path) <= maxTargetBytes ? path : '/';
+}

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { tempDir, testConfig } from '../support/config.ts';
+import { get, metricValue, startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+
+interface Page {
+  readonly results: readonly { readonly id: string }[];
+  readonly next: string | null;
+}
+
+describe('gateway in front of the real origin', () => {
+  let origin: RunningOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    const dataDir = tempDir();
+    origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
+    fx = await startGatewayFixture(origin.url, { dataDir, 'origin.books': 2000 });
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.stop();
+  });
+
+  const originCalls = async (): Promise<number> => metricValue((await get(`${origin.adminUrl}/metrics`)).body, 'catalog_origin_http_requests_total');
+
+  test('200 concurrent identical cold requests: one origin request, 200 identical books pages', async () => {
+    const before = await originCalls();
+    const all = await Promise.all(Array.from({ length: 200 }, () => fx.get('/v1/books?q=winter')));
+    assert.equal((await originCalls()) - before, 1);
+    assert.ok(all.every((r) => r.status === 200 && r.body === all[0]?.body));
+    assert.ok((JSON.parse(all[0]?.body ?? '') as Page).results.length > 0);
+  });
+
+  test('repeats while fresh: +0; N distinct queries: +N', async () => {
+    await fx.get('/v1/books?q=river');
+    const before = await originCalls();
+    for (let i = 0; i < 5; i++) await fx.get('/v1/books?q=river');
+    assert.equal(await originCalls(), before);
+    const words = ['silent', 'golden', 'hidden', 'frozen'];
+    await Promise.all(words.map((w) => fx.get(`/v1/books?q=${w}&limit=3`)));
+    assert.equal((await originCalls()) - before, words.length);
+  });
+
+  test('the origin ETag and caching headers come through; If-None-Match on a hit is 304', async () => {
+    const direct = await get(`${origin.url}/v1/branches`, { authorization: `Bearer ${await fx.token()}` });
+    const miss = await fx.get('/v1/branches');
+    assert.equal(miss.body, direct.body);
+    assert.equal(miss.headers.etag, direct.headers.etag);
+    assert.equal(miss.headers['cache-control'], direct.headers['cache-control']);
+    const hit = await fx.get('/v1/branches', { 'if-none-match': String(miss.headers.etag) });
+    assert.equal(hit.status, 304);
+    assert.match(String(hit.headers['cache-status']), /; hit;/);
+  });
+
+  test('paging through the gateway follows the next links, each page cached under its own key', async () => {
+    const seen = new Set<string>();
+    let next: string | null = '/v1/books?q=the&limit=50';
+    let pages = 0;
+    while (next !== null && pages < 10) {
+      const reply = await fx.get(next);
+      assert.equal(reply.status, 200);
+      const page = JSON.parse(reply.body) as Page;
+      for (const book of page.results) {
+        assert.ok(!seen.has(book.id), `duplicate ${book.id}`);
+        seen.add(book.id);
+      }
+      next = page.next;
+      pages++;
+    }
+    assert.ok(pages > 1);
+  });
+
+  test('origin errors are relayed as they are and not stored', async () => {
+    const before = await originCalls();
+    const first = await fx.get('/v1/books/bk_99999999');
+    const second = await fx.get('/v1/books/bk_99999999');
+    assert.equal(first.status, 404);
+    assert.equal(first.headers['content-type'], 'application/problem+json');
+    assert.equal(second.body, first.body);
+    assert.match(String(second.headers['cache-status']), /fwd=miss; fwd-status=404; detail=no-store/);
+    assert.equal((await originCalls()) - before, 2);
+  });
+
+  test('the gateway refuses what the origin refuses, with the same problem', async () => {
+    const token = await fx.token();
+    for (const target of ['/v1/books?q=x&limit=500', '/v1/books?q=x&color=red', '/v1/nowhere', `/v1/books?q=${'z'.repeat(2100)}`]) {
+      const atOrigin = await get(`${origin.url}${target}`, { authorization: `Bearer ${token}` });
+      const atGateway = await fx.get(target);
+      assert.equal(atGateway.status, atOrigin.status, target);
+      assert.equal(atGateway.body, atOrigin.body, target);
+    }
+  });
+});
