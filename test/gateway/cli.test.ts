@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { tempDir } from '../support/config.ts';
+import { get } from '../support/gateway-fixture.ts';
+
+const NODE = 'node_modules/.bin/node';
+
+function run(args: readonly string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; line: (match: (line: string) => boolean) => Promise<string> } {
+  const child = spawn(NODE, ['bin/catalog-gateway.js', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = createInterface({ input: child.stdout });
+  const seen: string[] = [];
+  const wanted: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
+  lines.on('line', (line) => {
+    seen.push(line);
+    for (const w of wanted.filter((x) => x.match(line))) {
+      wanted.splice(wanted.indexOf(w), 1);
+      w.resolve(line);
+    }
+  });
+  const line = (match: (line: string) => boolean): Promise<string> => {
+    const found = seen.find(match);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      wanted.push({ match, resolve });
+      child.once('exit', (code) => {
+        reject(new Error(`exited with ${String(code)} before the line appeared; stdout:\n${seen.join('\n')}`));
+      });
+    });
+  };
+  return { child, line };
+}
+
+const listening = (line: string): boolean => line.includes('"msg":"listening"');
+
+test('`gateway` logs its URLs once listening and exits 0 on SIGTERM', async (t) => {
+  const { child, line } = run(['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir() });
+  t.after(() => child.kill('SIGKILL'));
+  const { url, adminUrl } = JSON.parse(await line(listening)) as { url: string; adminUrl: string };
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal((await get(`${adminUrl}/healthz`)).status, 200);
+  assert.equal((await get(`${url}/v1/books?q=x`)).status, 401);
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
+});
+
+test('`start` runs origin and gateway and prints a curl that returns books through the gateway', async (t) => {
+  const env = {
+    CATALOG_DATA_DIR: tempDir(),
+    CATALOG_ORIGIN_BOOKS: '2000',
+    CATALOG_GATEWAY_PORT: '0',
+    CATALOG_GATEWAY_ADMIN_PORT: '0',
+    CATALOG_ORIGIN_PORT: '0',
+    CATALOG_ORIGIN_ADMIN_PORT: '0',
+    CATALOG_LOG_LEVEL: 'warn',
+  };
+  const { child, line } = run(['start'], env);
+  t.after(() => child.kill('SIGKILL'));
+  const curl = await line((l) => l.startsWith('curl '));
+  const parsed = /^curl -i -H 'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/127\.0\.0\.1:(\d+)\/v1\/books\?q=[a-z]+)'$/.exec(curl);
+  assert.ok(parsed, curl);
+  const [, token = '', url = '', port = ''] = parsed;
+  assert.notEqual(port, '0');
+  const gatewayLine = await line((l) => l.trimStart().startsWith('gateway '));
+  assert.ok(gatewayLine.includes(`127.0.0.1:${port}`), 'the banner shows the real port');
+  const first = await get(url, { authorization: `Bearer ${token}` });
+  assert.equal(first.status, 200);
+  assert.ok((JSON.parse(first.body) as { results: unknown[] }).results.length > 0);
+  assert.match(String(first.headers['cache-status']), /fwd=miss; stored/);
+  const second = await get(url, { authorization: `Bearer ${token}` });
+  assert.match(String(second.headers['cache-status']), /^catalog-gateway; hit; ttl=\d+$/);
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
+});
