@@ -13,6 +13,16 @@ export interface PlannedRequest {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * What each connection sends. A fixed request or fixed per-connection lists are built into bytes
+ * once, the cheapest for the generator; a source is drawn from on every request (shared by all
+ * connections, so it can hand out targets that are never repeated).
+ */
+export type RequestSource =
+  | PlannedRequest
+  | { readonly next: () => PlannedRequest }
+  | { readonly perConnection: readonly (readonly PlannedRequest[])[] };
+
 export interface LoadRunOptions {
   /** Base URL of the server under load. */
   readonly url: string;
@@ -22,8 +32,8 @@ export interface LoadRunOptions {
   readonly amount?: number;
   /** Requests per second over all connections. */
   readonly rate?: number;
-  /** One fixed request (built once, the cheapest for the generator), or a source drawn on each request. */
-  readonly requests: PlannedRequest | { next(): PlannedRequest };
+  /** See RequestSource. */
+  readonly requests: RequestSource;
   /** Renders autocannon's progress bar on stderr. */
   readonly progress?: boolean;
   /** Called once a second while the run lasts, with the second just completed (from 1). */
@@ -64,19 +74,36 @@ function errorCode(err: unknown): string {
   return err instanceof Error ? err.name : 'unknown';
 }
 
-function autocannonRequests(source: LoadRunOptions['requests']): autocannon.Request[] {
-  if (!('next' in source)) return [{ method: 'GET', path: source.path, headers: { ...source.headers } }];
-  return [
-    {
-      method: 'GET',
-      setupRequest: (request) => {
-        const planned = source.next();
-        request.path = planned.path;
-        request.headers = { ...request.headers, ...planned.headers };
-        return request;
+function asRequest(planned: PlannedRequest): autocannon.Request {
+  return { method: 'GET', path: planned.path, headers: { ...planned.headers } };
+}
+
+/** The `requests` and `setupClient` options for a source. */
+function autocannonRequests(source: RequestSource): Pick<autocannon.Options, 'requests' | 'setupClient'> {
+  if ('perConnection' in source) {
+    let connection = 0;
+    const lists = source.perConnection.filter((list) => list.length > 0);
+    return {
+      requests: [asRequest(lists[0]?.[0] ?? { path: '/', headers: {} })],
+      setupClient: (client) => {
+        client.setRequests((lists[connection++ % lists.length] ?? []).map(asRequest));
       },
-    },
-  ];
+    };
+  }
+  if (!('next' in source)) return { requests: [asRequest(source)] };
+  return {
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (request) => {
+          const planned = source.next();
+          request.path = planned.path;
+          request.headers = { ...request.headers, ...planned.headers };
+          return request;
+        },
+      },
+    ],
+  };
 }
 
 export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
@@ -95,7 +122,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     pipelining: 1,
     ...(options.amount === undefined ? { duration: options.duration ?? 10 } : { amount: options.amount }),
     ...(options.rate === undefined ? {} : { overallRate: options.rate }),
-    requests: autocannonRequests(options.requests),
+    ...autocannonRequests(options.requests),
   };
   const instance = autocannon(settings, (err: unknown, result) => { settle({ err, result }); });
   instance.on('start', () => {

@@ -4,7 +4,6 @@
  * put the figures together. Printing and exit codes are main.ts's business.
  */
 import { existsSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import type { Config } from '../config/schema.ts';
 import { catalogPath } from '../origin/seed.ts';
@@ -14,7 +13,7 @@ import { readCatalogVocabulary } from './catalog-vocabulary.ts';
 import { runLoad, type PlannedRequest } from './load-run.ts';
 import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
-import { gatewayCounters, gatewayIncrease, originCounters, originIncrease, scrapeMetrics, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
+import { gatewayCounters, gatewayIncrease, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
 import { embeddedTarget, externalTarget, type LoadTarget } from './target.ts';
 import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
@@ -75,21 +74,11 @@ async function snapshot(target: LoadTarget): Promise<Snapshot> {
   return { gateway, origin };
 }
 
-/**
- * The after-snapshot is taken once the counters stop moving: requests cut off when the run ended
- * may still be finishing in the gateway (a fill outlives the client that started it), and the
- * origin count must include them to be the true offload.
- */
 async function settledSnapshot(target: LoadTarget): Promise<Snapshot> {
-  let last = await snapshot(target);
-  for (let i = 0; i < 30; i++) {
-    await delay(100);
-    const next = await snapshot(target);
-    const still = next.gateway?.requests === last.gateway?.requests && next.gateway?.originRequests === last.gateway?.originRequests && next.origin?.requests === last.origin?.requests;
-    last = next;
-    if (still) break;
-  }
-  return last;
+  return steadyRead(
+    () => snapshot(target),
+    (a, b) => a.gateway?.requests === b.gateway?.requests && a.gateway?.originRequests === b.gateway?.originRequests && a.origin?.requests === b.origin?.requests,
+  );
 }
 
 function countKinds(workload: Workload): Record<QueryKind, number> {

@@ -1,8 +1,8 @@
 /**
  * A reader for the Prometheus text exposition format (version 0.0.4), enough to take counters and
  * gauges out of the servers' `/metrics`: samples with labels (escapes `\\`, `\"`, `\n`), special
- * values (`NaN`, `+Inf`, `-Inf`), optional timestamps, comments skipped. A malformed line is an
- * error naming the line, since a silently dropped sample would falsify the offload figures.
+ * values (`NaN`, `+Inf`, `-Inf`, in any case), optional timestamps, comments skipped. A malformed
+ * line is an error naming the line, since a silently dropped sample would falsify the offload.
  */
 
 export interface Sample {
@@ -20,13 +20,15 @@ export class PrometheusFormatError extends Error {
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 
+/** Prometheus reads these case-insensitively (Go's ParseFloat), and prom-client writes "Nan". */
 function parseValue(text: string, line: number): number {
-  switch (text) {
-    case 'NaN':
+  switch (text.toLowerCase()) {
+    case 'nan':
       return Number.NaN;
-    case '+Inf':
+    case '+inf':
+    case 'inf':
       return Number.POSITIVE_INFINITY;
-    case '-Inf':
+    case '-inf':
       return Number.NEGATIVE_INFINITY;
   }
   const value = Number(text);

@@ -3,6 +3,7 @@
  * and their difference. The origin offload is measured from the origin's count of the requests it
  * served, not inferred from the gateway's cache labels.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { parsePrometheusText, type PrometheusSamples } from './prometheus-text.ts';
 
@@ -65,4 +66,21 @@ export function gatewayIncrease(before: GatewayCounters, after: GatewayCounters)
 
 export function originIncrease(before: OriginCounters, after: OriginCounters): OriginCounters {
   return { ...after, requests: after.requests - before.requests };
+}
+
+/**
+ * Reads until two reads 100 ms apart agree (at most 3 s): requests cut off when a run ends may
+ * still be finishing in a server (a gateway fill outlives the client that started it), and an
+ * after-snapshot must include them for the counts to add up.
+ */
+export async function steadyRead<T>(read: () => Promise<T>, same: (a: T, b: T) => boolean): Promise<T> {
+  let last = await read();
+  for (let i = 0; i < 30; i++) {
+    await delay(100);
+    const next = await read();
+    const steady = same(last, next);
+    last = next;
+    if (steady) break;
+  }
+  return last;
 }

@@ -27,6 +27,7 @@ test('handles escapes, special values, timestamps and histogram suffixes', () =>
     '# TYPE x_total counter',
     'x_total{path="a\\"b\\\\c\\nd",le="+Inf"} 3 1700000000000',
     'y NaN',
+    'y2 Nan',
     'z{a="1", b="2",} +Inf',
     'w -Inf',
     'h_bucket{le="0.005"} 4',
@@ -37,6 +38,7 @@ test('handles escapes, special values, timestamps and histogram suffixes', () =>
   const samples = parsePrometheusText(text);
   assert.equal(samples.value('x_total', { path: 'a"b\\c\nd' }), 3);
   assert.ok(Number.isNaN(samples.value('y')));
+  assert.ok(Number.isNaN(samples.value('y2')), 'prom-client writes NaN as Nan');
   assert.equal(samples.value('z', { a: '1', b: '2' }), Number.POSITIVE_INFINITY);
   assert.equal(samples.value('w'), Number.NEGATIVE_INFINITY);
   assert.equal(samples.value('h_bucket', { le: '0.005' }), 4);

@@ -1,0 +1,85 @@
+/** `npm run bench` flags, checked like the load test's: a bad value names its flag and exits 2. */
+import { parseArgs } from 'node:util';
+import { UsageError } from '../src/cli/args.ts';
+
+export interface BenchOptions {
+  /** Seconds per measured run. */
+  readonly duration: number;
+  readonly connections: number;
+  readonly rounds: number;
+  /** Catalog and signing secret live here, so the 100,000-book catalog is seeded once. */
+  readonly dataDir: string;
+  /** Write a V8 CPU profile of the access-logged gateway and print its hottest functions. */
+  readonly cpuProf: boolean;
+  /** The cache-memory mode instead of the throughput rounds. */
+  readonly memory: boolean;
+  readonly entries: number;
+  readonly cacheMib: number;
+  readonly save: boolean;
+}
+
+export const BENCH_HELP = `Usage: npm run bench -- [flags]
+
+Measures, in interleaved rounds, a bare node:http server (the ceiling), the origin, and the gateway
+on hits (one hot URL; 10,000 warmed URLs), on cold misses, and on the hit path with its access log
+off and on. Prints a markdown table and writes bench/results/latest.json.
+
+Flags:
+  --duration SECONDS   length of each measured run (default 5)
+  --connections N      concurrent connections (default 50)
+  --rounds N           repetitions, scenario order rotated each round (default 3)
+  --data DIR           catalog and signing secret (default data/bench)
+  --cpu-prof           profile the access-logged gateway and print where its time goes
+  --memory             instead: fill the gateway's cache with --entries distinct queries at a
+                       --cache-mib bound and report its RSS against bound + 150 MiB
+  --entries N          distinct cached queries in --memory mode (default 1000000)
+  --cache-mib N        cache bound in --memory mode (default 256)
+  --no-save            print only; do not write bench/results/
+  --help               show this help
+`;
+
+function integer(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
+  return Number(text);
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        duration: { type: 'string' },
+        connections: { type: 'string' },
+        rounds: { type: 'string' },
+        data: { type: 'string' },
+        'cpu-prof': { type: 'boolean' },
+        memory: { type: 'boolean' },
+        entries: { type: 'string' },
+        'cache-mib': { type: 'string' },
+        'no-save': { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help === true) return 'help';
+  const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
+  const data = text('data');
+  if (data?.trim() === '') throw new UsageError('--data must not be empty');
+  return {
+    duration: integer('duration', text('duration'), 5, 1, 3600),
+    connections: integer('connections', text('connections'), 50, 1, 10_000),
+    rounds: integer('rounds', text('rounds'), 3, 1, 100),
+    dataDir: data ?? 'data/bench',
+    cpuProf: values['cpu-prof'] === true,
+    memory: values.memory === true,
+    entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
+    cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
+    save: values['no-save'] !== true,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The servers a bench starts, each in its own child process on loopback with free ports, all
+ * sharing one data directory (catalog and signing secret) and one temporary log directory.
+ * Inherited CATALOG_* variables are dropped so the figures never depend on the caller's shell.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI, cleanEnv, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+export class Fleet {
+  readonly logDir = mkdtempSync(join(tmpdir(), 'catalog-bench-'));
+  readonly #dataDir: string;
+  readonly #started: ServerProcess[] = [];
+
+  constructor(dataDir: string) {
+    this.#dataDir = resolve(REPO_ROOT, dataDir);
+  }
+
+  get dataDir(): string {
+    return this.#dataDir;
+  }
+
+  async #start(name: string, args: readonly string[], env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+    const server = await startServerProcess({
+      name,
+      args,
+      env: cleanEnv({ CATALOG_DATA_DIR: this.#dataDir, ...env }),
+      cwd: REPO_ROOT,
+      nodeFlags,
+      logFile: join(this.logDir, `${name.replace(/\W+/g, '-')}.log`),
+    });
+    this.#started.push(server);
+    return server;
+  }
+
+  /** The real origin; answers stay fresh for an hour so warmed gateway entries outlive the bench. */
+  origin(env: Record<string, string> = {}): Promise<ServerProcess> {
+    return this.#start('origin', [CLI, 'origin', '--port', '0', '--admin-port', '0'], { CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', ...env });
+  }
+
+  gateway(name: string, originUrl: string, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', originUrl], env, nodeFlags);
+  }
+
+  /** A bench script run through tsx, such as bare-server.ts or tiny-origin.ts. */
+  script(name: string, script: string, args: readonly string[] = []): Promise<ServerProcess> {
+    return this.#start(name, [join(REPO_ROOT, 'bench', script), ...args], {}, ['--import', 'tsx']);
+  }
+
+  async stop(server: ServerProcess): Promise<void> {
+    await server.stop();
+    this.#started.splice(this.#started.indexOf(server), 1);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#started.splice(0).map((s) => s.stop()));
+    rmSync(this.logDir, { recursive: true, force: true });
+  }
+}

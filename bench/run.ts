@@ -1,0 +1,46 @@
+/**
+ * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
+ * or with `--memory` the cache-memory check (memory-bench.ts). Prints markdown for the README and
+ * keeps the JSON in bench/results/.
+ */
+import { UsageError } from '../src/cli/args.ts';
+import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
+import { memoryBench, memoryMarkdown } from './memory-bench.ts';
+import { saveResults } from './results-file.ts';
+import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options: BenchOptions | 'help';
+  try {
+    options = parseBenchArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`bench: ${err.message}\nRun 'npm run bench -- --help' for the flags.\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    process.stdout.write(BENCH_HELP);
+    return 0;
+  }
+  const command = ['npm run bench', ...(argv.length === 0 ? [] : ['--', ...argv])].join(' ');
+  const log = (message: string): void => {
+    process.stderr.write(`bench: ${message}\n`);
+  };
+  try {
+    if (options.memory) {
+      const report = await memoryBench(options, command, log);
+      process.stdout.write(memoryMarkdown(report));
+      if (options.save) log(`saved ${saveResults('memory-latest.json', 'memory', report.startedAt, report).join(', ')}`);
+      return 0;
+    }
+    const report = await throughputBench(options, command, log);
+    process.stdout.write(throughputMarkdown(report));
+    if (options.save) log(`saved ${saveResults('latest.json', 'throughput', report.startedAt, report).join(', ')}`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`bench: failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
