@@ -5,9 +5,12 @@
  * Searches page by keyset: results are ordered by (bm25 rank, id) and a page starts strictly
  * after the (rank, id) of the previous page's last result, which the cursor carries. Ranks are
  * a pure function of the static catalog, so the order is the same on every walk.
+ *
+ * A page is one statement: the ranked ids joined to their books, so a search costs one call into
+ * SQLite rather than one per book (each call costs several microseconds).
  */
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { Book, BranchAvailability, Branch } from '../shared/api-types.ts';
+import { DatabaseSync, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import type { Book, Branch, BranchAvailability } from '../shared/api-types.ts';
 import { CATALOG_SCHEMA_VERSION } from './catalog-schema.ts';
 import type { SearchPlan } from './fts-query.ts';
 
@@ -22,6 +25,10 @@ export type SearchFilter =
 export interface RankedId {
   readonly id: number;
   readonly score: number;
+}
+
+export interface RankedBook extends RankedId {
+  readonly book: Book;
 }
 
 /** The position a page starts after; `FIRST_PAGE` sorts before every result. */
@@ -47,17 +54,34 @@ function filterParams(filter: SearchFilter): Record<string, string | number> {
   }
 }
 
+const BOOK_COLUMNS = 'b.id AS id, b.title AS title, b.authors AS authors, b.availability AS availability';
+
+function withBooks(ranked: string): string {
+  return `WITH page AS (${ranked}) SELECT page.score AS score, ${BOOK_COLUMNS} FROM page JOIN book b ON b.id = page.id ORDER BY page.score, page.id`;
+}
+
 function termSql(filter: string): string {
-  return `SELECT book_id AS id, score FROM term_rank
+  return withBooks(`SELECT book_id AS id, score FROM term_rank
     WHERE term = :term AND (score, book_id) > (:score, :id) ${filter.replaceAll('{id}', 'term_rank.book_id')}
-    ORDER BY score, book_id LIMIT :count`;
+    ORDER BY score, book_id LIMIT :count`);
 }
 
 function matchSql(filter: string): string {
-  return `SELECT rowid AS id, rank AS score FROM book_fts
+  return withBooks(`SELECT rowid AS id, rank AS score FROM book_fts
     WHERE book_fts MATCH :match AND (rank, rowid) > (:score, :id) ${filter.replaceAll('{id}', 'book_fts.rowid')}
-    ORDER BY rank, rowid LIMIT :count`;
+    ORDER BY rank, rowid LIMIT :count`);
 }
+
+function toBook(row: Record<string, SQLOutputValue>): Book {
+  return {
+    id: `bk_${row.id as number}`,
+    title: row.title as string,
+    authors: JSON.parse(row.authors as string) as string[],
+    availability: JSON.parse(row.availability as string) as BranchAvailability[],
+  };
+}
+
+const CACHE_KIB = 64 * 1024;
 
 export class CatalogError extends Error {
   override name = 'CatalogError';
@@ -67,7 +91,6 @@ export class CatalogDb {
   readonly #db: DatabaseSync;
   readonly #search: Readonly<Record<SearchPlan['kind'], Readonly<Record<SearchFilter['kind'], StatementSync>>>>;
   readonly #book: StatementSync;
-  readonly #holdings: StatementSync;
   readonly #branches: StatementSync;
   readonly #branch: StatementSync;
 
@@ -78,6 +101,9 @@ export class CatalogDb {
       this.#db.close();
       throw new CatalogError(`${path} is not a catalog of schema version ${CATALOG_SCHEMA_VERSION} (found ${String(version)}); rebuild it with the seed command`);
     }
+    // The whole catalog (about 33 MiB at 100,000 books) fits in the page cache, so hot pages are
+    // not re-read through system calls on every search. The value is a ceiling, not an allocation.
+    this.#db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
     const statements = (sql: (filter: string) => string): Record<SearchFilter['kind'], StatementSync> => ({
       none: this.#db.prepare(sql(FILTER_SQL.none)),
       branch: this.#db.prepare(sql(FILTER_SQL.branch)),
@@ -86,26 +112,21 @@ export class CatalogDb {
       'available-nowhere': this.#db.prepare(sql(FILTER_SQL['available-nowhere'])),
     });
     this.#search = { term: statements(termSql), match: statements(matchSql) };
-    this.#book = this.#db.prepare('SELECT title, authors FROM book WHERE id = ?');
-    this.#holdings = this.#db.prepare('SELECT branch_id AS branch, available FROM holding WHERE book_id = ? ORDER BY branch_id');
+    this.#book = this.#db.prepare(`SELECT ${BOOK_COLUMNS} FROM book b WHERE b.id = ?`);
     this.#branches = this.#db.prepare('SELECT id, name FROM branch ORDER BY id');
     this.#branch = this.#db.prepare('SELECT id, name FROM branch WHERE id = ?');
   }
 
-  /** Up to `count` results that follow `after` in (rank, id) order. */
-  search(plan: SearchPlan, filter: SearchFilter, after: RankedId, count: number): RankedId[] {
+  /** Up to `count` books that follow `after` in (rank, id) order. */
+  search(plan: SearchPlan, filter: SearchFilter, after: RankedId, count: number): RankedBook[] {
     const text = plan.kind === 'term' ? { term: plan.term } : { match: plan.match };
     const rows = this.#search[plan.kind][filter.kind].all({ ...text, ...filterParams(filter), score: after.score, id: after.id, count });
-    return rows.map((row) => ({ id: row.id as number, score: row.score as number }));
+    return rows.map((row) => ({ id: row.id as number, score: row.score as number, book: toBook(row) }));
   }
 
   book(id: number): Book | undefined {
     const row = this.#book.get(id);
-    if (row === undefined) return undefined;
-    const availability: BranchAvailability[] = this.#holdings
-      .all(id)
-      .map((h) => ({ branch: h.branch as string, available: h.available === 1 }));
-    return { id: `bk_${id}`, title: row.title as string, authors: JSON.parse(row.authors as string) as string[], availability };
+    return row === undefined ? undefined : toBook(row);
   }
 
   branches(): Branch[] {

@@ -5,9 +5,10 @@
  * separators or searched as plain words (https://sqlite.org/fts5.html#full_text_query_syntax).
  * The words are combined with FTS5's implicit AND.
  *
- * Common words (articles, prepositions) are left out when the text has other words, as library
- * catalogs do: "the river" searches "river". Without that, each such word drags half the
- * catalog through bm25. Text made only of common words is searched as typed.
+ * Common words (articles, prepositions, and single letters: initials, the "s" of "Priya's") are
+ * left out when the text has other words, as library catalogs do: "the river" searches "river".
+ * Without that, each such word drags a large share of the catalog through bm25. Text made only of
+ * common words is searched as typed.
  */
 
 export type SearchPlan =
@@ -27,7 +28,7 @@ const COMMON_WORDS: ReadonlySet<string> = new Set([
 export function planSearch(text: string): SearchPlan | undefined {
   const words = [...new Set(Array.from(text.matchAll(WORD), (m) => m[0].toLowerCase()))];
   if (words.length === 0) return undefined;
-  const content = words.filter((w) => !COMMON_WORDS.has(w));
+  const content = words.filter((w) => w.length > 1 && !COMMON_WORDS.has(w));
   const searched = content.length > 0 ? content : words;
   const [only] = searched;
   if (searched.length === 1 && only !== undefined && PLAIN_TOKEN.test(only)) return { kind: 'term', term: only };

@@ -2,7 +2,7 @@
  * `GET /v1/books`: a parsed query in, one page of books (or the problem with it) out. Fetching
  * one result more than the page holds tells whether a next page exists without counting matches.
  */
-import type { BooksPage, Book } from '../shared/api-types.ts';
+import type { BooksPage } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import { canonicalBooksTarget, type BooksQuery } from '../shared/request-target.ts';
 import { FIRST_PAGE, type CatalogDb, type SearchFilter } from './catalog-db.ts';
@@ -34,9 +34,9 @@ export function searchBooks(db: CatalogDb, query: BooksQuery, timer: SearchTimer
   }
   const started = performance.now();
   const hits = db.search(plan, filter, after, query.limit + 1);
-  const page = hits.slice(0, query.limit);
-  const results = page.map((hit) => db.book(hit.id)).filter((book): book is Book => book !== undefined);
   timer(plan.kind, (performance.now() - started) / 1000);
+  const page = hits.slice(0, query.limit);
+  const results = page.map((hit) => hit.book);
   const last = page.at(-1);
   const next = hits.length > query.limit && last !== undefined ? canonicalBooksTarget({ ...query, cursor: encodeCursor(last, search) }) : null;
   return { ok: true, page: { results, next } };

@@ -38,15 +38,16 @@ export function seedCatalog(path: string, books: number): void {
 
 function fill(db: DatabaseSync, books: number): void {
   const insertBranch = db.prepare('INSERT INTO branch (id, name) VALUES (?, ?)');
-  const insertBook = db.prepare('INSERT INTO book (id, title, authors) VALUES (?, ?, ?)');
+  const insertBook = db.prepare('INSERT INTO book (id, title, authors, availability) VALUES (?, ?, ?, ?)');
   const insertHolding = db.prepare('INSERT INTO holding (book_id, branch_id, available) VALUES (?, ?, ?)');
   db.exec('BEGIN');
   for (const [id, name] of BRANCHES) insertBranch.run(id, name);
   let id = 0;
   for (const book of generateBooks(books)) {
     id++;
-    insertBook.run(id, book.title, JSON.stringify(book.authors));
-    for (const { branch, available } of book.holdings) insertHolding.run(id, branch, available ? 1 : 0);
+    const holdings = book.holdings.toSorted((a, b) => (a.branch < b.branch ? -1 : 1));
+    insertBook.run(id, book.title, JSON.stringify(book.authors), JSON.stringify(holdings));
+    for (const { branch, available } of holdings) insertHolding.run(id, branch, available ? 1 : 0);
   }
   // One bulk build of the external-content index is much faster than indexing row by row.
   db.exec(`INSERT INTO book_fts (book_fts) VALUES ('rebuild');
