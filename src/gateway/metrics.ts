@@ -32,6 +32,11 @@ export class GatewayMetrics {
   readonly #originRequests: Counter<'status'>;
   readonly #originDuration: Histogram;
   readonly #coalesced: Counter;
+  /**
+   * Label children resolved once per combination (bounded: routes × methods × statuses × cache
+   * results), so a request increments without prom-client hashing its labels again.
+   */
+  readonly #children = new Map<string, { readonly requests: Counter.Internal; readonly duration: Histogram.Internal<'route' | 'cache'> }>();
 
   constructor(registry: Registry, cache: () => CacheGauges) {
     this.registry = registry;
@@ -91,8 +96,15 @@ export class GatewayMetrics {
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {
-    this.#requests.inc({ route, method: methodLabel(method), status, cache });
-    this.#duration.observe({ route, cache }, seconds);
+    const folded = methodLabel(method);
+    const key = `${route} ${folded} ${status} ${cache}`;
+    let child = this.#children.get(key);
+    if (child === undefined) {
+      child = { requests: this.#requests.labels({ route, method: folded, status, cache }), duration: this.#duration.labels({ route, cache }) };
+      this.#children.set(key, child);
+    }
+    child.requests.inc();
+    child.duration.observe(seconds);
   }
 
   originAnswer(status: number | 'error', seconds: number): void {
