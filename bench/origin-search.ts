@@ -3,22 +3,23 @@
  *
  * 1. database time per search, measured around the same calls the origin makes (ranked ids and
  *    the page of books), over thousands of distinct 1–3-word queries drawn from the catalog's
- *    own titles and author names, some with branch or availability filters;
- * 2. HTTP throughput and latency of a running origin under autocannon (50 connections, 5 s),
- *    every request a search from the same mix, the access log on (to /dev/null).
+ *    own titles and author names, some with branch or availability filters; each the best of
+ *    three runs;
+ * 2. HTTP throughput and latency of the origin, started as `catalog-gateway origin` in a child
+ *    process (so it does not share an event loop with autocannon), 50 connections for 5 s, every
+ *    request a search from the same mix, its access log on (written to a file).
  *
  * Run: node --import tsx bench/origin-search.ts [--db PATH] [--duration SECONDS] [--connections N]
  */
-import { existsSync, openSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { runLoad } from '../src/loadtest/load-run.ts';
+import { CLI, cleanEnv, startServerProcess } from '../src/loadtest/server-process.ts';
 import { CatalogDb } from '../src/origin/catalog-db.ts';
-import { startOrigin } from '../src/origin/origin.ts';
 import { SeededRandom } from '../src/origin/random.ts';
 import { searchBooks } from '../src/origin/search.ts';
 import { seedCatalog } from '../src/origin/seed.ts';
@@ -75,28 +76,38 @@ function dbTimes(queries: readonly BooksQuery[]): Map<string, number[]> {
   try {
     for (const warm of queries.slice(0, 200)) searchBooks(db, warm, () => undefined);
     for (const query of queries) {
-      searchBooks(db, query, (plan, seconds) => {
-        times.get('all')?.push(seconds * 1e6);
-        times.get(plan)?.push(seconds * 1e6);
-        slowest.push({ target: canonicalBooksTarget(query), micros: seconds * 1e6 });
-      });
+      // Best of three: on a shared machine a single timing mostly measures preemption.
+      let best = Infinity;
+      let kind = '';
+      for (let i = 0; i < 3; i++) {
+        searchBooks(db, query, (plan, seconds) => {
+          best = Math.min(best, seconds * 1e6);
+          kind = plan;
+        });
+      }
+      times.get('all')?.push(best);
+      times.get(kind)?.push(best);
+      slowest.push({ target: canonicalBooksTarget(query), micros: best });
     }
   } finally {
     db.close();
   }
   for (const list of times.values()) list.sort((a, b) => a - b);
   slowest.sort((a, b) => b.micros - a.micros);
-  slowest.length = 5;
+  slowest.length = 8;
   return times;
 }
 
 async function http(queries: readonly BooksQuery[]): Promise<string> {
-  const config = loadConfig({
-    overrides: { dataDir, 'origin.db': dbPath, 'origin.port': 0, 'origin.adminPort': 0, 'log.level': 'info' },
+  const origin = await startServerProcess({
+    name: 'origin',
+    args: [CLI, 'origin', '--port', '0', '--admin-port', '0', '--db', dbPath],
+    env: cleanEnv({ CATALOG_DATA_DIR: dataDir }),
+    logFile: join(dataDir, 'origin.log'),
   });
-  const origin = await startOrigin(config, { logDestination: pino.destination({ fd: openSync('/dev/null', 'w') }) });
   try {
-    const token = await mintToken(loadOrCreateSecret(secretPath(config)), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 3600 });
+    const secret = loadOrCreateSecret(secretPath(loadConfig({ env: {}, overrides: { dataDir } })));
+    const token = await mintToken(secret, { subject: 'bench', scope: 'catalog:read', ttlSeconds: 3600 });
     const headers = { authorization: `Bearer ${token}` };
     let n = 0;
     const next = () => ({ path: canonicalBooksTarget(queries[n++ % queries.length] ?? { q: 'river', limit: 20 }), headers });
@@ -104,10 +115,9 @@ async function http(queries: readonly BooksQuery[]): Promise<string> {
     const result = await runLoad({ url: origin.url, connections: Number(values.connections), duration: Number(values.duration), requests: { next } });
     const ms = (p: number): string => result.latency.percentile(p).toFixed(2);
     return [
-      `| HTTP searches/s | ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} |`,
+      `| HTTP searches/s (${values.connections} connections, ${values.duration} s) | ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} |`,
       `| HTTP latency p50 / p99 | ${ms(50)} ms / ${ms(99)} ms |`,
       `| non-2xx / errors | ${result.non2xx} / ${result.errorCount} |`,
-      `| distinct targets requested | ${Math.min(result.responses, queries.length).toLocaleString('en-US')} of ${queries.length} (cycled) |`,
     ].join('\n');
   } finally {
     await origin.stop();
@@ -121,7 +131,8 @@ const rows = [...times.entries()].map(([plan, list]) => {
   return `| DB time, ${label} (${list.length}) | median ${percentile(list, 50).toFixed(0)} µs, p99 ${percentile(list, 99).toFixed(0)} µs, max ${percentile(list, 100).toFixed(0)} µs |`;
 });
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
-console.log(`\norigin search bench: ${BOOKS.toLocaleString('en-US')} books, ${queries.length} distinct queries, ${cpus().length} × ${cpu}, Node ${process.versions.node}\n`);
+const load = loadavg()[0]?.toFixed(1) ?? '?';
+console.log(`\norigin search bench: ${BOOKS.toLocaleString('en-US')} books, ${queries.length} distinct queries, ${cpus().length} × ${cpu}, load average ${load}, Node ${process.versions.node}\n`);
 console.log('| measure | value |\n|---|---|');
 console.log(rows.join('\n'));
 console.log(await http(queries));
