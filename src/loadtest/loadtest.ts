@@ -107,6 +107,8 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
     });
     const tokens = await tokensFor(config, secretFile, options.subjects, Math.max(3600, (options.duration ?? 0) + 600));
     const headers = tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+    // Resolving second pages sends requests too; they are counted apart from the run's.
+    const initial = await snapshot(target);
     io.log(`planning: ${workload.queries.length} distinct queries; resolving second pages through the gateway…`);
     const firstToken = tokens[0] ?? '';
     await nextLink(target.url, workload.queries[0]?.target ?? '/v1/books?q=a', firstToken);
@@ -180,7 +182,11 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
       origin:
         origin === undefined
           ? null
-          : { originCalls: origin.requests, offload: cache === undefined || cache.requests === 0 ? null : 1 - origin.requests / cache.requests },
+          : {
+              originCalls: origin.requests,
+              setupCalls: initial.origin === undefined || before.origin === undefined ? 0 : originIncrease(initial.origin, before.origin).requests,
+              offload: cache === undefined || cache.requests === 0 ? null : 1 - origin.requests / cache.requests,
+            },
       memory: { gatewayRssBytes: after.gateway?.rssBytes ?? null, originRssBytes: after.origin?.rssBytes ?? null },
       timeline,
       latencyDistribution: run.latency.distribution(),

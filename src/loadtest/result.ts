@@ -69,9 +69,10 @@ export interface LoadtestResult {
   } | null;
   /**
    * Requests the origin served during the run, by its own count; `offload` is the share of the
-   * gateway's requests that never reached it.
+   * gateway's requests that never reached it. `setupCalls` were served before the run, while
+   * second pages were resolved, and are in neither figure.
    */
-  readonly origin: { readonly originCalls: number; readonly offload: number | null } | null;
+  readonly origin: { readonly originCalls: number; readonly setupCalls: number; readonly offload: number | null } | null;
   readonly memory: { readonly gatewayRssBytes: number | null; readonly originRssBytes: number | null };
   readonly timeline: readonly TimelinePoint[];
   readonly latencyDistribution: readonly DistributionPoint[];

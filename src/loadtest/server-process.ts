@@ -87,8 +87,11 @@ export async function startServerProcess(spec: ServerSpec): Promise<ServerProces
   });
   const exit = exited(child);
   const describeFailure = (what: string): string => {
-    const tail = `${readFileSync(spec.logFile, 'utf8')}\n${stderr}`.trim().split('\n').slice(-8).join('\n');
-    return `${spec.name} ${what}${tail === '' ? '' : `:\n${tail}`}`;
+    const output = `${readFileSync(spec.logFile, 'utf8')}\n${stderr}`.trim().split('\n');
+    // An uncaught error's own line says more than the stack frames that follow it.
+    const error = output.find((line) => /^\w*(Error|Exception)\b.*: /.test(line));
+    const shown = error ?? output.slice(-8).join('\n');
+    return `${spec.name} ${what}${shown === '' ? '' : `: ${shown}`}`;
   };
   const listening = await new Promise<Listening>((resolve, reject) => {
     const watcher = watch(spec.logFile);

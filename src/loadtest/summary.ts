@@ -38,7 +38,7 @@ export function formatSummary(result: LoadtestResult): string {
   if (result.origin === null) lines.push('origin      n/a (no --origin-admin)');
   else {
     const offload = result.origin.offload === null ? '' : `; offload ${percent(result.origin.offload)} of requests never reached the origin`;
-    lines.push(`origin      ${result.origin.originCalls} calls by its own count${offload}`);
+    lines.push(`origin      ${result.origin.originCalls} calls by its own count${offload} (setup before the run: ${result.origin.setupCalls} more)`);
   }
   lines.push(`memory      gateway RSS ${mib(result.memory.gatewayRssBytes)}, origin RSS ${mib(result.memory.originRssBytes)}`);
   return `${lines.join('\n')}\n`;

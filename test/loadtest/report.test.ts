@@ -25,7 +25,7 @@ function sampleResult(overrides: Partial<LoadtestResult> = {}): LoadtestResult {
       statusCounts: { 200: 2990, 401: 10 }, non2xx: 10, errorCount: 2, errors: { ECONNRESET: 2 },
     },
     cache: { requests: 3000, byCache: { hit: 2700, miss: 250, collapsed: 50 }, hitRatio: 0.9, originRequests: 250, entries: 250, bytes: 1_000_000 },
-    origin: { originCalls: 250, offload: 1 - 250 / 3000 },
+    origin: { originCalls: 250, setupCalls: 4, offload: 1 - 250 / 3000 },
     memory: { gatewayRssBytes: 80 * 1024 * 1024, originRssBytes: 60 * 1024 * 1024 },
     timeline: [1, 2, 3].map((second) => ({ second, responses: 1000, non2xx: 3, p50Ms: 0.9, p99Ms: 5, hitRatio: 0.8 + second / 20 })),
     latencyDistribution: [{ ms: 0.5, count: 1000 }, { ms: 1, count: 1500 }, { ms: 10, count: 500 }],
