@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { runLoad } from '../src/loadtest/load-run.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import type { PrometheusSamples } from '../src/loadtest/prometheus-text.ts';
 import { gatewayCounters, scrapeMetrics, steadyRead, type GatewayCounters } from '../src/loadtest/server-metrics.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
@@ -38,8 +39,35 @@ export interface MemoryReport {
   readonly evictions: number | null;
   readonly rssBytes: number | null;
   readonly peakRssBytes: number;
+  /** Where the memory is at the end: V8's heap (used and reserved) and memory outside it (Buffers). */
+  readonly heapUsedBytes: number | null;
+  readonly heapTotalBytes: number | null;
+  readonly externalBytes: number | null;
   readonly limitBytes: number;
   readonly met: boolean;
+  /** Samples every 5 s of the fill. */
+  readonly trajectory: readonly MemorySample[];
+}
+
+export interface MemorySample {
+  readonly second: number;
+  readonly entries: number | null;
+  readonly cacheBytes: number | null;
+  readonly rssBytes: number | null;
+  readonly heapUsedBytes: number | null;
+  readonly externalBytes: number | null;
+}
+
+function memorySample(second: number, metrics: PrometheusSamples): MemorySample {
+  const counters = gatewayCounters(metrics);
+  return {
+    second,
+    entries: counters.cacheEntries ?? null,
+    cacheBytes: counters.cacheBytes ?? null,
+    rssBytes: counters.rssBytes ?? null,
+    heapUsedBytes: metrics.value('nodejs_heap_size_used_bytes') ?? null,
+    externalBytes: metrics.value('nodejs_external_memory_bytes') ?? null,
+  };
 }
 
 export async function memoryBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<MemoryReport> {
@@ -58,10 +86,10 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     // The access log is off: a million lines on disk are not what this measures.
     const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) });
     const admin = gateway.adminUrl ?? '';
-    let peakRss = 0;
-    const sample = (): void => {
+    const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin))];
+    const sample = (second: number): void => {
       void scrapeMetrics(admin).then(
-        (m) => { peakRss = Math.max(peakRss, gatewayCounters(m).rssBytes ?? 0); },
+        (m) => { trajectory.push(memorySample(second, m)); },
         () => undefined,
       );
     };
@@ -72,13 +100,16 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
       amount: options.entries,
       requests: { next: () => ({ path: space.take(), headers }) },
       progress: true,
-      onSecond: (second) => { if (second % 5 === 0) sample(); },
+      onSecond: (second) => { if (second % 5 === 0) sample(second); },
     });
     const read = async (): Promise<GatewayCounters> => gatewayCounters(await scrapeMetrics(admin));
     const after = await steadyRead(read, (a, b) => a.requests === b.requests);
     const samples = await scrapeMetrics(admin);
-    const rss = after.rssBytes ?? null;
-    peakRss = Math.max(peakRss, rss ?? 0);
+    const end = memorySample(Math.round(run.durationSeconds), samples);
+    trajectory.push(end);
+    trajectory.sort((a, b) => a.second - b.second);
+    const rss = end.rssBytes;
+    const peakRss = Math.max(...trajectory.map((t) => t.rssBytes ?? 0));
     const limitBytes = boundBytes + HEADROOM_MIB * MIB;
     return {
       tool: 'catalog-gateway bench',
@@ -100,8 +131,12 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
       evictions: samples.value('catalog_gateway_cache_evictions_total') ?? null,
       rssBytes: rss,
       peakRssBytes: peakRss,
+      heapUsedBytes: end.heapUsedBytes,
+      heapTotalBytes: samples.value('nodejs_heap_size_total_bytes') ?? null,
+      externalBytes: end.externalBytes,
       limitBytes,
       met: peakRss < limitBytes,
+      trajectory,
     };
   } finally {
     await fleet.close();
@@ -114,8 +149,27 @@ export function memoryMarkdown(r: MemoryReport): string {
     '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     `| ${r.requested.toLocaleString('en-US')} | ${r.misses.toLocaleString('en-US')} / ${r.originRequests.toLocaleString('en-US')} | ${r.cacheEntries?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.cacheBytes)} | ${r.evictions?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.rssBytes)} | ${mib(r.peakRssBytes)} | ${mib(r.limitBytes)} | ${r.met ? 'met' : '**missed**'} |`,
     '',
+    `At the end: V8 heap ${mib(r.heapUsedBytes)} used of ${mib(r.heapTotalBytes)} reserved, ${mib(r.externalBytes)} outside the heap (Buffers); ${perEntry(r)}.`,
     `Filled in ${r.seconds.toFixed(0)} s (${r.requestsPerSecond.toFixed(0)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors) through ${r.origin}; gateway access log off.`,
+    `RSS during the fill: ${trajectoryLine(r.trajectory)}.`,
     `Machine: ${machineLine(r.machine)}. Command: \`${r.command}\`.`,
     '',
   ].join('\n');
+}
+
+/** About eight points of the trajectory: entries in the cache → RSS. */
+function trajectoryLine(trajectory: readonly MemorySample[]): string {
+  const step = Math.max(1, Math.ceil(trajectory.length / 8));
+  return trajectory
+    .filter((_, i) => i % step === 0 || i === trajectory.length - 1)
+    .map((t) => `${t.second} s: ${t.entries?.toLocaleString('en-US') ?? '?'} entries, ${mib(t.cacheBytes)} counted, RSS ${mib(t.rssBytes)}`)
+    .join('; ');
+}
+
+/** Heap used plus external memory grown since before the fill, per cached entry, next to what the cache counts. */
+function perEntry(r: MemoryReport): string {
+  const start = r.trajectory[0];
+  if (start === undefined || r.cacheEntries === null || r.cacheEntries === 0 || r.cacheBytes === null || r.heapUsedBytes === null || r.externalBytes === null) return 'no per-entry figure';
+  const grown = r.heapUsedBytes + r.externalBytes - (start.heapUsedBytes ?? 0) - (start.externalBytes ?? 0);
+  return `${(grown / r.cacheEntries).toFixed(0)} B of heap and Buffers per entry against ${(r.cacheBytes / r.cacheEntries).toFixed(0)} B counted`;
 }
