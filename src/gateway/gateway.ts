@@ -9,12 +9,11 @@ import { performance } from 'node:perf_hooks';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
+import { createAccessLog } from '../shared/access-log.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
-import { TokenVerifier } from '../shared/auth.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
-import { keySource } from '../shared/signing-key.ts';
-import { createAccessLog } from './access-log.ts';
+import { createVerifier } from '../shared/signing-key.ts';
 import { Coalescer } from './coalescer.ts';
 import { Filler, type FillOutcome } from './fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
@@ -58,14 +57,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const now = deps.now ?? Date.now;
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
   const registry = deps.registry ?? new Registry();
-  const verifier = new TokenVerifier({
-    key: keySource(config),
-    issuer: config['auth.issuer'],
-    audience: config['auth.audience'],
-    requiredScope: config['auth.requiredScope'],
-    verifiedTokenCache: config['auth.verifiedTokenCache'],
-    now,
-  });
+  const verifier = createVerifier(config, now);
   const cache: ResponseCache = new ResponseCache({
     maxBytes: config['gateway.cache.maxBytes'],
     maxEntryBytes: config['gateway.cache.maxEntryBytes'],

@@ -15,11 +15,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { requestId, type AccessLog, type AccessRecord } from '../shared/access-log.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { parseRequestTarget, problemInstance } from '../shared/request-target.ts';
-import { requestId, type AccessLog } from './access-log.ts';
 import { ttlSeconds } from './cache-policy.ts';
 import { forwardStatus, hitStatus } from './cache-status.ts';
 import type { Coalescer } from './coalescer.ts';
@@ -37,9 +37,16 @@ export interface PipelineDeps {
   readonly filler: Filler;
   readonly passThrough: PassThrough;
   readonly metrics: GatewayMetrics;
-  readonly accessLog: AccessLog;
+  readonly accessLog: AccessLog<GatewayAccessRecord>;
   readonly logger: Logger;
   readonly now: () => number;
+}
+
+/** The gateway's access-log line: the shared fields plus how the cache answered. */
+export interface GatewayAccessRecord extends AccessRecord {
+  readonly cache: CacheResult;
+  /** How long the origin took, when this request waited for it. */
+  readonly originMs: number | undefined;
 }
 
 /** How one request was answered: what the log and the metrics record. */
@@ -109,10 +116,17 @@ async function handle(deps: PipelineDeps, req: IncomingMessage, res: ServerRespo
   const forwarded = { authorization: req.headers.authorization, accept: req.headers.accept, requestId: reqId };
   const joined = deps.coalescer.join(key, () => deps.filler.fill(key, forwarded));
   if (!joined.leader) deps.metrics.coalesced();
-  const outcome = await joined.outcome;
-  const cache: CacheResult = joined.leader ? 'miss' : 'collapsed';
+  let outcome = await joined.outcome;
+  let collapsed = !joined.leader;
+  // RFC 9111 §4: a collapsed request may reuse only a response that could have been stored for
+  // it. A private, cookie-setting or otherwise unstorable answer was meant for the request that
+  // caused it, so each waiter asks the origin for its own (Varnish's hit-for-miss).
+  if (collapsed && !reusableByWaiters(outcome)) {
+    outcome = await deps.filler.fill(key, forwarded);
+    collapsed = false;
+  }
+  const cache: CacheResult = collapsed ? 'collapsed' : 'miss';
   const fwd = found.kind === 'stale' ? 'stale' : 'miss';
-  const collapsed = !joined.leader;
   if (outcome.kind === 'failed') {
     res.setHeader('cache-status', forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }));
     return { ...refuse(route, outcome.failure.problem, cache, sub), originMs: outcome.originMs };
@@ -120,4 +134,9 @@ async function handle(deps: PipelineDeps, req: IncomingMessage, res: ServerRespo
   const cacheStatus = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored });
   const sent = deliver(res, outcome.response, { ...context, now: deps.now(), cacheStatus });
   return { route, ...sent, cache, originMs: outcome.originMs, sub };
+}
+
+/** A failed fill is shared (every waiter gets the same 502/504); an answer only if it was storable. */
+function reusableByWaiters(outcome: FillOutcome): boolean {
+  return outcome.kind === 'failed' || outcome.stored || outcome.notStored === 'too-large';
 }

@@ -16,11 +16,11 @@
  * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestId, type AccessLog } from '../shared/access-log.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
-import { UNMATCHED_ROUTE, parseRequestTarget, type RouteLabel } from '../shared/request-target.ts';
-import { logAccess, requestId } from './access-log.ts';
+import { UNMATCHED_ROUTE, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
 import { deliverJson } from './deliver.ts';
 import type { OriginMetrics } from './metrics.ts';
@@ -33,6 +33,7 @@ export interface HandlerContext {
   readonly limiter: RateLimiter;
   readonly metrics: OriginMetrics;
   readonly logger: Logger;
+  readonly accessLog: AccessLog;
   readonly maxTargetBytes: number;
   readonly maxAgeSeconds: number;
   readonly isDraining: () => boolean;
@@ -44,15 +45,8 @@ type Answer =
 
 interface Handled {
   route: RouteLabel;
-  subject: string | null;
+  subject: string | undefined;
   isHead: boolean;
-}
-
-/** The problem's `instance`: the target as sent, unless it is the over-long one being refused. */
-function instanceOf(rawTarget: string, maxTargetBytes: number): string {
-  if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return rawTarget;
-  const path = rawTarget.split('?', 1)[0] ?? '/';
-  return Buffer.byteLength(path) <= maxTargetBytes ? path : '/';
 }
 
 async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
@@ -85,22 +79,22 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
 export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
-    const id = requestId(req.headers);
+    const id = requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
     const rawTarget = req.url ?? '/';
-    const handled: Handled = { route: UNMATCHED_ROUTE, subject: null, isHead: req.method === 'HEAD' };
+    const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
         return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], maxAgeSeconds: ctx.maxAgeSeconds, next: a.next });
       }
-      const bytes = sendProblem(res, a.problem, instanceOf(rawTarget, ctx.maxTargetBytes), handled.isHead);
+      const bytes = sendProblem(res, a.problem, problemInstance(rawTarget, ctx.maxTargetBytes), handled.isHead);
       return handled.isHead ? 0 : bytes;
     };
     const respond = async (): Promise<number> => {
       try {
         return send(await answer(ctx, req, handled));
       } catch (err) {
-        ctx.logger.error({ err, requestId: id, method: req.method, path: rawTarget }, 'request failed');
+        ctx.logger.error({ err, reqId: id, method: req.method, path: rawTarget }, 'request failed');
         if (!res.headersSent) return send({ kind: 'problem', problem: problem('internal-error', `the request failed; request id ${id}`) });
         res.destroy();
         return 0;
@@ -110,18 +104,18 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
       .then((bytes) => {
         const seconds = (performance.now() - started) / 1000;
         ctx.metrics.request(handled.route, res.statusCode, seconds);
-        logAccess(ctx.logger, {
-          requestId: id,
+        ctx.accessLog({
+          reqId: id,
           method: req.method ?? '',
           path: rawTarget,
           status: res.statusCode,
           bytes,
           durationMs: seconds * 1000,
-          subject: handled.subject,
+          sub: handled.subject,
         });
       })
       .catch((err: unknown) => {
-        ctx.logger.error({ err, requestId: id }, 'request bookkeeping failed');
+        ctx.logger.error({ err, reqId: id }, 'request bookkeeping failed');
       });
   };
 }

@@ -11,10 +11,10 @@ import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
-import { TokenVerifier } from '../shared/auth.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
+import { createAccessLog } from '../shared/access-log.ts';
 import { createLogger } from '../shared/logger.ts';
-import { keySource } from '../shared/signing-key.ts';
+import { createVerifier } from '../shared/signing-key.ts';
 import { CatalogDb } from './catalog-db.ts';
 import { createOriginHandler } from './handler.ts';
 import { OriginMetrics } from './metrics.ts';
@@ -51,17 +51,11 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   const api = createServer(
     createOriginHandler({
       db,
-      verifier: new TokenVerifier({
-        key: keySource(config),
-        issuer: config['auth.issuer'],
-        audience: config['auth.audience'],
-        requiredScope: config['auth.requiredScope'],
-        verifiedTokenCache: config['auth.verifiedTokenCache'],
-        now,
-      }),
+      verifier: createVerifier(config, now),
       limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
       metrics: new OriginMetrics(registry),
       logger,
+      accessLog: createAccessLog(logger, true),
       maxTargetBytes: config['http.maxTargetBytes'],
       maxAgeSeconds: config['origin.maxAgeSeconds'],
       isDraining: () => draining,

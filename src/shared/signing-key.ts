@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { Config } from '../config/schema.ts';
-import type { KeySource } from './auth.ts';
+import { TokenVerifier, type KeySource } from './auth.ts';
 
 export function secretPath(config: Config): string {
   return config['auth.secretFile'] ?? join(config.dataDir, 'signing-secret');
@@ -29,9 +29,21 @@ export function loadOrCreateSecret(path: string): Uint8Array {
   return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url');
 }
 
-export function keySource(config: Config): KeySource {
+function keySource(config: Config): KeySource {
   const jwks = config['auth.jwks'];
   return jwks === null ? { kind: 'secret', secret: loadOrCreateSecret(secretPath(config)) } : { kind: 'jwks', jwks };
+}
+
+/** The verifier both servers build from their `auth.*` keys. */
+export function createVerifier(config: Config, now: () => number): TokenVerifier {
+  return new TokenVerifier({
+    key: keySource(config),
+    issuer: config['auth.issuer'],
+    audience: config['auth.audience'],
+    requiredScope: config['auth.requiredScope'],
+    verifiedTokenCache: config['auth.verifiedTokenCache'],
+    now,
+  });
 }
 
 export interface TokenClaims {

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { loadOrCreateSecret, secretPath } from '../../src/shared/signing-key.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { get, startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get } from '../support/harness.ts';
 
 describe('gateway authentication on cached URLs', () => {
   let origin: FaultOrigin;

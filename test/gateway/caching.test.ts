@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { metricValue, startGatewayFixture, until, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { metricValue, until } from '../support/harness.ts';
 
 describe('gateway cache against a test origin', () => {
   let origin: FaultOrigin;
@@ -36,6 +37,28 @@ describe('gateway cache against a test origin', () => {
     const statuses = all.map((r) => String(r.headers['cache-status']));
     assert.equal(statuses.filter((s) => s === 'catalog-gateway; fwd=miss; stored; fwd-status=200').length, 1);
     assert.equal(statuses.filter((s) => s === 'catalog-gateway; fwd=miss; stored; collapsed; fwd-status=200').length, 199);
+  });
+
+  test('waiters never receive a private or cookie-setting answer meant for the request that caused it', async () => {
+    for (const [name, headers] of [
+      ['private-collapse', { 'cache-control': 'private, max-age=60' }],
+      ['cookie-collapse', { 'set-cookie': 'session=leader-only' }],
+    ] as const) {
+      const target = `/v1/books?q=${name}`;
+      behaviours.set(target, { kind: 'json', headers });
+      const before = await coalesced();
+      const gate = origin.hold();
+      const replies = Array.from({ length: 5 }, () => fx.get(target));
+      try {
+        await until(async () => (await coalesced()) - before === 4);
+      } finally {
+        gate.release();
+      }
+      const all = await Promise.all(replies);
+      assert.ok(all.every((r) => r.status === 200));
+      assert.equal(origin.count(target), 5, `${name}: each waiter asked the origin for its own answer`);
+      assert.ok(all.every((r) => !String(r.headers['cache-status']).includes('collapsed')));
+    }
   });
 
   test('repeats while fresh reach the origin 0 more times; N distinct queries N times', async () => {

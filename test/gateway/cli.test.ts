@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
-import { get } from '../support/gateway-fixture.ts';
+import { get } from '../support/harness.ts';
 
 const NODE = 'node_modules/.bin/node';
 

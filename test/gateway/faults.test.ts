@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { get, metricValue, startGatewayFixture, until, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 
 interface ProblemBody {
   readonly type: string;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { get, metricValue, parsePrometheus, startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, metricValue, parsePrometheus } from '../support/harness.ts';
 
 describe('gateway access log and metrics', () => {
   let origin: FaultOrigin;

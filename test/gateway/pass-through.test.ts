@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { get, startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get } from '../support/harness.ts';
 
 describe('pass-through routes', () => {
   let origin: FaultOrigin;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
 import { tempDir, testConfig } from '../support/config.ts';
-import { get, metricValue, startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, metricValue } from '../support/harness.ts';
 
 interface Page {
   readonly results: readonly { readonly id: string }[];

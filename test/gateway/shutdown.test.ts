@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Client } from 'undici';
 import { startFaultOrigin } from '../support/fault-origin.ts';
-import { get, metricValue, startGatewayFixture, until } from '../support/gateway-fixture.ts';
+import { startGatewayFixture } from '../support/gateway-fixture.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 
 test('graceful shutdown under load: every in-flight request completes, new ones are refused, /readyz is 503', async (t) => {
   const origin = await startFaultOrigin();

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
 import { tempDir } from '../support/config.ts';
-import { get } from '../support/gateway-fixture.ts';
+import { get } from '../support/harness.ts';
 import { sharedCatalog } from '../support/origin-fixture.ts';
 
 const NODE = 'node_modules/.bin/node';

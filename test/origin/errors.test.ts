@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { PROBLEM_BASE } from '../../src/shared/problem.ts';
-import type { Reply } from '../support/gateway-fixture.ts';
+import type { Reply } from '../support/harness.ts';
 import { json, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 function assertProblem(reply: Reply, status: number, kind: string): Record<string, unknown> {
@@ -117,7 +117,7 @@ describe('origin errors', () => {
       const token = await f.token({ subject: 'log-check' });
       await f.get('/v1/books?q=river', { authorization: `Bearer ${token}` });
       await f.get('/v1/books?q=river', { authorization: `Bearer ${token}x` });
-      assert.ok(f.logs.text().includes('"subject":"log-check"'));
+      assert.ok(f.logs.text().includes('"sub":"log-check"'));
       assert.ok(!f.logs.text().includes(token));
     });
   });

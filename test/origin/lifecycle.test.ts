@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { get } from '../support/gateway-fixture.ts';
+import { get } from '../support/harness.ts';
 import { json, openBusyConnection, startOriginFixture } from '../support/origin-fixture.ts';
 
 test('while draining: a request on an open connection gets 503 with Connection: close, /readyz is 503, then the origin stops', async (t) => {

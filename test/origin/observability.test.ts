@@ -1,7 +1,7 @@
 /** The access log and the Prometheus metrics agree with the requests actually made. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { get, metricValue } from '../support/gateway-fixture.ts';
+import { get, metricValue } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 let f: OriginFixture;
@@ -42,16 +42,16 @@ test('one access-log line per request, with request id, subject, status, bytes a
   const hostile = await f.get('/v1/branches', { 'x-request-id': 'bad id\twith spaces' });
   assert.match(String(hostile.headers['x-request-id']), /^[0-9a-f-]{36}$/, 'an unsafe request id is replaced');
   const lines = f.logs.lines().filter((l) => l.msg === 'request');
-  const line = lines.find((l) => l.requestId === 'trace-42');
+  const line = lines.find((l) => l.reqId === 'trace-42');
   assert.ok(line !== undefined);
   assert.equal(line.method, 'GET');
   assert.equal(line.path, '/v1/books?q=river&limit=2');
   assert.equal(line.status, 200);
   assert.equal(line.bytes, Buffer.byteLength(reply.body));
-  assert.equal(line.subject, 'reader-7');
+  assert.equal(line.sub, 'reader-7');
   assert.equal(typeof line.durationMs, 'number');
   assert.equal(typeof line.time, 'string');
-  assert.equal(lines.filter((l) => l.requestId === hostile.headers['x-request-id']).length, 1);
+  assert.equal(lines.filter((l) => l.reqId === hostile.headers['x-request-id']).length, 1);
   assert.ok(!f.logs.text().includes(token));
 });
 

@@ -12,7 +12,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { PROBLEM_BASE, PROBLEM_KINDS } from '../../src/shared/problem.ts';
 import { tempDir } from '../support/config.ts';
-import type { Reply } from '../support/gateway-fixture.ts';
+import type { Reply } from '../support/harness.ts';
 import { openBusyConnection, sharedCatalog, startOriginFixture, type BusyConnection, type OriginFixture } from '../support/origin-fixture.ts';
 
 interface SchemaRef {

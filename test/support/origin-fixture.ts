@@ -11,7 +11,7 @@ import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
 import { seedCatalog } from '../../src/origin/seed.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { tempDir, testConfig } from './config.ts';
-import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './gateway-fixture.ts';
+import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
 
 export const TEST_BOOKS = 2000;
 
