@@ -1,0 +1,41 @@
+/** The README documents what the code does: every config key and every catalog metric. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { loadConfig } from '../src/config/load.ts';
+import { SCHEMA, envName, type ConfigKey } from '../src/config/schema.ts';
+import { GatewayMetrics } from '../src/gateway/metrics.ts';
+import { OriginMetrics } from '../src/origin/metrics.ts';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+async function catalogMetricNames(registry: Registry): Promise<string[]> {
+  const families = await registry.getMetricsAsJSON();
+  return families.map((f) => f.name).filter((name) => name.startsWith('catalog_'));
+}
+
+describe('README', () => {
+  test('shows the test command that .ci/run runs', () => {
+    assert.match(readme, /^npm test\b/m);
+    assert.match(readFileSync(new URL('../.ci/run', import.meta.url), 'utf8'), /^npm test$/m);
+  });
+
+  test('its configuration table has one row per schema key, with the env name and the default', () => {
+    const defaults = loadConfig({ env: {} });
+    for (const key of Object.keys(SCHEMA) as ConfigKey[]) {
+      const row = `| \`${key}\` | \`${envName(key)}\` | \`${JSON.stringify(defaults[key])}\` | ${SCHEMA[key].doc} |`;
+      assert.ok(readme.includes(row), `README lacks the row: ${row}`);
+    }
+  });
+
+  test('lists every metric of the gateway and the origin', async () => {
+    const gateway = new Registry();
+    const origin = new Registry();
+    new GatewayMetrics(gateway, () => ({ entries: 0, bytes: 0 }));
+    new OriginMetrics(origin);
+    const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
+    assert.ok(names.length >= 11);
+    for (const name of names) assert.ok(readme.includes(`\`${name}`), `README does not list ${name}`);
+  });
+});
