@@ -16,9 +16,13 @@ export interface BenchOptions {
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
+  /** Scenario ids to run; all when absent. The bare ceiling always runs, since ratios need it. */
+  readonly scenarios?: readonly string[];
 }
 
-export const BENCH_HELP = `Usage: npm run bench -- [flags]
+export const SCENARIO_IDS = ['bare', 'origin', 'gateway-hot', 'gateway-10k', 'gateway-miss', 'gateway-hot-nolog'] as const;
+
+export const BENCH_HELP = () => `Usage: npm run bench -- [flags]
 
 Measures, in interleaved rounds, a bare node:http server (the ceiling), the origin, and the gateway
 on hits (one hot URL; 10,000 warmed URLs), on cold misses, and on the hit path with its access log
@@ -29,6 +33,8 @@ Flags:
   --connections N      concurrent connections (default 50)
   --rounds N           repetitions, scenario order rotated each round (default 3)
   --data DIR           catalog and signing secret (default data/bench)
+  --scenarios LIST     comma-separated subset of: ${SCENARIO_IDS.join(', ')}
+                       (bare always runs: every ratio is to it)
   --cpu-prof           profile the access-logged gateway and print where its time goes
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
@@ -61,6 +67,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
+        scenarios: { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -71,6 +78,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
   const data = text('data');
   if (data?.trim() === '') throw new UsageError('--data must not be empty');
+  const list = text('scenarios')?.split(',').map((id) => id.trim());
+  const unknown = list?.find((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
+  if (unknown !== undefined) throw new UsageError(`--scenarios: unknown scenario "${unknown}"; known: ${SCENARIO_IDS.join(', ')}`);
   return {
     duration: integer('duration', text('duration'), 5, 1, 3600),
     connections: integer('connections', text('connections'), 50, 1, 10_000),
@@ -81,5 +91,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,
+    ...(list === undefined ? {} : { scenarios: [...new Set(['bare', ...list])] }),
   };
 }

@@ -47,8 +47,8 @@ export class Fleet {
   }
 
   /** A bench script run through tsx, such as bare-server.ts or tiny-origin.ts. */
-  script(name: string, script: string, args: readonly string[] = []): Promise<ServerProcess> {
-    return this.#start(name, [join(REPO_ROOT, 'bench', script), ...args], {}, ['--import', 'tsx']);
+  script(name: string, script: string, args: readonly string[] = [], nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+    return this.#start(name, [join(REPO_ROOT, 'bench', script), ...args], {}, ['--import', 'tsx', ...nodeFlags]);
   }
 
   async stop(server: ServerProcess): Promise<void> {

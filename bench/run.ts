@@ -19,7 +19,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (options === 'help') {
-    process.stdout.write(BENCH_HELP);
+    process.stdout.write(BENCH_HELP());
     return 0;
   }
   const command = ['npm run bench', ...(argv.length === 0 ? [] : ['--', ...argv])].join(' ');

@@ -2,7 +2,7 @@
  * `npm run bench` (default mode): starts the origin, two gateways (access log on, to a file; and
  * off) and the bare ceiling, warms the caches, runs the rounds and assembles the report.
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import type { PlannedRequest } from '../src/loadtest/load-run.ts';
@@ -10,14 +10,14 @@ import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
-import { hotFunctions, type HotFunction } from './profile-summary.ts';
+import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
 import { RESULTS_DIR } from './results-file.ts';
 import type { Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
   captureResponse, findHotTarget, gatewayMemory, runRounds, warmCache, warmUp,
-  type GatewayMemory, type Scenario, type ScenarioResult, type Servers,
+  type GatewayMemory, type Scenario, type ScenarioResult, type ServerRole, type Servers,
 } from './throughput.ts';
 
 export const WARMED_URLS = 10_000;
@@ -55,10 +55,20 @@ export interface ThroughputReport {
     readonly p99Met: boolean;
   };
   readonly gatewayAfterBench: GatewayMemory;
-  readonly profile: { readonly file: string; readonly hotFunctions: readonly HotFunction[] } | null;
+  /** With --cpu-prof: a V8 CPU profile per server answering hits, and its busy time per request served. */
+  readonly profiles: readonly ServerProfile[] | null;
+}
+
+export interface ServerProfile extends ProfileSummary {
+  readonly server: ServerRole;
+  readonly file: string;
+  /** Requests the server answered while profiled, warm-up included. */
+  readonly served: number;
+  readonly busyUsPerRequest: number;
 }
 
 function newestProfile(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
   return readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => join(dir, f))
@@ -68,7 +78,9 @@ function newestProfile(dir: string): string | undefined {
 export async function throughputBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<ThroughputReport> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
-  const profileDir = join(RESULTS_DIR, 'profiles');
+  const profileRoot = join(RESULTS_DIR, 'profiles', startedAt.replace(/[:.]/g, '-'));
+  const PROFILED = ['bare', 'gateway', 'gateway-nolog'] as const;
+  const profileFlags = (role: ServerRole): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : []);
   try {
     log('starting the origin (seeds the 100,000-book catalog on first start)…');
     const origin = await fleet.origin();
@@ -77,8 +89,8 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
     const headers = { authorization: `Bearer ${token}` };
     log('starting the gateways (access log on, to a file; and off)…');
-    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
-    const quiet = await fleet.gateway('gateway-nolog', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false' });
+    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
+    const quiet = await fleet.gateway('gateway-nolog', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
 
     const hotTarget = await findHotTarget(origin.url, space, headers);
     const hot: PlannedRequest = { path: hotTarget, headers };
@@ -88,10 +100,11 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a hit after warming (Cache-Status: ${hit.cacheStatus})`);
     const responseFile = join(fleet.logDir, 'hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
-    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile]);
+    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], profileFlags('bare'));
 
-    log(`warming ${WARMED_URLS} URLs in the gateway…`);
-    const warmed = Array.from({ length: WARMED_URLS }, () => space.take());
+    const selected = (id: string): boolean => options.scenarios?.includes(id) ?? true;
+    const warmed = selected('gateway-10k') ? Array.from({ length: WARMED_URLS }, () => space.take()) : [];
+    if (warmed.length > 0) log(`warming ${WARMED_URLS} URLs in the gateway…`);
     await warmCache(gateway.url, warmed, headers);
     // Each connection cycles through its own share of the warmed URLs, prebuilt, so the
     // generator costs no more here than on the hot URL.
@@ -99,27 +112,33 @@ export async function throughputBench(options: BenchOptions, command: string, lo
 
     const servers: Servers = { bare, origin, gateway, 'gateway-nolog': quiet };
     const distinct = (): { next: () => PlannedRequest } => ({ next: () => ({ path: space.take(), headers }) });
-    const scenarios: Scenario[] = [
+    const scenarios: Scenario[] = ([
       { id: 'bare', label: 'bare node:http, prebuilt hit bytes (ceiling)', server: 'bare', requests: () => hot, hits: true },
       { id: 'origin', label: 'origin directly, distinct searches', server: 'origin', requests: distinct, hits: false },
       { id: 'gateway-hot', label: 'gateway hit, one hot URL (auth + access log on)', server: 'gateway', requests: () => hot, hits: true },
       { id: 'gateway-10k', label: `gateway hits over ${WARMED_URLS.toLocaleString('en-US')} warmed URLs`, server: 'gateway', requests: () => ({ perConnection: shares }), hits: true },
       { id: 'gateway-miss', label: 'gateway cold misses, distinct searches', server: 'gateway', requests: distinct, hits: false },
       { id: 'gateway-hot-nolog', label: 'gateway hit, one hot URL, access log off', server: 'gateway-nolog', requests: () => hot, hits: true },
-    ];
+    ] satisfies Scenario[]).filter((s) => selected(s.id));
     log('warming up each server for 2 s…');
-    await warmUp(scenarios.filter((s) => s.id !== 'gateway-miss' && s.id !== 'gateway-10k'), servers, options.connections);
+    const warmServed = await warmUp(scenarios.filter((s) => s.id !== 'gateway-miss' && s.id !== 'gateway-10k'), servers, options.connections);
     const results = await runRounds(scenarios, servers, { duration: options.duration, connections: options.connections, rounds: options.rounds, log });
     for (const s of scenarios) {
       const result = results.find((r) => r.id === s.id);
       if (s.hits && s.server !== 'bare' && (result?.originCallsPerRun.max ?? 0) > 0) log(`warning: ${s.id} reached the origin: hits are not hits`);
     }
     const memory = await gatewayMemory(gateway);
-    let profile: ThroughputReport['profile'] = null;
+    let profiles: ServerProfile[] | null = null;
     if (options.cpuProf) {
-      await fleet.stop(gateway);
-      const file = newestProfile(profileDir);
-      if (file !== undefined) profile = { file: file.replace(`${REPO_ROOT}/`, ''), hotFunctions: hotFunctions(file, REPO_ROOT, 25) };
+      profiles = [];
+      for (const role of PROFILED) {
+        await fleet.stop(servers[role]);
+        const file = newestProfile(join(profileRoot, role));
+        if (file === undefined) continue;
+        const served = (warmServed.get(role) ?? 0) + results.filter((r) => scenarios.find((s) => s.id === r.id)?.server === role).reduce((n, r) => n + r.runs.reduce((m, run) => m + run.responses, 0), 0);
+        const summary = summariseProfile(file, REPO_ROOT);
+        profiles.push({ server: role, file: file.replace(`${REPO_ROOT}/`, ''), served, busyUsPerRequest: served === 0 ? 0 : (summary.busyMs * 1000) / served, ...summary });
+      }
     }
     const hitPath = results.find((r) => r.id === HIT_PATH);
     const rpsVsBare = hitPath?.rpsVsBare ?? { median: Number.NaN, min: Number.NaN, max: Number.NaN };
@@ -153,7 +172,7 @@ export async function throughputBench(options: BenchOptions, command: string, lo
         p99Met: p99VsBare.median <= TARGET_P99_VS_BARE,
       },
       gatewayAfterBench: memory,
-      profile,
+      profiles,
     };
   } finally {
     await fleet.close();
@@ -173,9 +192,18 @@ export function throughputMarkdown(report: ThroughputReport): string {
     `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.connections} connections, pipelining 1; ${report.settings.loadGenerator}. Ratios are per round against the bare server of the same round, then the median.`,
     `Machine: ${machineLine(report.machine)}. Catalog: ${report.settings.catalogBooks.toLocaleString('en-US')} books. Command: \`${report.command}\`.`,
   ];
-  if (report.profile !== null) {
-    lines.push('', `CPU profile of the access-logged gateway (${report.profile.file}), self time:`, '', '| self ms | share | function | where |', '|---:|---:|---|---|');
-    for (const f of report.profile.hotFunctions) lines.push(`| ${f.selfMs.toFixed(0)} | ${(f.share * 100).toFixed(1)} % | ${f.name} | ${f.where} |`);
+  if (report.profiles !== null) {
+    const table = (title: string, spots: ProfileSummary['functions'], withWhere: boolean): void => {
+      lines.push('', title, '', withWhere ? '| self ms | share of busy | function | where |' : '| self ms | share of busy | module |', withWhere ? '|---:|---:|---|---|' : '|---:|---:|---|');
+      for (const f of spots) lines.push(`| ${f.selfMs.toFixed(0)} | ${(f.share * 100).toFixed(1)} % | ${f.name}${withWhere ? ` | ${f.where}` : ''} |`);
+    };
+    const perRequest = report.profiles.map((p) => `${p.server} ${p.busyUsPerRequest.toFixed(0)} µs (${p.served.toLocaleString('en-US')} requests, ${(p.busyMs / 1000).toFixed(1)} s busy)`);
+    lines.push('', `CPU profiles (${report.profiles[0]?.file.replace(/\/[^/]+\/[^/]+$/, '') ?? ''}): busy CPU time per request served — ${perRequest.join('; ')}.`);
+    for (const p of report.profiles) {
+      if (p.server === 'gateway-nolog') continue;
+      table(`Self time by module, ${p.server}:`, p.modules.slice(0, 12), false);
+      if (p.server === 'gateway') table('Self time by function, gateway:', p.functions, true);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

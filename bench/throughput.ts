@@ -137,8 +137,13 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
 }
 
 /** A short unmeasured run per server, so the first measured round does not pay for JIT warm-up. */
-export async function warmUp(scenarios: readonly Scenario[], servers: Servers, connections: number): Promise<void> {
-  for (const scenario of scenarios) await runLoad({ url: servers[scenario.server].url, connections, duration: 2, requests: scenario.requests() });
+export async function warmUp(scenarios: readonly Scenario[], servers: Servers, connections: number): Promise<Map<ServerRole, number>> {
+  const served = new Map<ServerRole, number>();
+  for (const scenario of scenarios) {
+    const run = await runLoad({ url: servers[scenario.server].url, connections, duration: 2, requests: scenario.requests() });
+    served.set(scenario.server, (served.get(scenario.server) ?? 0) + run.responses);
+  }
+  return served;
 }
 
 /** Fills a gateway's cache with `targets`, a few dozen at a time, and checks every answer. */
