@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseBenchArgs } from '../../bench/args.ts';
+import { QuerySpace } from '../../bench/query-space.ts';
+import { spread } from '../../bench/stats.ts';
+import { UsageError } from '../../src/cli/args.ts';
+import type { CatalogVocabulary } from '../../src/loadtest/catalog-vocabulary.ts';
+import { parseRequestTarget } from '../../src/shared/request-target.ts';
+
+const VOCABULARY: CatalogVocabulary = {
+  titles: ['The Silent River', 'Hidden Garden of Kyoto', "The Lighthouse Keeper's Daughter"],
+  authors: ['Amara Okafor', 'Jonas Lindqvist'],
+  branches: ['branch_central', 'branch_harbor'],
+};
+
+test('the bench query space never repeats a target, and every target is canonical and valid', () => {
+  const space = new QuerySpace(VOCABULARY);
+  const targets = Array.from({ length: space.size }, () => space.take());
+  assert.equal(new Set(targets).size, targets.length);
+  for (const target of targets) {
+    const verdict = parseRequestTarget('GET', target, 2048);
+    assert.ok(verdict.ok && verdict.canonical === target, target);
+  }
+  assert.throws(() => space.take(), /holds \d+ distinct targets/);
+  assert.deepEqual(Array.from({ length: 5 }, (_, i) => new QuerySpace(VOCABULARY).at(i)), targets.slice(0, 5), 'the same seed, the same order');
+});
+
+test('spread gives median, min and max', () => {
+  assert.deepEqual(spread([3, 1, 2]), { median: 2, min: 1, max: 3 });
+  assert.deepEqual(spread([4, 1, 2, 3]), { median: 2.5, min: 1, max: 4 });
+  assert.ok(Number.isNaN(spread([]).median));
+});
+
+test('bench flags: defaults, a subset of scenarios with the ceiling always in, and refusals naming the flag', () => {
+  const defaults = parseBenchArgs([]);
+  assert.ok(defaults !== 'help');
+  assert.equal(defaults.duration, 5);
+  assert.equal(defaults.connections, 50);
+  assert.equal(defaults.rounds, 3);
+  assert.equal(defaults.scenarios, undefined);
+  const subset = parseBenchArgs(['--scenarios', 'gateway-hot,origin']);
+  assert.ok(subset !== 'help');
+  assert.deepEqual(subset.scenarios, ['bare', 'gateway-hot', 'origin']);
+  assert.throws(() => parseBenchArgs(['--rounds', '0']), (e: unknown) => e instanceof UsageError && e.message.includes('--rounds'));
+  assert.throws(() => parseBenchArgs(['--scenarios', 'gateway-warm']), (e: unknown) => e instanceof UsageError && e.message.includes('"gateway-warm"'));
+  assert.equal(parseBenchArgs(['--help']), 'help');
+});
