@@ -168,7 +168,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     return {
       durationSeconds,
       responses: latency.count,
-      requestsPerSecond: latency.count / (result.duration > 0 ? durationSeconds : 1),
+      requestsPerSecond: durationSeconds > 0 ? latency.count / durationSeconds : 0,
       bytes,
       latency,
       statusCounts,
