@@ -188,6 +188,7 @@ export function throughputMarkdown(report: ThroughputReport): string {
     '',
     `Targets, hit path with authentication and access logging on (\`${t.scenario}\`): req/s ${t.rpsVsBare.median.toFixed(2)}× the bare server (target ≥ ${t.rpsTarget}×) — ${verdict(t.rpsMet)}; p99 ${t.p99VsBare.median.toFixed(2)}× (target ≤ ${t.p99Target}×) — ${verdict(t.p99Met)}.`,
     `Gateway after the bench: RSS ${mib(g.rssBytes)} with ${g.cacheEntries ?? 'n/a'} cached responses (${mib(g.cacheBytes)} counted against the 256 MiB bound); access log written: ${mib(g.accessLogBytes)}.`,
+    ...saturationNote(report.scenarios),
     `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`.`,
     `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.connections} connections, pipelining 1; ${report.settings.loadGenerator}. Ratios are per round against the bare server of the same round, then the median.`,
     `Machine: ${machineLine(report.machine)}. Catalog: ${report.settings.catalogBooks.toLocaleString('en-US')} books. Command: \`${report.command}\`.`,
@@ -206,4 +207,12 @@ export function throughputMarkdown(report: ThroughputReport): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A generator that is itself near one full core cannot show a faster server: say so beside the figures. */
+function saturationNote(scenarios: readonly ScenarioResult[]): string[] {
+  const busy = scenarios.filter((s) => s.generatorCpu.median >= 0.85);
+  if (busy.length === 0) return [];
+  const which = busy.map((s) => `\`${s.id}\` ${(s.generatorCpu.median * 100).toFixed(0)} %`).join(', ');
+  return [`The load generator (one core) was near saturation in ${which} of CPU: those req/s are lower bounds, so ratios to the bare ceiling are, if anything, flattering.`];
 }
