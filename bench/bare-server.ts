@@ -3,7 +3,7 @@
  * bytes of a gateway cache hit (same status, headers and body), doing nothing else. Whatever the
  * gateway does on a hit — authenticate, look up, log, count — is measured against this.
  *
- * Run as a child process: `node --import tsx bench/bare-server.ts RESPONSE_FILE`, where the file
+ * Run as a child process: `node bench/bare-server.ts RESPONSE_FILE`, where the file
  * holds `{ "status", "headers": [[name, value]…], "body": base64 }`. It prints the server start
  * contract's "listening" line.
  */

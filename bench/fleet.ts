@@ -46,9 +46,9 @@ export class Fleet {
     return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', originUrl], env, nodeFlags);
   }
 
-  /** A bench script run through tsx, such as bare-server.ts or tiny-origin.ts. */
+  /** A bench script such as bare-server.ts or tiny-origin.ts, run by Node's own type stripping like the servers. */
   script(name: string, script: string, args: readonly string[] = [], nodeFlags: readonly string[] = []): Promise<ServerProcess> {
-    return this.#start(name, [join(REPO_ROOT, 'bench', script), ...args], {}, ['--import', 'tsx', ...nodeFlags]);
+    return this.#start(name, [join(REPO_ROOT, 'bench', script), ...args], {}, nodeFlags);
   }
 
   async stop(server: ServerProcess): Promise<void> {

@@ -9,7 +9,7 @@
  *    process (so it does not share an event loop with autocannon), 50 connections for 5 s, every
  *    request a search from the same mix, its access log on (written to a file).
  *
- * Run: node --import tsx bench/origin-search.ts [--db PATH] [--duration SECONDS] [--connections N]
+ * Run: node bench/origin-search.ts [--db PATH] [--duration SECONDS] [--connections N]
  */
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

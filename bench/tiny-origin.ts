@@ -4,7 +4,7 @@
  * once with a small page shaped like the real one (three books, the query in the titles so every
  * body differs, about 1 KiB), a strong ETag and `Cache-Control: public, max-age=3600`.
  *
- * Run as a child process: `node --import tsx bench/tiny-origin.ts`; prints the "listening" line.
+ * Run as a child process: `node bench/tiny-origin.ts`; prints the "listening" line.
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';

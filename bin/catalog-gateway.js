@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// npm puts node_modules/.bin first on PATH, so `npx catalog-gateway` runs on the pinned Node 24.
-import { register } from 'tsx/esm/api';
-
-register();
+// npm puts node_modules/.bin first on PATH, so `npx catalog-gateway` runs on the pinned Node 24,
+// whose built-in type stripping runs the TypeScript sources as they are (tsconfig keeps them
+// to erasable syntax), with no loader on the request path.
 await import('../src/cli/main.ts');

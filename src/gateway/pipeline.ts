@@ -16,18 +16,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { requestId, type AccessLog, type AccessRecord } from '../shared/access-log.ts';
-import type { TokenVerifier } from '../shared/auth.ts';
+import type { AuthVerdict, TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
-import { parseRequestTarget, problemInstance } from '../shared/request-target.ts';
+import { parseRequestTarget, problemInstance, type TargetVerdict } from '../shared/request-target.ts';
 import { ttlSeconds } from './cache-policy.ts';
 import { forwardStatus, hitStatus } from './cache-status.ts';
 import type { Coalescer } from './coalescer.ts';
-import { deliver, type Delivered } from './deliver.ts';
+import { deliver, type DeliverContext, type Delivered } from './deliver.ts';
 import type { FillOutcome, Filler } from './fill.ts';
 import { PASS_THROUGH_ROUTE, type CacheResult, type GatewayMetrics, type MetricRoute } from './metrics.ts';
 import type { PassThrough } from './pass-through.ts';
-import { cacheKey, type ResponseCache } from './response-cache.ts';
+import { cacheKey, type CacheKey, type ResponseCache } from './response-cache.ts';
 
 export interface PipelineDeps {
   readonly maxTargetBytes: number;
@@ -57,63 +57,89 @@ interface Answered extends Delivered {
   readonly sub?: string;
 }
 
+/** One request on its way through the steps. */
+interface Exchange {
+  readonly deps: PipelineDeps;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly reqId: string;
+  readonly rawTarget: string;
+  readonly isHead: boolean;
+}
+
+/** A step answers at once (hits, refusals) or, when it has to wait (signature, origin), later. */
+type Step = Answered | Promise<Answered>;
+
 export function createPipeline(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
-    const reqId = requestId(req.headers['x-request-id']);
-    handle(deps, req, res, reqId).then(
-      (answered) => {
-        const durationMs = performance.now() - started;
-        const method = req.method ?? 'GET';
-        deps.metrics.request(answered.route, method, answered.status, answered.cache, durationMs / 1000);
-        deps.accessLog({ reqId, method, path: req.url ?? '/', status: answered.status, bytes: answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
-      },
-      (err: unknown) => {
-        deps.logger.error({ reqId, err }, 'request failed');
-        if (res.headersSent) res.destroy();
-        else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(req.url ?? '/', deps.maxTargetBytes), false);
-      },
-    );
+    const method = req.method ?? 'GET';
+    const rawTarget = req.url ?? '/';
+    const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), rawTarget, isHead: method === 'HEAD' };
+    const finish = (answered: Answered): void => {
+      const durationMs = performance.now() - started;
+      deps.metrics.request(answered.route, method, answered.status, answered.cache, durationMs / 1000);
+      deps.accessLog({ reqId: ex.reqId, method, path: rawTarget, status: answered.status, bytes: answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
+    };
+    const fail = (err: unknown): void => {
+      deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
+      if (res.headersSent) res.destroy();
+      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(rawTarget, deps.maxTargetBytes), false);
+    };
+    try {
+      const step = handle(ex);
+      if (step instanceof Promise) step.then(finish, fail);
+      else finish(step);
+    } catch (err) {
+      fail(err);
+    }
   };
 }
 
-async function handle(deps: PipelineDeps, req: IncomingMessage, res: ServerResponse, reqId: string): Promise<Answered> {
-  const method = req.method ?? 'GET';
-  const rawTarget = req.url ?? '/';
-  const isHead = method === 'HEAD';
-  const refuse = (route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered => {
-    res.setHeader('x-request-id', reqId);
-    const bytes = sendProblem(res, p, problemInstance(rawTarget, deps.maxTargetBytes), isHead);
-    return { route, status: problemStatus(p), bytes: isHead ? 0 : bytes, cache, ...(sub === undefined ? {} : { sub }) };
-  };
+function refuse(ex: Exchange, route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered {
+  ex.res.setHeader('x-request-id', ex.reqId);
+  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.deps.maxTargetBytes), ex.isHead);
+  return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, cache, ...(sub === undefined ? {} : { sub }) };
+}
 
-  if (deps.passThrough.matches(rawTarget)) {
-    const auth = await deps.verifier.verify(req.headers.authorization);
-    if (!auth.ok) return refuse(PASS_THROUGH_ROUTE, auth.problem);
-    const sent = await deps.passThrough.forward(req, res, reqId);
-    return { route: PASS_THROUGH_ROUTE, ...sent, cache: 'pass', sub: auth.principal.subject };
-  }
-
-  const target = parseRequestTarget(method, rawTarget, deps.maxTargetBytes);
+function handle(ex: Exchange): Step {
+  const { deps, req } = ex;
+  if (deps.passThrough.matches(ex.rawTarget)) return passThrough(ex);
+  const target = parseRequestTarget(req.method ?? 'GET', ex.rawTarget, deps.maxTargetBytes);
   // The origin's order: target length, route and method are refused before authentication,
   // parameter errors after it, so both servers answer any request identically.
-  if (!target.ok && problemStatus(target.problem) !== 400) return refuse(target.route, target.problem);
+  if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
+  const auth = deps.verifier.verify(req.headers.authorization);
+  return auth instanceof Promise ? auth.then((verdict) => authorized(ex, target, verdict)) : authorized(ex, target, auth);
+}
+
+async function passThrough(ex: Exchange): Promise<Answered> {
+  const auth = await ex.deps.verifier.verify(ex.req.headers.authorization);
+  if (!auth.ok) return refuse(ex, PASS_THROUGH_ROUTE, auth.problem);
+  const sent = await ex.deps.passThrough.forward(ex.req, ex.res, ex.reqId);
+  return { route: PASS_THROUGH_ROUTE, ...sent, cache: 'pass', sub: auth.principal.subject };
+}
+
+function authorized(ex: Exchange, target: TargetVerdict, auth: AuthVerdict): Step {
   const route = target.ok ? target.target.route : target.route;
-  const auth = await deps.verifier.verify(req.headers.authorization);
-  if (!auth.ok) return refuse(route, auth.problem);
+  if (!auth.ok) return refuse(ex, route, auth.problem);
   const sub = auth.principal.subject;
-  if (!target.ok) return refuse(route, target.problem, 'none', sub);
-
+  if (!target.ok) return refuse(ex, route, target.problem, 'none', sub);
   const key = cacheKey(target);
-  const context = { isHead, ifNoneMatch: req.headers['if-none-match'], requestId: reqId };
-  const found = deps.cache.lookup(key, deps.now());
-  if (found.kind === 'fresh') {
-    const now = deps.now();
-    const sent = deliver(res, found.response, { ...context, now, cacheStatus: hitStatus(ttlSeconds(found.response.freshness, now)) });
-    return { route, ...sent, cache: 'hit', sub };
-  }
+  const now = ex.deps.now();
+  const found = ex.deps.cache.lookup(key, now);
+  if (found.kind !== 'fresh') return fill(ex, route, sub, key, found.kind === 'stale' ? 'stale' : 'miss');
+  const sent = deliver(ex.res, found.response, deliveryContext(ex, now, hitStatus(ttlSeconds(found.response.freshness, now))));
+  return { route, ...sent, cache: 'hit', sub };
+}
 
-  const forwarded = { authorization: req.headers.authorization, accept: req.headers.accept, requestId: reqId };
+function deliveryContext(ex: Exchange, now: number, cacheStatus: string): DeliverContext {
+  return { isHead: ex.isHead, ifNoneMatch: ex.req.headers['if-none-match'], requestId: ex.reqId, now, cacheStatus };
+}
+
+async function fill(ex: Exchange, route: MetricRoute, sub: string, key: CacheKey, fwd: 'miss' | 'stale'): Promise<Answered> {
+  const { deps, req } = ex;
+  const forwarded = { authorization: req.headers.authorization, accept: req.headers.accept, requestId: ex.reqId };
   const joined = deps.coalescer.join(key, () => deps.filler.fill(key, forwarded));
   if (!joined.leader) deps.metrics.coalesced();
   let outcome = await joined.outcome;
@@ -126,13 +152,12 @@ async function handle(deps: PipelineDeps, req: IncomingMessage, res: ServerRespo
     collapsed = false;
   }
   const cache: CacheResult = collapsed ? 'collapsed' : 'miss';
-  const fwd = found.kind === 'stale' ? 'stale' : 'miss';
   if (outcome.kind === 'failed') {
-    res.setHeader('cache-status', forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }));
-    return { ...refuse(route, outcome.failure.problem, cache, sub), originMs: outcome.originMs };
+    ex.res.setHeader('cache-status', forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }));
+    return { ...refuse(ex, route, outcome.failure.problem, cache, sub), originMs: outcome.originMs };
   }
   const cacheStatus = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored });
-  const sent = deliver(res, outcome.response, { ...context, now: deps.now(), cacheStatus });
+  const sent = deliver(ex.res, outcome.response, deliveryContext(ex, deps.now(), cacheStatus));
   return { route, ...sent, cache, originMs: outcome.originMs, sub };
 }
 

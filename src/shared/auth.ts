@@ -80,29 +80,40 @@ export class TokenVerifier {
     });
   }
 
-  /** Verifies the `Authorization` header value of one request. */
-  async verify(authorization: string | undefined): Promise<AuthVerdict> {
+  /**
+   * Verifies the `Authorization` header value of one request. The answer is synchronous when no
+   * signature has to be checked (no token, a malformed header, a remembered token), so the
+   * gateway's hit path does not wait on a promise; only a full verification is asynchronous.
+   */
+  verify(authorization: string | undefined): AuthVerdict | Promise<AuthVerdict> {
     if (authorization === undefined || authorization === '') {
       return { ok: false, problem: problem('missing-token', 'send Authorization: Bearer <token>', { 'www-authenticate': REALM }) };
     }
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
     const nowMs = this.#now();
-    let principal = this.#remembered?.get(token);
-    if (principal === undefined || principal.expiresAt * 1000 <= nowMs) {
-      try {
-        const options = { ...this.#options, currentDate: new Date(nowMs) };
-        const key = this.#key;
-        const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
-        const scope = typeof payload.scope === 'string' ? payload.scope : '';
-        principal = { subject: payload.sub ?? '', scopes: scope.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
-      } catch (err) {
-        this.#remembered?.delete(token);
-        return { ok: false, problem: invalidToken(describe(err)) };
-      }
-      this.#remembered?.set(token, principal);
+    const remembered = this.#remembered?.get(token);
+    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered);
+    return this.#verifySignature(token, nowMs);
+  }
+
+  async #verifySignature(token: string, nowMs: number): Promise<AuthVerdict> {
+    let principal: Principal;
+    try {
+      const options = { ...this.#options, currentDate: new Date(nowMs) };
+      const key = this.#key;
+      const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      const scope = typeof payload.scope === 'string' ? payload.scope : '';
+      principal = { subject: payload.sub ?? '', scopes: scope.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
+    } catch (err) {
+      this.#remembered?.delete(token);
+      return { ok: false, problem: invalidToken(describe(err)) };
     }
-    if (!principal.scopes.includes(this.#requiredScope)) return { ok: false, problem: this.#insufficient };
-    return { ok: true, principal };
+    this.#remembered?.set(token, principal);
+    return this.#authorize(principal);
+  }
+
+  #authorize(principal: Principal): AuthVerdict {
+    return principal.scopes.includes(this.#requiredScope) ? { ok: true, principal } : { ok: false, problem: this.#insufficient };
   }
 }

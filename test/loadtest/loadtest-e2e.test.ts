@@ -74,7 +74,7 @@ test('the origin calls in the summary are the increase of the origin’s own req
 
 function runMain(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, cwd: REPO });
+    const child = spawn(process.execPath, [MAIN, ...args], { env, cwd: REPO });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
