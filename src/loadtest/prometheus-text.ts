@@ -103,6 +103,10 @@ export class PrometheusSamples {
     this.#samples = samples;
   }
 
+  get all(): readonly Sample[] {
+    return this.#samples;
+  }
+
   /** Samples of one name whose labels include every pair in `match`. */
   select(name: string, match: LabelMatch = {}): Sample[] {
     const pairs = Object.entries(match);

@@ -5,6 +5,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { DestinationStream } from 'pino';
 import { request } from 'undici';
+import { parsePrometheusText, type Sample } from '../../src/loadtest/prometheus-text.ts';
 
 export interface Clock {
   now(): number;
@@ -70,32 +71,18 @@ const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\.)*"';
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*,?)?\\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|[Nn][Aa][Nn]|[+-]?[Ii]nf)(?: -?[0-9]+)?$`);
 const COMMENT = new RegExp(`^# (?:HELP ${NAME} .*|TYPE ${NAME} (?:counter|gauge|histogram|summary|untyped))$`);
 
-export interface Sample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
-
 /**
- * Parses Prometheus text exposition format 0.0.4, throwing on any line that does not conform.
- * Values follow Go's ParseFloat, as Prometheus does: NaN and Inf in any letter case.
+ * Checks that every line of a scrape is Prometheus text exposition format 0.0.4 — stricter than
+ * the loadtest's reader, which skips comments — and returns the samples read.
  */
-export function parsePrometheus(text: string): Sample[] {
-  const samples: Sample[] = [];
+export function parsePrometheus(text: string): readonly Sample[] {
   for (const line of text.split('\n')) {
-    if (line === '' || COMMENT.test(line)) continue;
-    const match = SAMPLE.exec(line);
-    if (match === null) throw new Error(`not Prometheus text: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] ?? ''] = pair[2] ?? '';
-    samples.push({ name: match[1] ?? '', labels, value: Number(match[3]) });
+    if (line !== '' && !COMMENT.test(line) && !SAMPLE.test(line)) throw new Error(`not Prometheus text: ${line}`);
   }
-  return samples;
+  return parsePrometheusText(text).all;
 }
 
 /** The sum of the samples named `name` whose labels include `labels`. */
 export function metricValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
-  return parsePrometheus(text)
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
+  return parsePrometheusText(text).sum(name, labels);
 }
