@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ageSeconds } from './cache-policy.ts';
-import type { PreparedResponse } from './response-cache.ts';
+import type { PreparedResponse } from './prepared-response.ts';
 
 export interface DeliverContext {
   readonly isHead: boolean;
@@ -34,7 +34,7 @@ export function noneMatch(ifNoneMatch: string | undefined, etag: string | undefi
 }
 
 export function deliver(res: ServerResponse, response: PreparedResponse, context: DeliverContext): Delivered {
-  const extra = ['age', String(ageSeconds(response.freshness, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId];
+  const extra = ['age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId];
   // RFC 9110 §13.2.1: the condition is evaluated only where a 2xx would otherwise be sent.
   if (response.status === 200 && noneMatch(context.ifNoneMatch, response.etag)) {
     const kept: string[] = [];

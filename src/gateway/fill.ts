@@ -4,10 +4,11 @@
  * failed fill stores nothing, and neither does an origin 5xx.
  */
 import { performance } from 'node:perf_hooks';
-import { receivedAgeSeconds, replayableHeaders, storageVerdict, type Freshness, type NotStoredReason, type UpstreamResponse } from './cache-policy.ts';
+import { receivedAgeSeconds, storageVerdict, type NotStoredReason } from './cache-policy.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { FORWARDED_HEADER_NAMES, type ForwardedHeaders, type OriginClient } from './origin-client.ts';
-import type { CacheKey, PreparedResponse, ResponseCache } from './response-cache.ts';
+import { prepareResponse, type PreparedResponse } from './prepared-response.ts';
+import type { CacheKey, ResponseCache } from './response-cache.ts';
 import { originServerError, type UpstreamFailure } from './upstream-failure.ts';
 
 export type FillOutcome =
@@ -20,18 +21,6 @@ export type FillOutcome =
       readonly originMs: number;
     }
   | { readonly kind: 'failed'; readonly failure: UpstreamFailure; readonly fwdStatus: number | undefined; readonly originMs: number };
-
-/** RFC 9110 §8.6: no Content-Length on 1xx, 204 and 304 responses. */
-function hasContentLength(status: number): boolean {
-  return status >= 200 && status !== 204 && status !== 304;
-}
-
-function prepare(response: UpstreamResponse, freshness: Freshness): PreparedResponse {
-  const headers = replayableHeaders(response.headers);
-  if (hasContentLength(response.status)) headers.push('content-length', String(response.body.length));
-  const etag = response.headers.etag;
-  return { status: response.status, headers, body: response.body, etag: typeof etag === 'string' ? etag : undefined, freshness };
-}
 
 export class Filler {
   readonly #origin: OriginClient;
@@ -58,9 +47,9 @@ export class Filler {
     const storedAt = this.#now();
     if (!verdict.store) {
       const freshness = { lifetimeMs: 0, initialAgeSeconds: receivedAgeSeconds(response.headers), storedAt };
-      return { kind: 'response', response: prepare(response, freshness), stored: false, notStored: verdict.reason, originMs };
+      return { kind: 'response', response: prepareResponse(response, freshness), stored: false, notStored: verdict.reason, originMs };
     }
-    const prepared = prepare(response, { ...verdict.freshness, storedAt });
+    const prepared = prepareResponse(response, { ...verdict.freshness, storedAt });
     const stored = this.#cache.store(key, prepared);
     return { kind: 'response', response: prepared, stored, notStored: stored ? undefined : 'too-large', originMs };
   }

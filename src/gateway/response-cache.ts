@@ -1,11 +1,13 @@
 /**
- * The store: an LRU of prepared responses bounded in bytes (body, replayed headers and key all
- * counted), keyed by the canonical request target. Which responses go in and when they stop
+ * The store: an LRU of prepared responses bounded in bytes — what each entry really costs in
+ * memory (entry-size.ts), key and bookkeeping included — keyed by the canonical request target. Which responses go in and when they stop
  * being fresh is decided by cache-policy.ts; this module only keeps them within the bound.
  */
 import { LRUCache } from 'lru-cache';
 import type { TargetVerdict } from '../shared/request-target.ts';
-import { isFresh, type Freshness } from './cache-policy.ts';
+import { isFresh } from './cache-policy.ts';
+import { entryBytes } from './entry-size.ts';
+import type { PreparedResponse } from './prepared-response.ts';
 
 declare const cacheKeyBrand: unique symbol;
 /**
@@ -16,17 +18,6 @@ export type CacheKey = string & { readonly [cacheKeyBrand]: true };
 
 export function cacheKey(target: Extract<TargetVerdict, { ok: true }>): CacheKey {
   return target.canonical as CacheKey;
-}
-
-/** A response prepared once, when it arrives, so that sending it again costs next to nothing. */
-export interface PreparedResponse {
-  readonly status: number;
-  /** Flat `[name, value, …]` list for `writeHead`, `Content-Length` included. */
-  readonly headers: readonly string[];
-  readonly body: Buffer;
-  /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
-  readonly etag: string | undefined;
-  readonly freshness: Freshness;
 }
 
 export type Lookup =
@@ -44,13 +35,8 @@ export interface ResponseCacheOptions {
   readonly onEvict: () => void;
 }
 
-/** Bookkeeping of the map and the entry object itself, counted so the bound is honest. */
-const ENTRY_OVERHEAD_BYTES = 256;
-
 function entrySize(key: CacheKey, response: PreparedResponse): number {
-  let size = ENTRY_OVERHEAD_BYTES + Buffer.byteLength(key) + response.body.length;
-  for (const field of response.headers) size += Buffer.byteLength(field);
-  return size;
+  return entryBytes(key, response.bytes);
 }
 
 const ABSENT: Lookup = { kind: 'absent' };
@@ -74,7 +60,7 @@ export class ResponseCache {
   lookup(key: CacheKey, now: number): Lookup {
     const response = this.#lru.get(key);
     if (response === undefined) return ABSENT;
-    return { kind: isFresh(response.freshness, now) ? 'fresh' : 'stale', response };
+    return { kind: isFresh(response, now) ? 'fresh' : 'stale', response };
   }
 
   /** Stores a response; false when it is larger than the largest entry allowed. */

@@ -1,0 +1,101 @@
+/**
+ * What one cache entry really costs in memory, measured: fills a ResponseCache through the real
+ * Filler and OriginClient from the tiny bench origin (the memory bench's answers: a ~1 KiB page,
+ * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
+ * backing stores), after full garbage collections, with what the cache counts.
+ *
+ *   node --expose-gc --import tsx bench/entry-cost.ts [entries, default 100000]
+ *
+ * The figure in response-cache.ts comes from this script.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { loadConfig } from '../src/config/load.ts';
+import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
+import { Filler } from '../src/gateway/fill.ts';
+import { GatewayMetrics } from '../src/gateway/metrics.ts';
+import { OriginClient } from '../src/gateway/origin-client.ts';
+import { cacheKey, ResponseCache } from '../src/gateway/response-cache.ts';
+import { parseRequestTarget } from '../src/shared/request-target.ts';
+import { Fleet } from './fleet.ts';
+import { QuerySpace } from './query-space.ts';
+
+const GIB = 1024 ** 3;
+const ARENA_BYTES = 64 * 1024 * 1024;
+const CONCURRENCY = 50;
+
+interface Memory {
+  readonly heapUsed: number;
+  readonly external: number;
+  readonly malloc: number;
+}
+
+/** Resident bytes of malloc's regions (the brk heap and 64 MiB thread arenas); V8's heap pages are mapped apart. */
+function mallocResident(): number {
+  let inMalloc = false;
+  let total = 0;
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const mapping = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping !== null) {
+      const start = parseInt(mapping[1] ?? '0', 16);
+      const size = parseInt(mapping[2] ?? '0', 16) - start;
+      const name = mapping[3] ?? '';
+      inMalloc = name === '[heap]' || (name === '' && start % ARENA_BYTES === 0 && size <= ARENA_BYTES);
+    } else if (inMalloc && line.startsWith('Rss:')) {
+      total += Number(line.split(/\s+/)[1]) * 1024;
+    }
+  }
+  return total;
+}
+
+function settled(): Memory {
+  const { gc } = globalThis as { gc?: () => void };
+  if (gc === undefined) throw new Error('run with node --expose-gc');
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident() };
+}
+
+async function main(entries: number): Promise<void> {
+  const fleet = new Fleet('data/bench');
+  try {
+    const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
+    const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
+    const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': 16 * GIB } });
+    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
+    const metrics = new GatewayMetrics(new Registry(), () => ({ entries: cache.entries, bytes: cache.bytes }));
+    const client = new OriginClient(config);
+    const filler = new Filler(client, cache, metrics, Date.now);
+    const fill = async (count: number): Promise<void> => {
+      let left = count;
+      const worker = async (): Promise<void> => {
+        while (left-- > 0) {
+          const target = parseRequestTarget('GET', space.take(), config['http.maxTargetBytes']);
+          if (!target.ok) throw new Error('the query space made a bad target');
+          const outcome = await filler.fill(cacheKey(target), { authorization: undefined, accept: undefined, requestId: 'entry-cost' });
+          if (outcome.kind !== 'response' || !outcome.stored) throw new Error('an answer was not stored');
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+    // Warm the pool, the JIT and the intern tables first, so the difference is entries only.
+    await fill(5000);
+    const before = settled();
+    const bytesBefore = cache.bytes;
+    await fill(entries);
+    const after = settled();
+    const per = (a: number, b: number): string => ((a - b) / entries).toFixed(0).padStart(6);
+    console.log(`${entries} entries, measured per entry after full GCs:`);
+    console.log(`  V8 heap used      ${per(after.heapUsed, before.heapUsed)} B`);
+    console.log(`  outside the heap  ${per(after.external, before.external)} B (Buffer backing stores)`);
+    console.log(`  heap + outside    ${per(after.heapUsed + after.external, before.heapUsed + before.external)} B`);
+    console.log(`  malloc resident   ${per(after.malloc, before.malloc)} B (backing stores with V8's records for them, and fragmentation)`);
+    console.log(`  counted by cache  ${per(cache.bytes, bytesBefore)} B`);
+    await client.close();
+  } finally {
+    await fleet.close();
+  }
+}
+
+await main(Number(process.argv[2] ?? 100_000));

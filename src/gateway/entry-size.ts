@@ -1,0 +1,50 @@
+/**
+ * What one cache entry costs in memory, so that the cache bound counts real bytes: V8 heap objects
+ * (64-bit, no pointer compression, as Node ships) plus the body's backing store and the native
+ * records V8 keeps for it. Measured, not guessed, with `node --expose-gc bench/entry-cost.ts`: it
+ * fills a cache with 100,000 tiny-origin answers through the real fill path and reports, after
+ * full collections, heap used, Buffer memory and malloc's resident bytes per entry, next to what
+ * the cache counts; a heap snapshot diff of the same run gave the per-object sizes below (Node
+ * 24.21: 604 B of heap objects and 645 + 195 B outside the heap per entry; 1,444 B measured
+ * against 1,445 B counted).
+ */
+
+/**
+ * Per entry, whatever its size: the PreparedResponse object (80 B), its boxed `storedAt` (16 B),
+ * and lru-cache's bookkeeping: its Map entry and hash table share (~44 B) and the slots of its
+ * key, value, size, next and previous lists with their growth slack (~35 B).
+ */
+const ENTRY_FIXED_BYTES = 176;
+
+/**
+ * A Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
+ * and outside it, besides the bytes themselves, 195 B: V8's BackingStore record, its shared
+ * pointer and extension, and malloc's block headers (measured as malloc's resident bytes per
+ * Buffer.allocUnsafeSlow block, 100 B to 2 KiB bodies, 189–201 B each).
+ */
+const BUFFER_FIXED_BYTES = 395;
+
+/** A sequential one-byte string's header; header fields are latin1, keys percent-encoded ASCII. */
+const STRING_HEADER_BYTES = 16;
+
+/** A JS array object (32 B) plus the header of its elements store (16 B). */
+const LIST_FIXED_BYTES = 48;
+
+export function stringBytes(text: string): number {
+  return STRING_HEADER_BYTES + Math.ceil(text.length / 8) * 8;
+}
+
+/** An exact-size list of `length` pointers. */
+export function headerListBytes(length: number): number {
+  return LIST_FIXED_BYTES + 8 * length;
+}
+
+/** A Buffer owning `length` bytes. */
+export function bufferBytes(length: number): number {
+  return BUFFER_FIXED_BYTES + length;
+}
+
+/** One entry: the fixed part, its key, and what its response holds (`PreparedResponse#bytes`). */
+export function entryBytes(key: string, responseBytes: number): number {
+  return ENTRY_FIXED_BYTES + stringBytes(key) + responseBytes;
+}
