@@ -36,7 +36,8 @@ export function noneMatch(ifNoneMatch: string | undefined, etag: string | undefi
 export function deliver(res: ServerResponse, response: PreparedResponse, context: DeliverContext): Delivered {
   const extra = ['age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId];
   // RFC 9110 §13.2.1: the condition is evaluated only where a 2xx would otherwise be sent.
-  if (response.status === 200 && noneMatch(context.ifNoneMatch, response.etag)) {
+  // The entity tag is looked up only when the request is conditional.
+  if (response.status === 200 && context.ifNoneMatch !== undefined && noneMatch(context.ifNoneMatch, response.etag)) {
     const kept: string[] = [];
     for (let i = 0; i < response.headers.length; i += 2) {
       const name = response.headers[i] ?? '';
