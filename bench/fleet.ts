@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI, cleanEnv, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { CLI, GATEWAY_NODE_FLAGS, cleanEnv, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
@@ -42,8 +42,9 @@ export class Fleet {
     return this.#start('origin', [CLI, 'origin', '--port', '0', '--admin-port', '0'], { CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', ...env });
   }
 
+  /** A gateway with the V8 flags the shipped entry points give it (GATEWAY_NODE_FLAGS). */
   gateway(name: string, originUrl: string, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
-    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', originUrl], env, nodeFlags);
+    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', originUrl], env, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
   }
 
   /** A bench script such as bare-server.ts or tiny-origin.ts, run by Node's own type stripping like the servers. */

@@ -4,6 +4,7 @@
  * tiny bench origin (tiny-origin.ts) because a million real searches would take most of an hour;
  * what is measured — the gateway's memory for what it stores and how it counts it — is the same.
  */
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { runLoad } from '../src/loadtest/load-run.ts';
@@ -18,14 +19,6 @@ import { machineLine, mib } from './table.ts';
 
 const MIB = 1024 * 1024;
 const HEADROOM_MIB = 150;
-
-/**
- * V8 flags the gateway runs with here. Without pointer compression (Node's default build) V8 lets
- * each of the young generation's two semi-spaces grow to 64 MiB under a high allocation rate, and
- * a gateway filling its cache allocates at one: 128 MiB of RSS that is neither cache nor live data.
- * 8 MiB semi-spaces still give a scavenge only every few thousand requests.
- */
-export const GATEWAY_NODE_FLAGS: readonly string[] = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter((f) => f !== '');
 
 export interface MemoryReport {
   readonly tool: 'catalog-gateway bench';
@@ -94,7 +87,7 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const headers = { authorization: `Bearer ${token}` };
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     // The access log is off: a million lines on disk are not what this measures.
-    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) }, GATEWAY_NODE_FLAGS);
+    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) });
     const admin = gateway.adminUrl ?? '';
     const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin))];
     const sample = (second: number): void => {

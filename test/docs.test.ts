@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { SCHEMA, envName, type ConfigKey } from '../src/config/schema.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { OriginMetrics } from '../src/origin/metrics.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -19,6 +20,14 @@ describe('README', () => {
   test('shows the test command that .ci/run runs', () => {
     assert.match(readme, /^npm test\b/m);
     assert.match(readFileSync(new URL('../.ci/run', import.meta.url), 'utf8'), /^npm test$/m);
+  });
+
+  test('npm start and the bin run the gateway with the same V8 flags as the loadtest and the bench', () => {
+    const flags = GATEWAY_NODE_FLAGS.join(' ');
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    assert.equal(pkg.scripts.start, `node ${flags} src/cli/main.ts start`);
+    const shebang = readFileSync(new URL('../bin/catalog-gateway.js', import.meta.url), 'utf8').split('\n')[0];
+    assert.equal(shebang, `#!/usr/bin/env -S node ${flags}`);
   });
 
   test('its configuration table has one row per schema key, with the env name and the default', () => {

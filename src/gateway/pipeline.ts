@@ -129,7 +129,7 @@ function authorized(ex: Exchange, target: TargetVerdict, auth: AuthVerdict): Ste
   const now = ex.deps.now();
   const found = ex.deps.cache.lookup(key, now);
   if (found.kind !== 'fresh') return fill(ex, route, sub, key, found.kind === 'stale' ? 'stale' : 'miss');
-  const sent = deliver(ex.res, found.response, deliveryContext(ex, now, hitStatus(ttlSeconds(found.response.freshness, now))));
+  const sent = deliver(ex.res, found.response, deliveryContext(ex, now, hitStatus(ttlSeconds(found.response, now))));
   return { route, ...sent, cache: 'hit', sub };
 }
 

@@ -29,11 +29,6 @@ export class PreparedResponse implements Freshness {
     this.bytes = bytes;
   }
 
-  /** The freshness facts are this object's own fields: no second object per entry. */
-  get freshness(): Freshness {
-    return this;
-  }
-
   /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3); looked up only for conditional requests. */
   get etag(): string | undefined {
     for (let i = 0; i < this.headers.length; i += 2) if (this.headers[i] === 'etag') return this.headers[i + 1];

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { CLI, startServerProcess, type ServerProcess } from './server-process.ts';
+import { CLI, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from './server-process.ts';
 
 export interface LoadTarget {
   readonly mode: 'embedded' | 'external';
@@ -77,6 +77,7 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
     const gateway = await startServerProcess({
       name: 'gateway',
       args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, ...configArgs],
+      nodeFlags: GATEWAY_NODE_FLAGS,
       env,
       logFile: join(logs, 'gateway.log'),
     });
