@@ -12,13 +12,16 @@ export const PROBLEM_KINDS = {
   'invalid-parameter': { status: 400, title: 'Invalid query parameter' },
   'unknown-parameter': { status: 400, title: 'Unknown query parameter' },
   'invalid-cursor': { status: 400, title: 'Malformed cursor' },
+  'malformed-request': { status: 400, title: 'Malformed HTTP request' },
   'missing-token': { status: 401, title: 'Authentication required' },
   'invalid-token': { status: 401, title: 'Invalid access token' },
   'insufficient-scope': { status: 403, title: 'Insufficient scope' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'request-timeout': { status: 408, title: 'Request timeout' },
   'uri-too-long': { status: 414, title: 'Request target too long' },
   'rate-limited': { status: 429, title: 'Too many requests' },
+  'headers-too-large': { status: 431, title: 'Request header fields too large' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'not-ready': { status: 503, title: 'Service unavailable' },
@@ -48,6 +51,16 @@ export function problemStatus(p: Problem): number {
 export function problemBody(p: Problem, instance: string): string {
   const { status, title } = PROBLEM_KINDS[p.kind];
   return JSON.stringify({ type: PROBLEM_BASE + p.kind, title, status, detail: p.detail, instance });
+}
+
+/**
+ * A complete HTTP/1.1 response carrying a problem, for a socket whose request Node's parser
+ * refused before any `ServerResponse` existed; the connection is closed after it.
+ */
+export function rawProblemResponse(p: Problem, instance: string): string {
+  const body = problemBody(p, instance);
+  const { status, title } = PROBLEM_KINDS[p.kind];
+  return `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`;
 }
 
 export function sendProblem(res: ServerResponse, p: Problem, instance: string, isHead: boolean): number {
