@@ -65,9 +65,10 @@ export function parseRequestTarget(method: string, rawTarget: string, maxTargetB
   if (Buffer.byteLength(rawTarget) > maxTargetBytes) {
     return refuse(UNMATCHED_ROUTE, problem('uri-too-long', `the request target is longer than ${maxTargetBytes} bytes`));
   }
-  const qmark = rawTarget.indexOf('?');
-  const path = qmark === -1 ? rawTarget : rawTarget.slice(0, qmark);
-  const rawQuery = qmark === -1 ? '' : rawTarget.slice(qmark + 1);
+  const target = originForm(rawTarget);
+  const qmark = target.indexOf('?');
+  const path = qmark === -1 ? target : target.slice(0, qmark);
+  const rawQuery = qmark === -1 ? '' : target.slice(qmark + 1);
   const matched = matchRoute(path);
   if (matched === undefined) return refuse(UNMATCHED_ROUTE, problem('not-found', 'no resource at this path'));
   const { route } = matched;
@@ -86,6 +87,20 @@ export function parseRequestTarget(method: string, rawTarget: string, maxTargetB
   const id = decodeSegment(matched.id ?? '');
   if (id === undefined) return refuse(route, problem('not-found', 'no resource at this path'));
   return { ok: true, isHead, target: { route, id }, canonical: `${path.slice(0, path.lastIndexOf('/') + 1)}${encodeURIComponent(id)}` };
+}
+
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * RFC 9112 §3.2.2: a server must accept the absolute-form (`GET http://host/v1/books?q=x`) as
+ * well; the resource is the same as the origin-form's, so the scheme and authority are dropped.
+ */
+function originForm(rawTarget: string): string {
+  if (rawTarget.startsWith('/')) return rawTarget;
+  const authority = ABSOLUTE_FORM.exec(rawTarget)?.[0];
+  if (authority === undefined) return rawTarget;
+  const rest = rawTarget.slice(authority.length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 function refuse(route: RouteLabel, p: Problem): TargetVerdict {

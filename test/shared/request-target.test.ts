@@ -52,6 +52,13 @@ describe('request target', () => {
     assert.ok(!verdict.ok && verdict.problem.kind === 'invalid-parameter');
   });
 
+  test('the absolute-form names the same resource as the origin-form (RFC 9112 §3.2.2)', () => {
+    assert.equal(canonical('http://catalog.example:8080/v1/books?limit=5&q=x'), '/v1/books?q=x&limit=5');
+    assert.equal(canonical('HTTPS://catalog.example/v1/branches'), '/v1/branches');
+    refusedAs('http://catalog.example', 'not-found');
+    refusedAs('ftp://catalog.example/v1/books?q=x', 'not-found');
+  });
+
   test('routes, methods and length', () => {
     refusedAs('/search', 'not-found', 'POST');
     refusedAs('/v1/book', 'not-found');
