@@ -10,6 +10,15 @@ function usage(): string {
   return `Usage: catalog-gateway <command> [flags]\n\nCommands:\n${rows}\n\nRun 'catalog-gateway <command> --help' for a command's flags.\n`;
 }
 
+/** A port that is taken or not allowed is an operator's everyday mistake: say so in one line. */
+function cannotListen(err: unknown): string | undefined {
+  const { code, address, port } = err as { code?: unknown; address?: unknown; port?: unknown };
+  if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') return undefined;
+  const where = `${String(address)}:${String(port)}`;
+  const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : 'the address is not available here';
+  return `cannot listen on ${where}: ${reason} (choose another with the port flags or CATALOG_*_PORT)`;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -37,6 +46,11 @@ async function main(argv: readonly string[]): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
       return 78;
+    }
+    const listenFailure = cannotListen(err);
+    if (listenFailure !== undefined) {
+      process.stderr.write(`catalog-gateway ${command.name}: ${listenFailure}\n`);
+      return 1;
     }
     throw err;
   }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -30,6 +31,19 @@ test('origin --port nope exits 78 naming the key, the source and the value', asy
   const { code, stderr } = await finish(run(['origin', '--port', 'nope'], { CATALOG_DATA_DIR: tempDir() }));
   assert.equal(code, 78);
   assert.match(stderr, /origin\.port = "nope" \(from flag --port\): expected an integer from 0 to 65535/);
+});
+
+test('a port already in use is reported in one line, exit 1, no stack trace', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address() as AddressInfo;
+    const { code, stderr } = await finish(run(['origin', '--port', String(port), '--db', sharedCatalog()], { CATALOG_DATA_DIR: tempDir() }));
+    assert.equal(code, 1);
+    assert.equal(stderr.trim(), `catalog-gateway origin: cannot listen on 127.0.0.1:${port}: the address is already in use (choose another with the port flags or CATALOG_*_PORT)`);
+  } finally {
+    taken.close();
+  }
 });
 
 test('a bad value from the environment is named the same way', async () => {
