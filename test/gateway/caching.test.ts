@@ -1,30 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
+import { startGatewayFixture, useFaultGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { metricValue, until } from '../support/harness.ts';
 
 describe('gateway cache against a test origin', () => {
-  let origin: FaultOrigin;
-  let fx: GatewayFixture;
-  const behaviours = new Map<string, Behaviour>();
-  before(async () => {
-    origin = await startFaultOrigin();
-    origin.behave((target) => behaviours.get(target) ?? OK);
-    fx = await startGatewayFixture(origin.url);
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.close();
-  });
+  const t = useFaultGateway();
 
-  const coalesced = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+  const coalesced = async (): Promise<number> => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
 
   test('200 concurrent identical cold requests reach the origin once and all get the same body', async () => {
     const target = '/v1/books?q=coalesce';
     const before = await coalesced();
-    const gate = origin.hold();
-    const replies = Array.from({ length: 200 }, () => fx.get(target));
+    const gate = t.origin.hold();
+    const replies = Array.from({ length: 200 }, () => t.fx.get(target));
     try {
       // Every request has joined the fill before the origin answers: coalescing, not caching.
       await until(async () => (await coalesced()) - before === 199);
@@ -32,7 +21,7 @@ describe('gateway cache against a test origin', () => {
       gate.release();
     }
     const all = await Promise.all(replies);
-    assert.equal(origin.count(target), 1);
+    assert.equal(t.origin.count(target), 1);
     assert.ok(all.every((r) => r.status === 200 && r.body === all[0]?.body));
     const statuses = all.map((r) => String(r.headers['cache-status']));
     assert.equal(statuses.filter((s) => s === 'catalog-gateway; fwd=miss; stored; fwd-status=200').length, 1);
@@ -45,10 +34,10 @@ describe('gateway cache against a test origin', () => {
       ['cookie-collapse', { 'set-cookie': 'session=leader-only' }],
     ] as const) {
       const target = `/v1/books?q=${name}`;
-      behaviours.set(target, { kind: 'json', headers });
+      t.behaviours.set(target, { kind: 'json', headers });
       const before = await coalesced();
-      const gate = origin.hold();
-      const replies = Array.from({ length: 5 }, () => fx.get(target));
+      const gate = t.origin.hold();
+      const replies = Array.from({ length: 5 }, () => t.fx.get(target));
       try {
         await until(async () => (await coalesced()) - before === 4);
       } finally {
@@ -56,34 +45,34 @@ describe('gateway cache against a test origin', () => {
       }
       const all = await Promise.all(replies);
       assert.ok(all.every((r) => r.status === 200));
-      assert.equal(origin.count(target), 5, `${name}: each waiter asked the origin for its own answer`);
+      assert.equal(t.origin.count(target), 5, `${name}: each waiter asked the origin for its own answer`);
       assert.ok(all.every((r) => !String(r.headers['cache-status']).includes('collapsed')));
     }
   });
 
   test('repeats while fresh reach the origin 0 more times; N distinct queries N times', async () => {
-    await fx.get('/v1/books?q=repeat');
-    const before = origin.count();
-    for (let i = 0; i < 5; i++) assert.equal((await fx.get('/v1/books?q=repeat')).status, 200);
-    assert.equal(origin.count(), before);
-    await Promise.all(Array.from({ length: 7 }, (_, i) => fx.get(`/v1/books?q=distinct${i}`)));
-    assert.equal(origin.count(), before + 7);
+    await t.fx.get('/v1/books?q=repeat');
+    const before = t.origin.count();
+    for (let i = 0; i < 5; i++) assert.equal((await t.fx.get('/v1/books?q=repeat')).status, 200);
+    assert.equal(t.origin.count(), before);
+    await Promise.all(Array.from({ length: 7 }, (_, i) => t.fx.get(`/v1/books?q=distinct${i}`)));
+    assert.equal(t.origin.count(), before + 7);
   });
 
   test('parameter order does not matter: both spellings share one entry under the canonical key', async () => {
-    const first = await fx.get('/v1/books?q=order&limit=5');
-    const second = await fx.get('/v1/books?limit=5&q=order');
+    const first = await t.fx.get('/v1/books?q=order&limit=5');
+    const second = await t.fx.get('/v1/books?limit=5&q=order');
     assert.match(String(second.headers['cache-status']), /; hit;/);
     assert.equal(second.body, first.body);
-    assert.equal(origin.count('/v1/books?q=order&limit=5'), 1);
-    assert.equal(origin.count('/v1/books?limit=5&q=order'), 0);
-    await fx.get('/v1/books?q=%20order%20&limit=5');
-    assert.equal(origin.count('/v1/books?q=order&limit=5'), 1, 'q is trimmed in the canonical key');
+    assert.equal(t.origin.count('/v1/books?q=order&limit=5'), 1);
+    assert.equal(t.origin.count('/v1/books?limit=5&q=order'), 0);
+    await t.fx.get('/v1/books?q=%20order%20&limit=5');
+    assert.equal(t.origin.count('/v1/books?q=order&limit=5'), 1, 'q is trimmed in the canonical key');
   });
 
   test('refused targets touch neither the cache nor the origin', async () => {
-    const before = origin.count();
-    const entries = fx.gateway.cacheStats().entries;
+    const before = t.origin.count();
+    const entries = t.fx.gateway.cacheStats().entries;
     const cases: [string, number, string][] = [
       ['/v1/books?q=x&bogus=1', 400, 'unknown-parameter'],
       ['/v1/books?q=x&limit=0', 400, 'invalid-parameter'],
@@ -93,16 +82,16 @@ describe('gateway cache against a test origin', () => {
       ['/v1/nothing', 404, 'not-found'],
     ];
     for (const [target, status, kind] of cases) {
-      const reply = await fx.get(target);
+      const reply = await t.fx.get(target);
       assert.equal(reply.status, status, target);
       assert.equal(reply.headers['content-type'], 'application/problem+json');
       assert.equal((JSON.parse(reply.body) as { type: string }).type, `https://catalog.example/problems/${kind}`);
     }
-    const post = await fx.get('/v1/books?q=x', {}, 'POST');
+    const post = await t.fx.get('/v1/books?q=x', {}, 'POST');
     assert.equal(post.status, 405);
     assert.equal(post.headers.allow, 'GET, HEAD');
-    assert.equal(origin.count(), before);
-    assert.equal(fx.gateway.cacheStats().entries, entries);
+    assert.equal(t.origin.count(), before);
+    assert.equal(t.fx.gateway.cacheStats().entries, entries);
   });
 
   test('responses a shared cache must not store are relayed and fetched again next time', async () => {
@@ -121,42 +110,42 @@ describe('gateway cache against a test origin', () => {
     ];
     for (const [name, headers, reason] of cases) {
       const target = `/v1/books?q=${name}`;
-      behaviours.set(target, { kind: 'json', headers });
-      const first = await fx.get(target);
+      t.behaviours.set(target, { kind: 'json', headers });
+      const first = await t.fx.get(target);
       assert.equal(first.status, 200, name);
       assert.equal(first.headers['cache-status'], `catalog-gateway; fwd=miss; fwd-status=200; detail=${reason}`, name);
-      await fx.get(target);
-      assert.equal(origin.count(target), 2, `${name} must not be stored`);
+      await t.fx.get(target);
+      assert.equal(t.origin.count(target), 2, `${name} must not be stored`);
     }
     const status = '/v1/books?q=created';
-    behaviours.set(status, { kind: 'json', status: 201 });
-    await fx.get(status);
-    await fx.get(status);
-    assert.equal(origin.count(status), 2, 'a status the cache does not store');
+    t.behaviours.set(status, { kind: 'json', status: 201 });
+    await t.fx.get(status);
+    await t.fx.get(status);
+    assert.equal(t.origin.count(status), 2, 'a status the cache does not store');
   });
 
   test('freshness: s-maxage wins over max-age, Age is counted, and Age/ttl follow the clock', async () => {
     const target = '/v1/books?q=aging';
-    behaviours.set(target, { kind: 'json', headers: { 'cache-control': 'public, max-age=5, s-maxage=100', age: '10' } });
-    const miss = await fx.get(target);
+    t.behaviours.set(target, { kind: 'json', headers: { 'cache-control': 'public, max-age=5, s-maxage=100', age: '10' } });
+    const miss = await t.fx.get(target);
     assert.equal(miss.headers.age, '10');
-    fx.clock.advance(30_500);
-    const hit = await fx.get(target);
+    t.fx.clock.advance(30_500);
+    const hit = await t.fx.get(target);
     assert.equal(hit.headers['cache-status'], 'catalog-gateway; hit; ttl=60');
     assert.equal(hit.headers.age, '40');
-    fx.clock.advance(60_000);
-    const refetched = await fx.get(target);
+    t.fx.clock.advance(60_000);
+    const refetched = await t.fx.get(target);
     assert.equal(refetched.headers['cache-status'], 'catalog-gateway; fwd=stale; stored; fwd-status=200');
-    assert.equal(origin.count(target), 2);
+    assert.equal(t.origin.count(target), 2);
   });
 
   test('expiry causes exactly one refetch, even under concurrent requests', async () => {
     const target = '/v1/books?q=expiry';
-    await fx.get(target);
-    fx.clock.advance(61_000);
+    await t.fx.get(target);
+    t.fx.clock.advance(61_000);
     const before = await coalesced();
-    const gate = origin.hold();
-    const replies = Array.from({ length: 20 }, () => fx.get(target));
+    const gate = t.origin.hold();
+    const replies = Array.from({ length: 20 }, () => t.fx.get(target));
     try {
       await until(async () => (await coalesced()) - before === 19);
     } finally {
@@ -164,53 +153,53 @@ describe('gateway cache against a test origin', () => {
     }
     const all = await Promise.all(replies);
     assert.ok(all.every((r) => r.status === 200));
-    assert.equal(origin.count(target), 2);
-    assert.match(String((await fx.get(target)).headers['cache-status']), /; hit; ttl=60$/);
+    assert.equal(t.origin.count(target), 2);
+    assert.match(String((await t.fx.get(target)).headers['cache-status']), /; hit; ttl=60$/);
   });
 
   test('the origin ETag is kept; If-None-Match gets 304 on a hit and on a miss', async () => {
     const target = '/v1/books?q=etag';
-    const first = await fx.get(target);
+    const first = await t.fx.get(target);
     const etag = String(first.headers.etag);
     assert.match(etag, /^"[^"]+"$/);
-    const hit = await fx.get(target, { 'if-none-match': `"other", W/${etag}` });
+    const hit = await t.fx.get(target, { 'if-none-match': `"other", W/${etag}` });
     assert.equal(hit.status, 304);
     assert.equal(hit.body, '');
     assert.equal(hit.headers.etag, etag);
     assert.equal(hit.headers['cache-control'], 'public, max-age=60');
     assert.match(String(hit.headers['cache-status']), /; hit;/);
     assert.equal(hit.headers['content-type'], undefined);
-    assert.equal((await fx.get(target, { 'if-none-match': '"other"' })).status, 200);
+    assert.equal((await t.fx.get(target, { 'if-none-match': '"other"' })).status, 200);
     const cold = '/v1/books?q=etag2';
-    const coldEtag = (await fx.get(cold, {}, 'HEAD')).headers.etag;
-    fx.clock.advance(120_000);
-    const conditionalMiss = await fx.get(cold, { 'if-none-match': String(coldEtag) });
+    const coldEtag = (await t.fx.get(cold, {}, 'HEAD')).headers.etag;
+    t.fx.clock.advance(120_000);
+    const conditionalMiss = await t.fx.get(cold, { 'if-none-match': String(coldEtag) });
     assert.equal(conditionalMiss.status, 304);
-    assert.equal(origin.count(cold), 2);
-    assert.equal(origin.received.at(-1)?.headers['if-none-match'], undefined, 'fills are unconditional');
+    assert.equal(t.origin.count(cold), 2);
+    assert.equal(t.origin.received.at(-1)?.headers['if-none-match'], undefined, 'fills are unconditional');
   });
 
   test('HEAD fills with GET, sends no body, and the GET that follows is a hit', async () => {
     const target = '/v1/books?q=head';
-    const head = await fx.get(target, {}, 'HEAD');
+    const head = await t.fx.get(target, {}, 'HEAD');
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
-    assert.equal(origin.received.at(-1)?.method, 'GET');
-    const get = await fx.get(target);
+    assert.equal(t.origin.received.at(-1)?.method, 'GET');
+    const get = await t.fx.get(target);
     assert.match(String(get.headers['cache-status']), /; hit;/);
     assert.equal(head.headers['content-length'], String(Buffer.byteLength(get.body)));
-    assert.equal(origin.count(target), 1);
+    assert.equal(t.origin.count(target), 1);
   });
 
   test('the origin gets the canonical target, the token and the request id, and the token is not the key', async () => {
     const target = '/v1/books?q=forward';
-    const other = await fx.token('catalog:read other:scope');
-    await fx.get(target, { 'x-request-id': 'trace-1' });
-    const seen = origin.received.at(-1);
+    const other = await t.fx.token('catalog:read other:scope');
+    await t.fx.get(target, { 'x-request-id': 'trace-1' });
+    const seen = t.origin.received.at(-1);
     assert.equal(seen?.target, target);
     assert.match(String(seen.headers.authorization), /^Bearer /);
     assert.equal(seen.headers['x-request-id'], 'trace-1');
-    const second = await fx.get(target, { authorization: `Bearer ${other}` });
+    const second = await t.fx.get(target, { authorization: `Bearer ${other}` });
     assert.match(String(second.headers['cache-status']), /; hit;/);
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import type { Behaviour } from '../support/fault-origin.ts';
+import { startGatewayFixture, useFaultGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, until } from '../support/harness.ts';
 
 interface ProblemBody {
@@ -13,22 +13,11 @@ interface ProblemBody {
 }
 
 describe('gateway when the origin fails', () => {
-  let origin: FaultOrigin;
-  let fx: GatewayFixture;
-  const behaviours = new Map<string, Behaviour>();
-  before(async () => {
-    origin = await startFaultOrigin();
-    origin.behave((target) => behaviours.get(target) ?? OK);
-    fx = await startGatewayFixture(origin.url, {
+  const t = useFaultGateway({
       'gateway.upstream.headersTimeoutMs': 300,
       'gateway.upstream.bodyTimeoutMs': 300,
       'gateway.upstream.maxResponseBytes': 4096,
     });
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.close();
-  });
 
   const faults: [string, Behaviour, number, string, RegExp][] = [
     ['answers 500', { kind: 'json', status: 500 }, 502, 'bad-gateway', /the origin answered 500/],
@@ -43,8 +32,8 @@ describe('gateway when the origin fails', () => {
   for (const [name, behaviour, status, kind, detail] of faults) {
     test(`origin ${name}: ${status} problem, nothing cached, then recovery`, async () => {
       const target = `/v1/books?q=${encodeURIComponent(name)}`;
-      behaviours.set(target, behaviour);
-      const failed = await fx.get(target);
+      t.behaviours.set(target, behaviour);
+      const failed = await t.fx.get(target);
       assert.equal(failed.status, status);
       assert.equal(failed.headers['content-type'], 'application/problem+json');
       assert.equal(failed.headers['cache-control'], 'no-store');
@@ -54,47 +43,47 @@ describe('gateway when the origin fails', () => {
       assert.match(body.detail, detail);
       assert.equal(body.instance, target);
       assert.match(String(failed.headers['cache-status']), /^catalog-gateway; fwd=miss; .*detail=/);
-      assert.equal((await get(`${fx.gateway.adminUrl}/healthz`)).status, 200);
-      behaviours.delete(target);
-      const recovered = await fx.get(target);
+      assert.equal((await get(`${t.fx.gateway.adminUrl}/healthz`)).status, 200);
+      t.behaviours.delete(target);
+      const recovered = await t.fx.get(target);
       assert.equal(recovered.status, 200);
       assert.match(String(recovered.headers['cache-status']), /fwd=miss; stored/);
-      assert.equal(origin.count(target), 2, 'the failure was not cached');
+      assert.equal(t.origin.count(target), 2, 'the failure was not cached');
     });
   }
 
   test('every waiter of a failed fill gets the same problem, and nothing is stored', async () => {
     const target = '/v1/books?q=failing-together';
-    behaviours.set(target, { kind: 'json', status: 500 });
-    const before = metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
-    const gate = origin.hold();
-    const replies = Array.from({ length: 10 }, () => fx.get(target));
+    t.behaviours.set(target, { kind: 'json', status: 500 });
+    const before = metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+    const gate = t.origin.hold();
+    const replies = Array.from({ length: 10 }, () => t.fx.get(target));
     try {
-      await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 9);
+      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 9);
     } finally {
       gate.release();
     }
     const all = await Promise.all(replies);
     assert.ok(all.every((r) => r.status === 502));
-    assert.equal(origin.count(target), 1);
-    behaviours.delete(target);
-    assert.equal((await fx.get(target)).status, 200);
-    assert.equal(origin.count(target), 2);
+    assert.equal(t.origin.count(target), 1);
+    t.behaviours.delete(target);
+    assert.equal((await t.fx.get(target)).status, 200);
+    assert.equal(t.origin.count(target), 2);
   });
 
   test('clients that disconnect while waiting do not cancel the fill for the others', async () => {
     const target = '/v1/books?q=walkaway';
-    const before = metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
-    const gate = origin.hold();
+    const before = metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+    const gate = t.origin.hold();
     const leaver = new AbortController();
     const waiterLeaver = new AbortController();
-    const headers = { authorization: `Bearer ${await fx.token()}` };
-    const leader = request(`${fx.gateway.url}${target}`, { headers, signal: leaver.signal });
-    await origin.receivedAtLeast(origin.count() + 1);
-    const leavingWaiter = request(`${fx.gateway.url}${target}`, { headers, signal: waiterLeaver.signal });
-    const stayingWaiter = fx.get(target);
+    const headers = { authorization: `Bearer ${await t.fx.token()}` };
+    const leader = request(`${t.fx.gateway.url}${target}`, { headers, signal: leaver.signal });
+    await t.origin.receivedAtLeast(t.origin.count() + 1);
+    const leavingWaiter = request(`${t.fx.gateway.url}${target}`, { headers, signal: waiterLeaver.signal });
+    const stayingWaiter = t.fx.get(target);
     try {
-      await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 2);
+      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 2);
       leaver.abort();
       waiterLeaver.abort();
       await assert.rejects(leader);
@@ -105,12 +94,12 @@ describe('gateway when the origin fails', () => {
     const stayed = await stayingWaiter;
     assert.equal(stayed.status, 200);
     assert.match(String(stayed.headers['cache-status']), /collapsed/);
-    assert.match(String((await fx.get(target)).headers['cache-status']), /; hit;/, 'the abandoned fill was still stored');
-    assert.equal(origin.count(target), 1);
+    assert.match(String((await t.fx.get(target)).headers['cache-status']), /; hit;/, 'the abandoned fill was still stored');
+    assert.equal(t.origin.count(target), 1);
   });
 
   test('failed fills are counted as origin errors', async () => {
-    const text = await fx.metrics();
+    const text = await t.fx.metrics();
     assert.ok(metricValue(text, 'catalog_gateway_origin_requests_total', { status: 'error' }) >= 5);
     assert.ok(metricValue(text, 'catalog_gateway_origin_requests_total', { status: '500' }) >= 1);
     assert.ok(metricValue(text, 'catalog_gateway_http_requests_total', { status: '504', route: '/v1/books' }) >= 2);

@@ -1,51 +1,39 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from '../support/fault-origin.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, useFaultGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get } from '../support/harness.ts';
 
 describe('pass-through routes', () => {
-  let origin: FaultOrigin;
-  let fx: GatewayFixture;
-  const behaviours = new Map<string, Behaviour>();
-  before(async () => {
-    origin = await startFaultOrigin();
-    origin.behave((target) => behaviours.get(target) ?? OK);
-    fx = await startGatewayFixture(origin.url, { 'gateway.passThrough': ['/v2/'], 'gateway.upstream.headersTimeoutMs': 300 });
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.close();
-  });
+  const t = useFaultGateway({ 'gateway.passThrough': ['/v2/'], 'gateway.upstream.headersTimeoutMs': 300 });
 
   test('are proxied unchanged and never cached', async () => {
     const target = '/v2/anything?free=form&params=1';
-    const first = await fx.get(target);
-    const second = await fx.get(target);
+    const first = await t.fx.get(target);
+    const second = await t.fx.get(target);
     assert.equal(first.status, 200);
     assert.equal(second.body, first.body);
     assert.equal(second.headers['cache-status'], 'catalog-gateway; fwd=bypass');
-    assert.equal(origin.count(target), 2);
-    assert.equal(fx.gateway.cacheStats().entries, 0);
-    const line = fx.logs.lines().findLast((l) => l.msg === 'request' && l.path === target);
+    assert.equal(t.origin.count(target), 2);
+    assert.equal(t.fx.gateway.cacheStats().entries, 0);
+    const line = t.fx.logs.lines().findLast((l) => l.msg === 'request' && l.path === target);
     assert.equal(line?.cache, 'pass');
     assert.equal(line.bytes, Buffer.byteLength(first.body));
   });
 
   test('are authenticated like every other route', async () => {
-    const before = origin.count();
-    const reply = await get(`${fx.gateway.url}/v2/secret`);
+    const before = t.origin.count();
+    const reply = await get(`${t.fx.gateway.url}/v2/secret`);
     assert.equal(reply.status, 401);
-    assert.equal(origin.count(), before);
+    assert.equal(t.origin.count(), before);
   });
 
   test('X-Forwarded-For is set by the gateway, hop-by-hop headers are dropped', async () => {
     const target = '/v2/headers';
     // node:http, because undici will not send a Connection header that names other fields.
-    const headers = { authorization: `Bearer ${await fx.token()}`, 'x-forwarded-for': '6.6.6.6', connection: 'keep-alive, x-hop', 'x-hop': 'secret', 'x-request-id': 'pass-1' };
+    const headers = { authorization: `Bearer ${await t.fx.token()}`, 'x-forwarded-for': '6.6.6.6', connection: 'keep-alive, x-hop', 'x-hop': 'secret', 'x-request-id': 'pass-1' };
     const status = await new Promise<number | undefined>((resolve, reject) => {
-      httpRequest(`${fx.gateway.url}${target}`, { headers, agent: false }, (res) => {
+      httpRequest(`${t.fx.gateway.url}${target}`, { headers, agent: false }, (res) => {
         res.resume();
         res.on('end', () => { resolve(res.statusCode); });
       })
@@ -53,7 +41,7 @@ describe('pass-through routes', () => {
         .end();
     });
     assert.equal(status, 200);
-    const seen = origin.received.findLast((r) => r.target === target);
+    const seen = t.origin.received.findLast((r) => r.target === target);
     assert.equal(seen?.headers['x-forwarded-for'], '127.0.0.1');
     assert.equal(seen.headers['x-hop'], undefined);
     assert.equal(seen.headers['x-request-id'], 'pass-1');
@@ -61,14 +49,14 @@ describe('pass-through routes', () => {
   });
 
   test('upstream failures become problems, and the gateway keeps serving', async () => {
-    behaviours.set('/v2/garbage', { kind: 'garbage' });
-    behaviours.set('/v2/slow', { kind: 'stall-headers' });
-    const garbage = await fx.get('/v2/garbage');
+    t.behaviours.set('/v2/garbage', { kind: 'garbage' });
+    t.behaviours.set('/v2/slow', { kind: 'stall-headers' });
+    const garbage = await t.fx.get('/v2/garbage');
     assert.equal(garbage.status, 502);
     assert.equal(garbage.headers['content-type'], 'application/problem+json');
-    const slow = await fx.get('/v2/slow');
+    const slow = await t.fx.get('/v2/slow');
     assert.equal(slow.status, 504);
-    assert.equal((await fx.get('/v2/fine')).status, 200);
+    assert.equal((await t.fx.get('/v2/fine')).status, 200);
   });
 });
 

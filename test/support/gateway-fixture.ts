@@ -5,7 +5,9 @@
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
+import { after, before } from 'node:test';
 import { testConfig } from './config.ts';
+import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
 import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
 
 export interface GatewayFixture {
@@ -39,5 +41,43 @@ export async function startGatewayFixture(originUrl: string, overrides: Partial<
     get: (target, headers = {}, method = 'GET') => get(`${gateway.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method),
     metrics: async () => (await get(`${gateway.adminUrl}/metrics`)).body,
     stop: () => gateway.stop(),
+  };
+}
+
+export interface FaultGateway {
+  readonly origin: FaultOrigin;
+  readonly fx: GatewayFixture;
+  /** How the origin answers a target; targets not in the map get OK. */
+  readonly behaviours: Map<string, Behaviour>;
+}
+
+/**
+ * Registers the calling suite's before/after hooks: a fault origin and a gateway in front of it.
+ * The fields are filled in by the `before` hook, so read them inside tests only.
+ */
+export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> = {}): FaultGateway {
+  const behaviours = new Map<string, Behaviour>();
+  const setup: { origin?: FaultOrigin; fx?: GatewayFixture } = {};
+  before(async () => {
+    setup.origin = await startFaultOrigin();
+    setup.origin.behave((target) => behaviours.get(target) ?? OK);
+    setup.fx = await startGatewayFixture(setup.origin.url, overrides);
+  });
+  after(async () => {
+    await setup.fx?.stop();
+    await setup.origin?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useFaultGateway: read its fields inside a test, after the before hook');
+    return value;
+  };
+  return {
+    get origin() {
+      return started(setup.origin);
+    },
+    get fx() {
+      return started(setup.fx);
+    },
+    behaviours,
   };
 }
