@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveAsChild } from './child-server.ts';
 
 interface CapturedResponse {
   readonly status: number;
@@ -27,11 +27,4 @@ const server = createServer((_req, res) => {
   res.writeHead(captured.status, headers);
   res.end(body);
 });
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://127.0.0.1:${port}` }));
-});
-process.once('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-});
+serveAsChild(server);

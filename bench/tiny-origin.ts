@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveAsChild } from './child-server.ts';
 
 const BRANCHES = ['branch_central', 'branch_riverside', 'branch_harbor', 'branch_old_town'];
 
@@ -40,11 +40,4 @@ const server = createServer((req, res) => {
   res.end(req.method === 'HEAD' ? undefined : body);
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  console.log(JSON.stringify({ level: 'info', msg: 'listening', url: `http://127.0.0.1:${port}` }));
-});
-process.once('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-});
+serveAsChild(server);

@@ -10,6 +10,18 @@ const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: 'help', boolean: true, description: 'show this help' },
 ];
 
+/** node:util's strict parser, its refusals turned into UsageErrors (a message and exit code 2). */
+export function parseFlags(
+  argv: readonly string[],
+  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
+): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
 export function helpText(command: Command): string {
   const flags = [...command.flags, ...COMMON_FLAGS];
   const left = (f: FlagSpec): string => `--${f.name}${f.value === undefined ? '' : ` ${f.value}`}`;
@@ -24,12 +36,7 @@ export function helpText(command: Command): string {
 export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs | 'help' {
   const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, help: { type: 'boolean' } };
   for (const flag of command.flags) options[flag.name] = { type: flag.boolean === true ? 'boolean' : 'string' };
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(argv, options);
   if (values.help === true) return 'help';
   const configFlags = [];
   const own: Record<string, string | boolean | undefined> = {};

@@ -3,8 +3,7 @@
  * that names the flag, so a typo in a long benchmark command fails at once instead of running
  * the wrong load for a minute.
  */
-import { parseArgs } from 'node:util';
-import { UsageError } from '../cli/args.ts';
+import { UsageError, parseFlags } from '../cli/args.ts';
 import { MAX_SUBJECTS } from './workload.ts';
 
 export interface LoadtestOptions {
@@ -100,12 +99,7 @@ function path(flag: string, text: string | undefined): string | undefined {
 
 export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'help' {
   const options = Object.fromEntries(FLAGS.map((f) => [f.name, { type: f.value === undefined ? 'boolean' : 'string' }] as const));
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(argv, options);
   if (values.help === true) return 'help';
   const text = (name: string): string | undefined => {
     const value = values[name];
