@@ -98,6 +98,27 @@ describe('gateway when the origin fails', () => {
     assert.equal(t.origin.count(target), 1);
   });
 
+  test('origin down, then up again: 502s and not ready while down, nothing cached; serves and is ready once it is back', async () => {
+    const target = '/v1/books?q=down-then-up';
+    const readyz = async (): Promise<number> => (await get(`${t.fx.gateway.adminUrl}/readyz`)).status;
+    t.origin.down();
+    try {
+      const reply = await t.fx.get(target);
+      assert.equal(reply.status, 502);
+      assert.equal((JSON.parse(reply.body) as ProblemBody).type, 'https://catalog.example/problems/bad-gateway');
+      assert.equal((await t.fx.get(target)).status, 502, 'the failure was not cached');
+      assert.equal((await get(`${t.fx.gateway.adminUrl}/healthz`)).status, 200);
+      await until(async () => (await readyz()) === 503);
+    } finally {
+      t.origin.up();
+    }
+    const back = await t.fx.get(target);
+    assert.equal(back.status, 200);
+    assert.match(String(back.headers['cache-status']), /fwd=miss; stored/);
+    assert.equal(t.origin.count(target), 1);
+    await until(async () => (await readyz()) === 200);
+  });
+
   test('failed fills are counted as origin errors', async () => {
     const text = await t.fx.metrics();
     assert.ok(metricValue(text, 'catalog_gateway_origin_requests_total', { status: 'error' }) >= 5);

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { baseUrl, listen } from '../../src/shared/lifecycle.ts';
 
 export type Behaviour =
@@ -40,6 +41,10 @@ export interface FaultOrigin {
   receivedAtLeast(n: number): Promise<void>;
   /** How the origin answers from now on. */
   behave(choose: (target: string) => Behaviour): void;
+  /** Down: open connections are closed and new ones reset at once, as by a crashed origin host. */
+  down(): void;
+  /** Up again: connections are accepted and answered. */
+  up(): void;
   /** Holds every answer from now on until the returned gate is released. */
   hold(): Gate;
   close(): Promise<void>;
@@ -115,6 +120,10 @@ export async function startFaultOrigin(): Promise<FaultOrigin> {
     if (gate === undefined) answer();
     else void gate.then(answer);
   });
+  let isDown = false;
+  server.on('connection', (socket: Socket) => {
+    if (isDown) socket.resetAndDestroy();
+  });
   const url = baseUrl(await listen(server, '127.0.0.1', 0));
 
   return {
@@ -129,6 +138,13 @@ export async function startFaultOrigin(): Promise<FaultOrigin> {
           }),
     behave(next) {
       choose = next;
+    },
+    down() {
+      isDown = true;
+      server.closeAllConnections();
+    },
+    up() {
+      isDown = false;
     },
     hold() {
       let release = (): void => undefined;
