@@ -61,7 +61,7 @@ export const SCHEMA = {
   'gateway.adminPort': { ...PORT, doc: 'Gateway admin port: `/metrics`, `/healthz`, `/readyz`.' },
   'gateway.origin': { type: 'url', doc: 'Base URL of the catalog origin.' },
   'gateway.accessLog': { type: 'boolean', doc: 'Write one access-log line per request.' },
-  'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: body, headers and key of every entry counted.' },
+  'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost in memory, body, headers and key included.' },
   'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
   'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
   'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },
