@@ -2,13 +2,17 @@
  * The catalog's resources: maps a parsed, authorised request target to the JSON document it
  * names, or to the problem that says why there is none.
  */
+import type { Book, BooksPage, Branch, BranchList } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import type { Target } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
 import { searchBooks, type SearchTimer } from './search.ts';
 
+/** Every document the API serves; the OpenAPI document describes each. */
+export type ApiDocument = BooksPage | Book | BranchList | Branch;
+
 export type Resolution =
-  | { readonly ok: true; readonly document: unknown; readonly next?: string | null }
+  | { readonly ok: true; readonly document: ApiDocument; readonly next?: string | null }
   | { readonly ok: false; readonly problem: Problem };
 
 /** `bk_` and a positive id without leading zeros, so each book has exactly one URL. */
@@ -30,8 +34,10 @@ export function resolve(db: CatalogDb, target: Target, timer: SearchTimer): Reso
       const book = digits === undefined ? undefined : db.book(Number(digits));
       return book === undefined ? notFound('book') : { ok: true, document: book };
     }
-    case '/v1/branches':
-      return { ok: true, document: { results: db.branches() } };
+    case '/v1/branches': {
+      const list: BranchList = { results: db.branches() };
+      return { ok: true, document: list };
+    }
     case '/v1/branches/{id}': {
       const branch = BRANCH_ID.test(target.id) ? db.branch(target.id) : undefined;
       return branch === undefined ? notFound('branch') : { ok: true, document: branch };
