@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { SignJWT } from 'jose';
+import { createServer } from 'node:http';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { drain, listen } from '../../src/shared/lifecycle.ts';
 import { TokenVerifier, type AuthVerdict } from '../../src/shared/auth.ts';
 import { mintToken } from '../../src/shared/signing-key.ts';
 
@@ -58,6 +60,27 @@ describe('token verifier', () => {
     assert.equal(refusal(await v.verify(`Bearer ${header}.${body}.`)).kind, 'invalid-token');
     const noExp = await new SignJWT({ scope: 'catalog:read' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').sign(secret);
     assert.equal(refusal(await v.verify(`Bearer ${noExp}`)).kind, 'invalid-token');
+  });
+
+  test('a JWKS served over HTTP verifies tokens signed with its key and refuses others', async (t) => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const stranger = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    let fetched = 0;
+    const server = createServer((_req, res) => {
+      fetched++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    const { port } = await listen(server, '127.0.0.1', 0);
+    t.after(() => drain(server, 100));
+    const v = new TokenVerifier({ key: { kind: 'jwks', jwks: `http://127.0.0.1:${port}/jwks.json` }, issuer: null, audience: null, requiredScope: 'catalog:read', verifiedTokenCache: 0 });
+    const sign = (key: (typeof stranger)['privateKey'], kid: string): Promise<string> =>
+      new SignJWT({ scope: 'catalog:read' }).setProtectedHeader({ alg: 'ES256', kid }).setSubject('idp-user').setExpirationTime('1m').sign(key);
+    const good = await v.verify(`Bearer ${await sign(privateKey, 'k1')}`);
+    assert.ok(good.ok && good.principal.subject === 'idp-user');
+    assert.ok(fetched >= 1, 'the key set was fetched from the URL');
+    assert.equal(refusal(await v.verify(`Bearer ${await sign(stranger.privateKey, 'k1')}`)).kind, 'invalid-token');
   });
 
   test('without a memory every request is verified in full', async () => {
