@@ -4,7 +4,7 @@
  * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
  * backing stores), after full garbage collections, with what the cache counts.
  *
- *   node --expose-gc --import tsx bench/entry-cost.ts [entries, default 100000]
+ *   node --expose-gc bench/entry-cost.ts [entries, default 100000]
  *
  * The figure in response-cache.ts comes from this script.
  */
