@@ -47,5 +47,5 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
     else own[flag.name] = value;
   }
   const file = values.config;
-  return typeof file === 'string' ? { file, configFlags, options: own } : { configFlags, options: own };
+  return { config: typeof file === 'string' ? { file, flags: configFlags } : { flags: configFlags }, options: own };
 }

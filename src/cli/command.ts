@@ -3,7 +3,7 @@
  * (so flags, env and the config file are one layered source) or local to the command.
  */
 import type { ConfigKey } from '../config/schema.ts';
-import type { FlagValue } from '../config/load.ts';
+import type { LoadOptions } from '../config/load.ts';
 
 export interface FlagSpec {
   readonly name: string;
@@ -15,10 +15,8 @@ export interface FlagSpec {
 }
 
 export interface ParsedArgs {
-  /** `--config FILE`, layered over the defaults. */
-  readonly file?: string;
-  /** Flags bound to config keys, in the shape `loadConfig` takes. */
-  readonly configFlags: readonly FlagValue[];
+  /** `--config FILE` and the flags bound to config keys, ready for `loadConfig`. */
+  readonly config: Pick<LoadOptions, 'file' | 'flags'>;
   /** The command's own flags. */
   readonly options: Readonly<Record<string, string | boolean | undefined>>;
 }

@@ -77,9 +77,12 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
     const apiAddress = await listen(api, config['origin.host'], config['origin.port']);
     const adminAddress = await listen(admin, config['origin.host'], config['origin.adminPort']);
     let stopping: Promise<void> | undefined;
+    const url = baseUrl(apiAddress);
+    const adminUrl = baseUrl(adminAddress);
+    logger.info({ url, adminUrl }, 'listening');
     return {
-      url: baseUrl(apiAddress),
-      adminUrl: baseUrl(adminAddress),
+      url,
+      adminUrl,
       registry,
       stop: () => (stopping ??= close()),
     };

@@ -13,7 +13,7 @@ export const gateway: Command = {
     { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'admin port for /metrics, /healthz, /readyz' },
   ],
   async run(args) {
-    const config = loadConfig({ ...(args.file === undefined ? {} : { file: args.file }), flags: args.configFlags });
+    const config = loadConfig(args.config);
     const running = await startGateway(config);
     onShutdownSignal(() => running.stop());
   },

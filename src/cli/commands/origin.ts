@@ -1,7 +1,6 @@
 import { loadConfig } from '../../config/load.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onShutdownSignal } from '../../shared/lifecycle.ts';
-import { createLogger } from '../../shared/logger.ts';
 import type { Command } from '../command.ts';
 
 export const origin: Command = {
@@ -15,9 +14,8 @@ export const origin: Command = {
     { name: 'max-age', key: 'origin.maxAgeSeconds', value: 'SECONDS', description: 'Cache-Control max-age of successful responses' },
   ],
   async run(args) {
-    const config = loadConfig({ ...(args.file === undefined ? {} : { file: args.file }), flags: args.configFlags });
+    const config = loadConfig(args.config);
     const running = await startOrigin(config);
     onShutdownSignal(() => running.stop());
-    createLogger(config, 'origin').info({ url: running.url, adminUrl: running.adminUrl }, 'listening');
   },
 };

@@ -11,7 +11,7 @@ export const seed: Command = {
     { name: 'books', key: 'origin.books', value: 'N', description: 'number of books to generate' },
   ],
   run(args) {
-    const config = loadConfig({ ...(args.file === undefined ? {} : { file: args.file }), flags: args.configFlags });
+    const config = loadConfig(args.config);
     const path = catalogPath(config);
     const books = config['origin.books'];
     const started = performance.now();

@@ -54,10 +54,9 @@ export const start: Command = {
     { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (0 picks a free one)' },
   ],
   async run(args) {
-    const options = { ...(args.file === undefined ? {} : { file: args.file }), flags: args.configFlags };
-    const config = loadConfig(options);
+    const config = loadConfig(args.config);
     const origin = await startOrigin(config);
-    const gateway = await startGateway(loadConfig({ ...options, overrides: { 'gateway.origin': origin.url } })).catch(async (err: unknown) => {
+    const gateway = await startGateway(loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url } })).catch(async (err: unknown) => {
       await origin.stop();
       throw err;
     });
