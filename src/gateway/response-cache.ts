@@ -1,7 +1,8 @@
 /**
- * The store: an LRU of prepared responses bounded in bytes — what each entry really costs in
- * memory (entry-size.ts), key and bookkeeping included — keyed by the canonical request target. Which responses go in and when they stop
- * being fresh is decided by cache-policy.ts; this module only keeps them within the bound.
+ * The store: an LRU of prepared responses keyed by the canonical request target, bounded in
+ * bytes: what each entry really costs in memory (entry-size.ts), key and bookkeeping included.
+ * Which responses go in and when they stop being fresh is decided by cache-policy.ts; this
+ * module only keeps them within the bound.
  */
 import { LRUCache } from 'lru-cache';
 import type { TargetVerdict } from '../shared/request-target.ts';
@@ -35,10 +36,6 @@ export interface ResponseCacheOptions {
   readonly onEvict: () => void;
 }
 
-function entrySize(key: CacheKey, response: PreparedResponse): number {
-  return entryBytes(key, response.bytes);
-}
-
 const ABSENT: Lookup = { kind: 'absent' };
 
 export class ResponseCache {
@@ -50,7 +47,6 @@ export class ResponseCache {
     this.#lru = new LRUCache<CacheKey, PreparedResponse>({
       maxSize: options.maxBytes,
       maxEntrySize: this.#maxEntryBytes,
-      sizeCalculation: (response, key) => entrySize(key, response),
       disposeAfter: (_response, _key, reason) => {
         if (reason === 'evict') options.onEvict();
       },
@@ -65,11 +61,12 @@ export class ResponseCache {
 
   /** Stores a response; false when it is larger than the largest entry allowed. */
   store(key: CacheKey, response: PreparedResponse): boolean {
-    if (entrySize(key, response) > this.#maxEntryBytes) {
+    const size = entryBytes(key, response.bytes);
+    if (size > this.#maxEntryBytes) {
       this.#lru.delete(key);
       return false;
     }
-    this.#lru.set(key, response);
+    this.#lru.set(key, response, { size });
     return true;
   }
 
