@@ -13,16 +13,19 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
-import { Filler } from '../src/gateway/fill.ts';
+import { Filler } from '../src/gateway/fill/fill.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
-import { OriginClient } from '../src/gateway/origin-client.ts';
-import { cacheKey, ResponseCache } from '../src/gateway/response-cache.ts';
+import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
+import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
 import { Fleet } from './fleet.ts';
 import { QuerySpace } from './query-space.ts';
 
 const GIB = 1024 ** 3;
 const ARENA_BYTES = 64 * 1024 * 1024;
+/** The catalog route's policy with no stale windows, as the default config has it. */
+const NO_STALE = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 0 };
+
 const CONCURRENCY = 50;
 
 interface Memory {
@@ -73,7 +76,11 @@ async function main(entries: number): Promise<void> {
         while (left-- > 0) {
           const target = parseRequestTarget('GET', space.take(), config['http.maxTargetBytes']);
           if (!target.ok) throw new Error('the query space made a bad target');
-          const outcome = await filler.fill(cacheKey(target), { authorization: undefined, accept: undefined, requestId: 'entry-cost' });
+          const key = cacheKey(target.canonical);
+          const outcome = await filler.fill(
+            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, noStore: false, policy: NO_STALE, relayServerErrors: false },
+            undefined,
+          );
           if (outcome.kind !== 'response' || !outcome.stored) throw new Error('an answer was not stored');
         }
       };

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec } from './schema.ts';
+import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
 const CONFIG_FILE_ENV = 'CATALOG_CONFIG';
@@ -78,15 +78,56 @@ function expected(spec: KeySpec): string {
       return `one of ${spec.values.join(', ')}`;
     case 'url':
       return 'an http:// or https:// URL';
-    case 'list':
-      return 'a list of strings';
+    case 'routes':
+      return 'a non-empty list of routes (README, "Routes")';
     case 'string':
       return spec.nullable === true ? 'a non-empty string or null' : 'a non-empty string';
   }
 }
 
+const ROUTE_DEFAULTS = { auth: 'required', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, requestCacheControl: 'honour' } as const;
+const ROUTE_FIELDS: Readonly<Record<keyof RouteConfig, (v: unknown) => boolean>> = {
+  prefix: (v) => typeof v === 'string' && v.startsWith('/') && !/[?#\s]/.test(v),
+  mode: (v) => v === 'catalog' || v === 'http' || v === 'pass',
+  auth: (v) => v === 'required' || v === 'off',
+  scope: (v) => v === null || (typeof v === 'string' && /^[\x21-\x7e]+$/.test(v)),
+  staleWhileRevalidateSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
+  staleIfErrorSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
+  requestCacheControl: (v) => v === 'honour' || v === 'ignore',
+};
+
+type Coerced = { ok: true; value: unknown } | { ok: false; why?: string };
+
+/** A route table: each route an object of known fields, defaults filled in, prefixes unique. */
+function coerceRoutes(raw: unknown): Coerced {
+  if (!Array.isArray(raw) || raw.length === 0) return { ok: false };
+  const routes: RouteConfig[] = [];
+  for (const [i, entry] of (raw as unknown[]).entries()) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return { ok: false, why: `route ${i} is not an object` };
+    // prefix and mode first, so a route reads the same in logs and docs whatever order it was written in.
+    const route: Record<string, unknown> = { prefix: undefined, mode: undefined, ...ROUTE_DEFAULTS, ...entry };
+    if (route.prefix === undefined || route.mode === undefined) return { ok: false, why: `route ${i} needs prefix and mode` };
+    for (const name of Object.keys(route)) {
+      const check = Object.hasOwn(ROUTE_FIELDS, name) ? ROUTE_FIELDS[name as keyof RouteConfig] : undefined;
+      if (check === undefined) return { ok: false, why: `route ${i} has unknown field ${name}` };
+      if (!check(route[name])) return { ok: false, why: `route ${i} field ${name} = ${JSON.stringify(route[name])} is not valid` };
+    }
+    if (routes.some((r) => r.prefix === route.prefix)) return { ok: false, why: `route ${i} repeats prefix ${JSON.stringify(route.prefix)}` };
+    routes.push(Object.freeze(route) as unknown as RouteConfig);
+  }
+  return { ok: true, value: Object.freeze(routes) };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Values from env and flags are strings; file values are JSON. Both go through one check. */
-function coerce(spec: KeySpec, raw: unknown, fromText: boolean): { ok: true; value: unknown } | { ok: false } {
+function coerce(spec: KeySpec, raw: unknown, fromText: boolean): Coerced {
   const text = typeof raw === 'string' ? raw.trim() : undefined;
   switch (spec.type) {
     case 'integer': {
@@ -104,10 +145,8 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean): { ok: true; val
       const url = new URL(text);
       return url.protocol === 'http:' || url.protocol === 'https:' ? { ok: true, value: url.origin } : { ok: false };
     }
-    case 'list': {
-      const list = fromText && text !== undefined ? text.split(',').map((s) => s.trim()).filter((s) => s !== '') : raw;
-      return Array.isArray(list) && list.every((s) => typeof s === 'string' && s !== '') ? { ok: true, value: Object.freeze(list.slice()) } : { ok: false };
-    }
+    case 'routes':
+      return coerceRoutes(fromText && text !== undefined ? parseJson(text) : raw);
     case 'string':
       if (spec.nullable === true && (raw === null || (fromText && text === 'null'))) return { ok: true, value: null };
       return text !== undefined && text !== '' ? { ok: true, value: text } : { ok: false };
@@ -146,7 +185,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const spec: KeySpec = SCHEMA[key];
     const result = coerce(spec, raw, textual.has(key));
     if (!result.ok) {
-      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec)}`);
+      const why = result.why === undefined ? '' : ` (${result.why})`;
+      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec)}${why}`);
     }
     config[key] = result.value;
   }

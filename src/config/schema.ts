@@ -28,11 +28,31 @@ interface UrlSpec {
   readonly type: 'url';
   readonly doc: string;
 }
-interface ListSpec {
-  readonly type: 'list';
+interface RoutesSpec {
+  readonly type: 'routes';
   readonly doc: string;
 }
-export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | ListSpec;
+export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | RoutesSpec;
+
+/** How a route's requests go through the gateway (README, "Routes"). */
+export type RouteMode = 'catalog' | 'http' | 'pass';
+
+/** One entry of `gateway.routes`; the first whose prefix matches a request's path wins. */
+export interface RouteConfig {
+  /** A path prefix, matched at segment boundaries: `/v1` matches `/v1` and `/v1/x`, not `/v10`. */
+  readonly prefix: string;
+  readonly mode: RouteMode;
+  /** `required`: a valid token with `scope` on every request; `off`: no token is asked for. */
+  readonly auth: 'required' | 'off';
+  /** Scope the token must carry; `null` means `auth.requiredScope`. */
+  readonly scope: string | null;
+  /** Stale-while-revalidate window when the origin names none (Varnish's grace). */
+  readonly staleWhileRevalidateSeconds: number;
+  /** Stale-if-error window when the origin names none (Varnish's keep, nginx proxy_cache_use_stale). */
+  readonly staleIfErrorSeconds: number;
+  /** Whether the request's Cache-Control (no-cache, max-age, max-stale, only-if-cached…) is honoured. */
+  readonly requestCacheControl: 'honour' | 'ignore';
+}
 
 const PORT = { type: 'integer', min: 0, max: 65535 } as const;
 const MIB = 1024 * 1024;
@@ -55,6 +75,8 @@ export const SCHEMA = {
   'origin.db': { type: 'string', nullable: true, doc: 'Catalog database file; `null` means `<dataDir>/catalog.db`, seeded on first start.' },
   'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded.' },
   'origin.maxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: '`Cache-Control: public, max-age=N` on successful responses.' },
+  'origin.staleWhileRevalidateSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-while-revalidate=N` to the origin\'s Cache-Control; 0 sends none.' },
+  'origin.staleIfErrorSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-if-error=N` to the origin\'s Cache-Control; 0 sends none.' },
   'origin.rateLimitPerMinute': { type: 'integer', min: 0, max: 1_000_000, doc: 'Requests per minute allowed per token subject (429 past it); 0 turns the limit off.' },
   'gateway.host': { type: 'string', doc: 'Address the gateway listens on.' },
   'gateway.port': { ...PORT, doc: 'Gateway API port (0 picks a free one).' },
@@ -67,8 +89,9 @@ export const SCHEMA = {
   'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },
   'gateway.upstream.headersTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed for the origin to send response headers (504 past it).' },
   'gateway.upstream.bodyTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Longest pause allowed while the origin sends a body (504 past it).' },
-  'gateway.upstream.maxResponseBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest origin response body accepted (502 past it).' },
-  'gateway.passThrough': { type: 'list', doc: 'Path prefixes proxied to the origin without caching (comma-separated in env and flags).' },
+  'gateway.upstream.maxResponseBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest origin response body a fill accepts (502 past it); relayed bodies are streamed and not bounded.' },
+  'gateway.upstream.keepAliveTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'How long an idle origin connection is kept; an origin `Keep-Alive: timeout` hint, less 2 s, takes precedence.' },
+  'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof SCHEMA;
@@ -77,8 +100,8 @@ type ValueOf<S> = S extends { type: 'integer' }
   ? number
   : S extends { type: 'boolean' }
     ? boolean
-    : S extends { type: 'list' }
-      ? readonly string[]
+    : S extends { type: 'routes' }
+      ? readonly RouteConfig[]
       : S extends { type: 'enum'; values: readonly (infer V)[] }
         ? V
         : S extends { nullable: true }

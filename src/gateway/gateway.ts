@@ -14,13 +14,13 @@ import { createAdminServer } from '../shared/admin-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
-import { Coalescer } from './coalescer.ts';
-import { Filler, type FillOutcome } from './fill.ts';
+import { Coalescer } from './fill/coalescer.ts';
+import { Filler, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
-import { OriginClient } from './origin-client.ts';
-import { PassThrough } from './pass-through.ts';
 import { createPipeline } from './pipeline.ts';
-import { ResponseCache } from './response-cache.ts';
+import { RouteTable } from './routes/route-table.ts';
+import { ResponseCache } from './store/response-cache.ts';
+import { OriginClient } from './upstream/origin-client.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -68,20 +68,22 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const metrics = new GatewayMetrics(registry, cacheStats);
   const origin = new OriginClient(config);
-  const passThrough = new PassThrough(config);
   const api = createServer(
-    createPipeline({
-      maxTargetBytes: config['http.maxTargetBytes'],
-      verifier,
-      cache,
-      coalescer: new Coalescer<FillOutcome>(),
-      filler: new Filler(origin, cache, metrics, now),
-      passThrough,
-      metrics,
-      accessLog: createAccessLog(logger, config['gateway.accessLog']),
-      logger,
-      now,
-    }),
+    createPipeline(
+      {
+        maxTargetBytes: config['http.maxTargetBytes'],
+        verifier,
+        cache,
+        coalescer: new Coalescer<FillOutcome>(),
+        filler: new Filler(origin, cache, metrics, now),
+        origin,
+        metrics,
+        accessLog: createAccessLog(logger, config['gateway.accessLog']),
+        logger,
+        now,
+      },
+      new RouteTable(config['gateway.routes'], config['auth.requiredScope']),
+    ),
   );
   let draining = false;
   const originReachable = cachedProbe(() => origin.reachable());
@@ -99,7 +101,6 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     stopped ??= (async () => {
       draining = true;
       await drain(api, shutdownMs);
-      passThrough.close();
       await origin.close();
       await drain(admin, shutdownMs);
       logger.info('stopped');

@@ -4,14 +4,20 @@
  * methods folded to GET/HEAD/other, status codes, cache results; never a URL or a query.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RouteLabel } from '../shared/request-target.ts';
 
-/** How a request was answered, as the access log and the metrics name it. */
-export type CacheResult = 'hit' | 'miss' | 'collapsed' | 'pass' | 'none';
+/**
+ * How a request was answered, as the access log and the metrics name it: `hit` fresh from the
+ * cache; `stale` a stale stored response (stale-while-revalidate, stale-if-error, max-stale);
+ * `revalidated` a stored response the origin confirmed with 304; `miss` from the origin;
+ * `collapsed` from another request's fill; `pass` relayed without the cache; `none` refused.
+ */
+export type CacheResult = 'hit' | 'stale' | 'revalidated' | 'miss' | 'collapsed' | 'pass' | 'none';
 
-/** Metric label of pass-through requests: one value, whatever the path. */
-export const PASS_THROUGH_ROUTE = 'pass-through';
-export type MetricRoute = RouteLabel | typeof PASS_THROUGH_ROUTE;
+/** A route label: a catalog route template, or the prefix of a configured route; bounded either way. */
+export type MetricRoute = string;
+
+export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
+export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale';
 
 export interface CacheGauges {
   readonly entries: number;
@@ -32,6 +38,9 @@ export class GatewayMetrics {
   readonly #originRequests: Counter<'status'>;
   readonly #originDuration: Histogram;
   readonly #coalesced: Counter;
+  readonly #revalidations: Counter<'outcome'>;
+  readonly #staleServed: Counter<'reason'>;
+  readonly #invalidations: Counter;
   /**
    * Label children resolved once per combination (bounded: routes × methods × statuses × cache
    * results), so a request increments without prom-client hashing its labels again.
@@ -93,6 +102,23 @@ export class GatewayMetrics {
       help: 'Requests that waited for a fill already in flight instead of asking the origin themselves.',
       registers,
     });
+    this.#revalidations = new Counter({
+      name: 'catalog_gateway_revalidations_total',
+      help: 'Stored responses validated with the origin, by outcome: not-modified (304, no body), replaced (a full answer), failed.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#staleServed = new Counter({
+      name: 'catalog_gateway_stale_served_total',
+      help: 'Stale stored responses sent, by why it was allowed: stale-while-revalidate, stale-if-error, max-stale.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#invalidations = new Counter({
+      name: 'catalog_gateway_invalidations_total',
+      help: 'Stored targets invalidated by the response to an unsafe request (RFC 9111 §4.4).',
+      registers,
+    });
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {
@@ -118,5 +144,17 @@ export class GatewayMetrics {
 
   coalesced(): void {
     this.#coalesced.inc();
+  }
+
+  revalidation(outcome: RevalidationOutcome): void {
+    this.#revalidations.inc({ outcome });
+  }
+
+  staleServed(reason: StaleReason): void {
+    this.#staleServed.inc({ reason });
+  }
+
+  invalidated(targets: number): void {
+    this.#invalidations.inc(targets);
   }
 }

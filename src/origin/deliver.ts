@@ -9,7 +9,8 @@ import { ifNoneMatchMatches, strongEtag } from './etag.ts';
 export interface DeliverOptions {
   readonly isHead: boolean;
   readonly ifNoneMatch: string | undefined;
-  readonly maxAgeSeconds: number;
+  /** The `Cache-Control` value of every cacheable answer (see `cacheControl` in origin.ts). */
+  readonly cacheControl: string;
   /** Request target of the next page, if any. */
   readonly next?: string | null;
 }
@@ -19,7 +20,7 @@ export function deliverJson(res: ServerResponse, body: string, options: DeliverO
   const etag = strongEtag(body);
   // A 304 carries the validator and caching fields the 200 would have (RFC 9110 §15.4.5).
   res.setHeader('etag', etag);
-  res.setHeader('cache-control', `public, max-age=${options.maxAgeSeconds}`);
+  res.setHeader('cache-control', options.cacheControl);
   if (options.next != null) res.setHeader('link', `<${options.next}>; rel="next"`);
   if (ifNoneMatchMatches(options.ifNoneMatch, etag)) {
     res.statusCode = 304;

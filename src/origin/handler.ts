@@ -35,7 +35,7 @@ export interface HandlerContext {
   readonly logger: Logger;
   readonly accessLog: AccessLog;
   readonly maxTargetBytes: number;
-  readonly maxAgeSeconds: number;
+  readonly cacheControl: string;
   readonly isDraining: () => boolean;
 }
 
@@ -85,7 +85,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
-        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], maxAgeSeconds: ctx.maxAgeSeconds, next: a.next });
+        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, next: a.next });
       }
       const bytes = sendProblem(res, a.problem, problemInstance(rawTarget, ctx.maxTargetBytes), handled.isHead);
       return handled.isHead ? 0 : bytes;

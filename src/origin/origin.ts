@@ -36,6 +36,17 @@ export interface RunningOrigin {
 }
 
 /** Seeds config['origin.db'] (or <dataDir>/catalog.db) with config['origin.books'] books first if the file is missing. */
+/**
+ * `public` because requests carry Authorization (RFC 9111 §3.5); the stale windows (RFC 5861) let
+ * caches in front ride out origin restarts and refresh in the background when an operator sets them.
+ */
+export function cacheControl(config: Config): string {
+  let value = `public, max-age=${config['origin.maxAgeSeconds']}`;
+  if (config['origin.staleWhileRevalidateSeconds'] > 0) value += `, stale-while-revalidate=${config['origin.staleWhileRevalidateSeconds']}`;
+  if (config['origin.staleIfErrorSeconds'] > 0) value += `, stale-if-error=${config['origin.staleIfErrorSeconds']}`;
+  return value;
+}
+
 export async function startOrigin(config: Config, deps: OriginDeps = {}): Promise<RunningOrigin> {
   const path = catalogPath(config);
   const logger = createLogger(config, 'origin', deps.logDestination);
@@ -57,7 +68,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       logger,
       accessLog: createAccessLog(logger, true),
       maxTargetBytes: config['http.maxTargetBytes'],
-      maxAgeSeconds: config['origin.maxAgeSeconds'],
+      cacheControl: cacheControl(config),
       isDraining: () => draining,
     }),
   );

@@ -62,7 +62,8 @@ export class TokenVerifier {
   readonly #requiredScope: string;
   readonly #now: () => number;
   readonly #remembered: LRUCache<string, Principal> | undefined;
-  readonly #insufficient: Problem;
+  /** One problem per scope asked for, made once: routes name few scopes. */
+  readonly #insufficient = new Map<string, Problem>();
 
   constructor(options: VerifierOptions) {
     this.#key = keyFunction(options.key);
@@ -75,17 +76,15 @@ export class TokenVerifier {
     this.#requiredScope = options.requiredScope;
     this.#now = options.now ?? Date.now;
     this.#remembered = options.verifiedTokenCache > 0 ? new LRUCache({ max: options.verifiedTokenCache }) : undefined;
-    this.#insufficient = problem('insufficient-scope', `the token lacks the ${options.requiredScope} scope`, {
-      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${options.requiredScope}"`,
-    });
   }
 
   /**
    * Verifies the `Authorization` header value of one request. The answer is synchronous when no
    * signature has to be checked (no token, a malformed header, a remembered token), so the
    * gateway's hit path does not wait on a promise; only a full verification is asynchronous.
+   * `scope` defaults to the configured `requiredScope`.
    */
-  verify(authorization: string | undefined): AuthVerdict | Promise<AuthVerdict> {
+  verify(authorization: string | undefined, scope: string = this.#requiredScope): AuthVerdict | Promise<AuthVerdict> {
     if (authorization === undefined || authorization === '') {
       return { ok: false, problem: problem('missing-token', 'send Authorization: Bearer <token>', { 'www-authenticate': REALM }) };
     }
@@ -93,27 +92,33 @@ export class TokenVerifier {
     if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
     const nowMs = this.#now();
     const remembered = this.#remembered?.get(token);
-    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered);
-    return this.#verifySignature(token, nowMs);
+    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
+    return this.#verifySignature(token, nowMs, scope);
   }
 
-  async #verifySignature(token: string, nowMs: number): Promise<AuthVerdict> {
+  async #verifySignature(token: string, nowMs: number, scope: string): Promise<AuthVerdict> {
     let principal: Principal;
     try {
       const options = { ...this.#options, currentDate: new Date(nowMs) };
       const key = this.#key;
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
-      const scope = typeof payload.scope === 'string' ? payload.scope : '';
-      principal = { subject: payload.sub ?? '', scopes: scope.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
+      const scopes = typeof payload.scope === 'string' ? payload.scope : '';
+      principal = { subject: payload.sub ?? '', scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
     } catch (err) {
       this.#remembered?.delete(token);
       return { ok: false, problem: invalidToken(describe(err)) };
     }
     this.#remembered?.set(token, principal);
-    return this.#authorize(principal);
+    return this.#authorize(principal, scope);
   }
 
-  #authorize(principal: Principal): AuthVerdict {
-    return principal.scopes.includes(this.#requiredScope) ? { ok: true, principal } : { ok: false, problem: this.#insufficient };
+  #authorize(principal: Principal, scope: string): AuthVerdict {
+    if (principal.scopes.includes(scope)) return { ok: true, principal };
+    let insufficient = this.#insufficient.get(scope);
+    if (insufficient === undefined) {
+      insufficient = problem('insufficient-scope', `the token lacks the ${scope} scope`, { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` });
+      this.#insufficient.set(scope, insufficient);
+    }
+    return { ok: false, problem: insufficient };
   }
 }

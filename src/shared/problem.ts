@@ -26,6 +26,7 @@ export const PROBLEM_KINDS = {
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'not-ready': { status: 503, title: 'Service unavailable' },
   'gateway-timeout': { status: 504, title: 'Gateway timeout' },
+  'not-cached': { status: 504, title: 'Not in cache' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemKind = keyof typeof PROBLEM_KINDS;

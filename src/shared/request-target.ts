@@ -95,7 +95,7 @@ const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
  * RFC 9112 §3.2.2: a server must accept the absolute-form (`GET http://host/v1/books?q=x`) as
  * well; the resource is the same as the origin-form's, so the scheme and authority are dropped.
  */
-function originForm(rawTarget: string): string {
+export function originForm(rawTarget: string): string {
   if (rawTarget.startsWith('/')) return rawTarget;
   const authority = ABSOLUTE_FORM.exec(rawTarget)?.[0];
   if (authority === undefined) return rawTarget;

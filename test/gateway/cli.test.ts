@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
 import { get } from '../support/harness.ts';
+import { startScriptedOrigin } from '../support/scripted-origin.ts';
 
 const NODE = 'node_modules/.bin/node';
 
@@ -77,4 +78,22 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
   assert.equal(code, 0);
+});
+
+test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in front of any origin', async (t) => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(200, { 'cache-control': 'max-age=60', 'content-type': 'text/plain' });
+    res.end(`hello from ${req.target}`);
+  });
+  t.after(() => origin.close());
+  const args = ['gateway', '--config', 'config/examples/http-cache.jsonc', '--origin', origin.url, '--host', '127.0.0.1', '--port', '0', '--admin-port', '0'];
+  const { child, line } = run(args, { CATALOG_DATA_DIR: tempDir() });
+  t.after(() => child.kill('SIGKILL'));
+  const { url } = JSON.parse(await line(listening)) as { url: string };
+  const first = await get(`${url}/any/path?free=form`);
+  const second = await get(`${url}/any/path?free=form`);
+  assert.equal(first.status, 200, 'no token is asked for');
+  assert.equal(second.body, 'hello from /any/path?free=form');
+  assert.match(String(second.headers['cache-status']), /; hit;/);
+  assert.equal(origin.count('/any/path?free=form'), 1);
 });

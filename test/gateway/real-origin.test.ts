@@ -93,3 +93,41 @@ describe('gateway in front of the real origin', () => {
     }
   });
 });
+
+describe('the real origin with max-age=1 and stale-if-error=60 behind the gateway', () => {
+  let origin: RunningOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    const dataDir = tempDir();
+    origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000, 'origin.maxAgeSeconds': 1, 'origin.staleIfErrorSeconds': 60 }));
+    fx = await startGatewayFixture(origin.url, { dataDir, 'origin.books': 2000 });
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.stop();
+  });
+
+  test('expiry costs one 304 at the origin; with the origin gone, the stale copy is served', async () => {
+    const target = '/v1/books?q=winter&limit=5';
+    const first = await fx.get(target);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['cache-control'], 'public, max-age=1, stale-if-error=60');
+    const notModifiedBefore = metricValue((await get(`${origin.adminUrl}/metrics`)).body, 'catalog_origin_http_requests_total', { status: '304' });
+    fx.clock.advance(2000);
+    const refreshed = await fx.get(target);
+    assert.equal(refreshed.status, 200);
+    assert.equal(refreshed.body, first.body);
+    assert.equal(refreshed.headers['cache-status'], 'catalog-gateway; fwd=stale; stored; fwd-status=304; ttl=1');
+    const originMetrics = (await get(`${origin.adminUrl}/metrics`)).body;
+    assert.equal(metricValue(originMetrics, 'catalog_origin_http_requests_total', { status: '304' }) - notModifiedBefore, 1, 'the origin answered the refresh with 304');
+
+    await origin.stop();
+    fx.clock.advance(5000);
+    const stale = await fx.get(target);
+    assert.equal(stale.status, 200);
+    assert.equal(stale.body, first.body);
+    assert.match(String(stale.headers['cache-status']), /^catalog-gateway; fwd=stale; ttl=-4; detail=stale-if-error$/);
+    const cold = await fx.get('/v1/books?q=never-cached');
+    assert.equal(cold.status, 502, 'nothing stored: nothing stale to serve');
+  });
+});

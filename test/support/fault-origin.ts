@@ -5,13 +5,13 @@
  * stalled body, reset mid-body, bytes that are not HTTP, 5xx, oversize bodies).
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { baseUrl, listen } from '../../src/shared/lifecycle.ts';
 
 export type Behaviour =
   /** A JSON answer. Header values override the defaults; `null` removes a default header. */
-  | { readonly kind: 'json'; readonly status?: number; readonly headers?: Readonly<Record<string, string | string[] | null>>; readonly padBytes?: number }
+  | { readonly kind: 'json'; readonly status?: number; readonly headers?: Readonly<Record<string, string | string[] | null>>; readonly padBytes?: number; readonly body?: string }
   /** Accepts the request and never answers. */
   | { readonly kind: 'stall-headers' }
   /** Sends headers and part of the body, then nothing more. */
@@ -63,8 +63,8 @@ function strongEtag(body: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
-function answerJson(res: ServerResponse, target: string, behaviour: Extract<Behaviour, { kind: 'json' }>): void {
-  const body = catalogBody(target, behaviour.padBytes);
+function answerJson(req: IncomingMessage, res: ServerResponse, target: string, behaviour: Extract<Behaviour, { kind: 'json' }>): void {
+  const body = behaviour.body ?? catalogBody(target, behaviour.padBytes);
   const headers: Record<string, string | string[]> = {
     'content-type': 'application/json',
     'cache-control': 'public, max-age=60',
@@ -75,7 +75,15 @@ function answerJson(res: ServerResponse, target: string, behaviour: Extract<Beha
     if (value === null) Reflect.deleteProperty(headers, name);
     else headers[name] = value;
   }
-  res.writeHead(behaviour.status ?? 200, headers);
+  // A validator that still matches gets a 304 with the same fields and no content, as the real origin does.
+  const status = behaviour.status ?? 200;
+  if (status === 200 && headers.etag !== undefined && req.headers['if-none-match'] === headers.etag) {
+    Reflect.deleteProperty(headers, 'content-length');
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(status, headers);
   res.end(body);
 }
 
@@ -100,7 +108,7 @@ export async function startFaultOrigin(): Promise<FaultOrigin> {
     const answer = (): void => {
       switch (behaviour.kind) {
         case 'json':
-          answerJson(res, target, behaviour);
+          answerJson(req, res, target, behaviour);
           return;
         case 'stall-headers':
           return;

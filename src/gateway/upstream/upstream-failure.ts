@@ -5,7 +5,7 @@
  * origin is unreachable or answered something the gateway cannot relay).
  */
 import { errors } from 'undici';
-import { problem, type Problem } from '../shared/problem.ts';
+import { problem, type Problem } from '../../shared/problem.ts';
 
 const FAILURES: Readonly<Record<string, Problem>> = {
   ECONNREFUSED: problem('bad-gateway', 'the origin refused the connection'),
@@ -20,8 +20,6 @@ const FAILURES: Readonly<Record<string, Problem>> = {
   UND_ERR_CONNECT_TIMEOUT: problem('gateway-timeout', 'the origin did not accept a connection in time'),
   UND_ERR_HEADERS_TIMEOUT: problem('gateway-timeout', 'the origin did not send response headers in time'),
   UND_ERR_BODY_TIMEOUT: problem('gateway-timeout', 'the origin stalled while sending the response body'),
-  // http-proxy-3's connect timeout, and the socket timeout the pass-through sets.
-  ECONNECT_TIMEOUT: problem('gateway-timeout', 'the origin did not accept a connection in time'),
   ETIMEDOUT: problem('gateway-timeout', 'the origin did not answer in time'),
 };
 

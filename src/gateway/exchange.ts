@@ -1,0 +1,65 @@
+/**
+ * One request on its way through the gateway's steps, what the steps share, and how a request
+ * ends when a step refuses it. Steps return an `Answered` (or a promise of one); only `deliver`,
+ * `relay` and `refuse` write to the response.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessLog, AccessRecord } from '../shared/access-log.ts';
+import type { TokenVerifier } from '../shared/auth.ts';
+import type { Logger } from '../shared/logger.ts';
+import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
+import { problemInstance } from '../shared/request-target.ts';
+import type { Delivered } from './deliver.ts';
+import type { Coalescer } from './fill/coalescer.ts';
+import type { FillOutcome, Filler } from './fill/fill.ts';
+import type { CacheResult, GatewayMetrics, MetricRoute } from './metrics.ts';
+import type { ResponseCache } from './store/response-cache.ts';
+import type { OriginClient } from './upstream/origin-client.ts';
+
+export interface PipelineDeps {
+  readonly maxTargetBytes: number;
+  readonly verifier: TokenVerifier;
+  readonly cache: ResponseCache;
+  readonly coalescer: Coalescer<FillOutcome>;
+  readonly filler: Filler;
+  readonly origin: OriginClient;
+  readonly metrics: GatewayMetrics;
+  readonly accessLog: AccessLog<GatewayAccessRecord>;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** The gateway's access-log line: the shared fields plus how the cache answered. */
+export interface GatewayAccessRecord extends AccessRecord {
+  readonly cache: CacheResult;
+  /** How long the origin took, when this request waited for it. */
+  readonly originMs: number | undefined;
+}
+
+export interface Exchange {
+  readonly deps: PipelineDeps;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly reqId: string;
+  readonly method: string;
+  readonly rawTarget: string;
+  readonly isHead: boolean;
+}
+
+/** How one request was answered: what the log and the metrics record. */
+export interface Answered extends Delivered {
+  readonly route: MetricRoute;
+  readonly cache: CacheResult;
+  readonly originMs?: number;
+  readonly sub?: string | undefined;
+}
+
+/** A step answers at once (hits, refusals) or, when it has to wait (signature, origin), later. */
+export type Step = Answered | Promise<Answered>;
+
+/** Ends the request with a problem (RFC 9457). */
+export function refuse(ex: Exchange, route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered {
+  ex.res.setHeader('x-request-id', ex.reqId);
+  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.deps.maxTargetBytes), ex.isHead);
+  return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, cache, sub };
+}

@@ -1,0 +1,136 @@
+/**
+ * The fill step (Varnish's backend fetch): one origin exchange for a key, decided by the rules,
+ * kept by the store. Given a stored response that needs validation it asks conditionally with its
+ * validators, and a 304 freshens it without a body (RFC 9111 §4.3.3, §4.3.4). When the origin
+ * cannot be reached, times out or answers 5xx, a stored response within its stale-if-error
+ * window answers instead (RFC 5861 §4). A failed fill stores nothing.
+ */
+import { performance } from 'node:perf_hooks';
+import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
+import { initialAgeMs } from '../rules/freshness.ts';
+import { mayServeOnError, type ReuseFacts } from '../rules/reuse.ts';
+import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageVerdict } from '../rules/storage.ts';
+import { freshens, validationHeaders } from '../rules/validation.ts';
+import { selectingValues } from '../rules/vary.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { CacheKey, ResponseCache } from '../store/response-cache.ts';
+import { fieldsAfter, freshen, NO_SECONDARY_KEY, prepareResponse, type StoredResponse } from '../store/stored-response.ts';
+import type { OriginClient, OriginRequest } from '../upstream/origin-client.ts';
+import { originServerError, type UpstreamFailure } from '../upstream/upstream-failure.ts';
+import type { Announce } from './coalescer.ts';
+
+export interface FillRequest {
+  readonly key: CacheKey;
+  /** The GET sent to the origin, without the client's own conditional fields. */
+  readonly origin: OriginRequest;
+  /** The client's request fields: a response's secondary key is taken from them (§4.1). */
+  readonly requestHeaders: HeaderFields;
+  readonly authorized: boolean;
+  /** The request's no-store directive (§5.2.1.5). */
+  readonly noStore: boolean;
+  readonly policy: StoragePolicy;
+  /** Whether an origin 5xx is relayed as it is (http routes) or becomes a 502 problem (catalog). */
+  readonly relayServerErrors: boolean;
+}
+
+export type FillOutcome =
+  | {
+      readonly kind: 'response';
+      readonly response: StoredResponse;
+      readonly stored: boolean;
+      /** Why it was not stored; `too-large` when the rules allowed it but it exceeds the largest entry. */
+      readonly notStored: NotStoredReason | 'too-large' | undefined;
+      readonly originMs: number;
+    }
+  /** The origin answered 304 to a validation: the stored response, fresh again. */
+  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly stored: boolean; readonly originMs: number }
+  /** The origin failed and a stored response stood in for it (stale-if-error). */
+  | { readonly kind: 'stale'; readonly response: StoredResponse; readonly fwdStatus: number | undefined; readonly failure: string; readonly originMs: number }
+  | { readonly kind: 'failed'; readonly failure: UpstreamFailure; readonly fwdStatus: number | undefined; readonly originMs: number };
+
+/** Facts of a response that is relayed once and never reused: only its Age means anything. */
+function notReusable(receivedAt: number, ageMs: number): ReuseFacts {
+  return { lifetimeMs: 0, initialAgeMs: ageMs, storedAt: receivedAt, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: true, noCache: true };
+}
+
+/** Whether waiters may be handed the outcome of an answer with this head (see Coalescer). */
+function shareable(head: ResponseHead, verdict: StorageVerdict, validating: boolean): boolean {
+  return verdict.store || head.status >= 500 || (validating && head.status === 304);
+}
+
+export class Filler {
+  readonly #origin: OriginClient;
+  readonly #cache: ResponseCache;
+  readonly #metrics: GatewayMetrics;
+  readonly #now: () => number;
+
+  constructor(origin: OriginClient, cache: ResponseCache, metrics: GatewayMetrics, now: () => number) {
+    this.#origin = origin;
+    this.#cache = cache;
+    this.#metrics = metrics;
+    this.#now = now;
+  }
+
+  /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
+  async fill(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
+    const requestTime = this.#now();
+    const origin = stored === undefined ? request.origin : { ...request.origin, headers: { ...request.origin.headers, ...validationHeaders(stored) } };
+    let verdict: StorageVerdict | undefined;
+    const started = performance.now();
+    const answer = await this.#origin.fetch(origin, (status, headers) => {
+      verdict = storageVerdict({ status, headers }, { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() }, request.policy);
+      announce?.(shareable({ status, headers }, verdict, stored !== undefined));
+    });
+    const originMs = performance.now() - started;
+    this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
+    if (!answer.ok) return this.#failed(stored, answer.failure, undefined, originMs);
+    const { response } = answer;
+    if (response.status >= 500 && (!request.relayServerErrors || (stored !== undefined && mayServeOnError(stored, this.#now())))) {
+      return this.#failed(stored, originServerError(response.status), response.status, originMs);
+    }
+    if (response.status === 304 && stored !== undefined) {
+      // §4.3.4: a 304 that names another representation updates nothing; ask once more in full.
+      if (!freshens(stored, response.headers)) return this.fill(request, undefined);
+      return this.#revalidated(request, stored, response.headers, requestTime, originMs);
+    }
+    if (stored !== undefined) this.#metrics.revalidation('replaced');
+    const decided = verdict ?? storageVerdict(response, { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() }, request.policy);
+    if (!decided.store) {
+      const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
+      return { kind: 'response', response: prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY), stored: false, notStored: decided.reason, originMs };
+    }
+    const key = decided.vary.length === 0 ? NO_SECONDARY_KEY : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
+    const prepared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, decided.omit);
+    const kept = this.#cache.store(request.key, prepared);
+    return { kind: 'response', response: prepared, stored: kept, notStored: kept ? undefined : 'too-large', originMs };
+  }
+
+  /** The origin failed; a stored response stands in when stale-if-error allows it (RFC 5861 §4). */
+  #failed(stored: StoredResponse | undefined, failure: UpstreamFailure, fwdStatus: number | undefined, originMs: number): FillOutcome {
+    if (stored !== undefined && mayServeOnError(stored, this.#now())) {
+      this.#metrics.revalidation('failed');
+      return { kind: 'stale', response: stored, fwdStatus, failure: failure.code, originMs };
+    }
+    if (stored !== undefined) this.#metrics.revalidation('failed');
+    return { kind: 'failed', failure, fwdStatus, originMs };
+  }
+
+  /** §4.3.4: the 304's fields update the stored response (§3.2), which is fresh again by them. */
+  #revalidated(request: FillRequest, stored: StoredResponse, notModified: HeaderFields, requestTime: number, originMs: number): FillOutcome {
+    this.#metrics.revalidation('not-modified');
+    const fields = fieldsAfter(stored, notModified);
+    // The 304's own Age is the age of the response it freshens (§4.2.3); stored fields never carry one.
+    const verdict = storageVerdict(
+      { status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } },
+      { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() },
+      request.policy,
+    );
+    if (!verdict.store) {
+      this.#cache.invalidate(request.key);
+      return { kind: 'revalidated', response: freshen(stored, fields, notReusable(this.#now(), 0)), stored: false, originMs };
+    }
+    const updated = freshen(stored, fields, verdict.facts);
+    this.#cache.replace(request.key, stored, updated);
+    return { kind: 'revalidated', response: updated, stored: true, originMs };
+  }
+}

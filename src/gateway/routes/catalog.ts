@@ -1,0 +1,32 @@
+/**
+ * `catalog` routes: the catalog API's contract. The target is parsed by the contract's rules
+ * (414, 404, 405 + Allow before authentication; 400 after it, in the origin's order, so both
+ * servers answer any request alike), the canonical target is the key and what the origin is asked
+ * for, and an origin 5xx becomes the contract's 502 problem.
+ */
+import { problemStatus } from '../../shared/problem.ts';
+import { parseRequestTarget } from '../../shared/request-target.ts';
+import { refuse, type Exchange, type Step } from '../exchange.ts';
+import { whenAuthenticated } from '../steps/authenticate.ts';
+import { serveCached } from '../steps/cached.ts';
+import { cacheKey } from '../store/response-cache.ts';
+import type { Route } from './route-table.ts';
+
+/** What the origin needs of the client's request: it authenticates too, and logs the id. */
+function originHeaders(ex: Exchange): Record<string, string> {
+  const { authorization, accept } = ex.req.headers;
+  const headers: Record<string, string> = { 'x-request-id': ex.reqId };
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (accept !== undefined) headers.accept = accept;
+  return headers;
+}
+
+export function catalogRoute(ex: Exchange, route: Route): Step {
+  const target = parseRequestTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes);
+  if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
+  const label = target.ok ? target.target.route : target.route;
+  return whenAuthenticated(ex, route, label, (sub) => {
+    if (!target.ok) return refuse(ex, label, target.problem, 'none', sub);
+    return serveCached(ex, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, sub });
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * `http` routes: a generic RFC 9111 shared cache in front of any origin. GET and HEAD go through
+ * the cache keyed by the target as sent; every other method is forwarded with its body, and its
+ * answer relayed unchanged (and, when it is unsafe, invalidates what it touched).
+ */
+import { problem } from '../../shared/problem.ts';
+import { originForm } from '../../shared/request-target.ts';
+import { refuse, type Exchange, type Step } from '../exchange.ts';
+import { whenAuthenticated } from '../steps/authenticate.ts';
+import { serveCached } from '../steps/cached.ts';
+import { forward, forwardedHeaders } from '../steps/forward.ts';
+import { cacheKey } from '../store/response-cache.ts';
+import type { Route } from './route-table.ts';
+
+/**
+ * Fields a fill does not pass on: the gateway sets its own forwarding fields, and asks for the
+ * whole representation (no client conditionals or ranges) so that what it stores is complete; the
+ * client's conditions are then answered from it (RFC 9111 §4.3.2).
+ */
+const NOT_FILLED = ['host', 'x-request-id', 'x-forwarded-for', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+
+function originHeaders(ex: Exchange): Record<string, string | string[]> {
+  return forwardedHeaders(ex.req, ex.reqId, NOT_FILLED);
+}
+
+export function httpRoute(ex: Exchange, route: Route): Step {
+  const { maxTargetBytes } = ex.deps;
+  if (Buffer.byteLength(ex.rawTarget) > maxTargetBytes) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxTargetBytes} bytes`));
+  return whenAuthenticated(ex, route, route.prefix, (sub) => {
+    if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, route.prefix, sub, 'method');
+    const target = originForm(ex.rawTarget);
+    return serveCached(ex, { key: cacheKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, sub });
+  });
+}

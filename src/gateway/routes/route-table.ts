@@ -1,0 +1,47 @@
+/**
+ * The route table (`gateway.routes`): ordered path prefixes, the first that matches wins. A
+ * route's mode picks which steps a request goes through (Varnish's `return (hash)` or
+ * `return (pass)`), once, here; the steps themselves never ask which mode they are in.
+ */
+import type { RouteConfig, RouteMode } from '../../config/schema.ts';
+import type { StoragePolicy } from '../rules/storage.ts';
+
+export interface Route {
+  readonly prefix: string;
+  readonly mode: RouteMode;
+  /** The scope a token must carry; undefined when the route asks for no token. */
+  readonly scope: string | undefined;
+  /** What the route adds to the origin's caching directives. */
+  readonly policy: StoragePolicy;
+  readonly honoursRequestCacheControl: boolean;
+}
+
+/** §4.2.2 leaves the ceiling of a heuristic lifetime to the cache; a day, as RFC 7234 warned past. */
+const MAX_HEURISTIC_MS = 24 * 3600 * 1000;
+
+function underPrefix(path: string, prefix: string): boolean {
+  if (prefix === '/' || path === prefix) return true;
+  return path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+}
+
+export class RouteTable {
+  readonly #routes: readonly Route[];
+
+  constructor(routes: readonly RouteConfig[], defaultScope: string) {
+    this.#routes = routes.map((r) => ({
+      prefix: r.prefix,
+      mode: r.mode,
+      scope: r.auth === 'off' ? undefined : (r.scope ?? defaultScope),
+      policy: { staleWhileRevalidateMs: r.staleWhileRevalidateSeconds * 1000, staleIfErrorMs: r.staleIfErrorSeconds * 1000, maxHeuristicMs: MAX_HEURISTIC_MS },
+      honoursRequestCacheControl: r.requestCacheControl === 'honour',
+    }));
+  }
+
+  /** The route for an origin-form target's path; undefined when no prefix matches. */
+  match(target: string): Route | undefined {
+    const qmark = target.indexOf('?');
+    const path = qmark === -1 ? target : target.slice(0, qmark);
+    for (const route of this.#routes) if (underPrefix(path, route.prefix)) return route;
+    return undefined;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Reusing stored responses (RFC 9111 §4): whether a stored response may answer a request as it
+ * is, stale, while it is refreshed in the background, or only after validation; and whether it may
+ * stand in for an origin that failed. The request's own directives (§5.2.1) take part.
+ */
+import { deltaSeconds, parseCacheControl, single, type HeaderFields } from './cache-control.ts';
+import { currentAgeMs, stalenessMs, type FreshnessFacts } from './freshness.ts';
+
+/** What reuse needs of a stored response. */
+export interface ReuseFacts extends FreshnessFacts {
+  /** RFC 5861 §3: how long past freshness it may be served while a refresh runs. */
+  readonly staleWhileRevalidateMs: number;
+  /** RFC 5861 §4: how long past freshness it may stand in for a failed origin. */
+  readonly staleIfErrorMs: number;
+  /** must-revalidate, proxy-revalidate or s-maxage: never served stale (§4.2.4). */
+  readonly mustRevalidate: boolean;
+  /** Unqualified `no-cache`: validated before every reuse (§5.2.2.4). */
+  readonly noCache: boolean;
+}
+
+/** The request's cache directives (§5.2.1), seconds. */
+export interface RequestDirectives {
+  readonly maxAge: number | undefined;
+  readonly minFresh: number | undefined;
+  /** `Infinity` for a bare `max-stale`: any staleness is acceptable. */
+  readonly maxStale: number | undefined;
+  readonly noCache: boolean;
+  readonly noStore: boolean;
+  readonly onlyIfCached: boolean;
+}
+
+export const NO_DIRECTIVES: RequestDirectives = { maxAge: undefined, minFresh: undefined, maxStale: undefined, noCache: false, noStore: false, onlyIfCached: false };
+
+/** §5.2.1, and §5.4: `Pragma: no-cache` counts as `no-cache` only when there is no Cache-Control. */
+export function requestDirectives(headers: HeaderFields): RequestDirectives {
+  const cacheControl = headers['cache-control'];
+  if (cacheControl === undefined) {
+    const pragma = single(headers.pragma);
+    return pragma !== undefined && /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(pragma) ? { ...NO_DIRECTIVES, noCache: true } : NO_DIRECTIVES;
+  }
+  const cc = parseCacheControl(cacheControl);
+  const maxStale = cc.get('max-stale');
+  return {
+    // §5.2.1.1, §5.2.1.3: an invalid value is ignored rather than guessed at.
+    maxAge: deltaSeconds(cc.get('max-age')) ?? undefined,
+    minFresh: deltaSeconds(cc.get('min-fresh')) ?? undefined,
+    maxStale: maxStale === true ? Number.POSITIVE_INFINITY : (deltaSeconds(maxStale) ?? undefined),
+    noCache: cc.has('no-cache'),
+    noStore: cc.has('no-store'),
+    onlyIfCached: cc.has('only-if-cached'),
+  };
+}
+
+export type Reuse =
+  /** Fresh, and the request accepts it. */
+  | 'fresh'
+  /** Stale, but the request's max-stale accepts it (§5.2.1.2). */
+  | 'stale-accepted'
+  /** Stale within its stale-while-revalidate window: serve it and refresh in the background. */
+  | 'stale-while-revalidate'
+  /** Only after the origin validates it (§4.3), or replaces it. */
+  | 'validate';
+
+/** §4: whether and how a stored response may answer a request with these directives. */
+export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number): Reuse {
+  // §5.2.2.4, §5.2.1.4: no-cache on either side means validation before reuse.
+  if (facts.noCache || request.noCache) return 'validate';
+  const age = currentAgeMs(facts, now);
+  // §5.2.1.1: the client does not want a response older than max-age.
+  if (request.maxAge !== undefined && age > request.maxAge * 1000) return 'validate';
+  // §5.2.1.3: nor one that stays fresh for less than min-fresh.
+  if (request.minFresh !== undefined && facts.lifetimeMs - age < request.minFresh * 1000) return 'validate';
+  if (age < facts.lifetimeMs) return 'fresh';
+  // §4.2.4: never stale where must-revalidate, proxy-revalidate or s-maxage forbid it.
+  if (facts.mustRevalidate) return 'validate';
+  const staleness = age - facts.lifetimeMs;
+  if (request.maxStale !== undefined && staleness <= request.maxStale * 1000) return 'stale-accepted';
+  if (staleness < facts.staleWhileRevalidateMs) return 'stale-while-revalidate';
+  return 'validate';
+}
+
+/**
+ * RFC 5861 §4: a stored response may stand in for an origin that could not be reached, timed out
+ * or answered 5xx while it is within its stale-if-error window, and never where §4.2.4 forbids
+ * stale responses. A fresh one may always stand in.
+ */
+export function mayServeOnError(facts: ReuseFacts, now: number): boolean {
+  const staleness = stalenessMs(facts, now);
+  if (staleness === 0 && !facts.noCache) return true;
+  return !facts.mustRevalidate && !facts.noCache && staleness <= facts.staleIfErrorMs;
+}
+

@@ -1,0 +1,28 @@
+/**
+ * Secondary keys (RFC 9111 §4.1): a response that names request fields in `Vary` is reused only
+ * for requests whose values of those fields match the request that caused it.
+ */
+import type { HeaderFields } from './cache-control.ts';
+
+/**
+ * §4.1: one field's value normalised so that values differing only in the whitespace around
+ * commas, or in how lines were split, compare equal. An absent field matches only an absent one.
+ */
+function normalised(value: string | readonly string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === 'string' ? value : value.join(',');
+  return text.split(',').map((part) => part.trim()).join(',');
+}
+
+/** The values of the `vary` fields in a request, in the same order; the secondary key. */
+export function selectingValues(vary: readonly string[], request: HeaderFields): readonly (string | undefined)[] {
+  return vary.map((name) => normalised(request[name]));
+}
+
+/** §4.1: whether a request selects a stored response whose secondary key is `selecting`. */
+export function varyMatches(vary: readonly string[], selecting: readonly (string | undefined)[], request: HeaderFields): boolean {
+  for (let i = 0; i < vary.length; i++) {
+    if (normalised(request[vary[i] ?? '']) !== selecting[i]) return false;
+  }
+  return true;
+}

@@ -1,0 +1,28 @@
+/**
+ * The authenticate step: every request on a route with `auth: required`, cache hits included,
+ * carries a valid token with the route's scope (401/403 otherwise). Synchronous when the token
+ * was verified before, so a hit does not wait on a promise.
+ */
+import type { AuthVerdict } from '../../shared/auth.ts';
+import { refuse, type Exchange, type Step } from '../exchange.ts';
+import type { MetricRoute } from '../metrics.ts';
+import type { Route } from '../routes/route-table.ts';
+
+const ANONYMOUS: AuthVerdict = { ok: true, principal: { subject: '', scopes: [], expiresAt: 0 } };
+
+function authenticate(ex: Exchange, route: Route): AuthVerdict | Promise<AuthVerdict> {
+  if (route.scope === undefined) return ANONYMOUS;
+  return ex.deps.verifier.verify(ex.req.headers.authorization, route.scope);
+}
+
+/** The subject for the access log: none when the route asks for no token. */
+function subjectOf(verdict: Extract<AuthVerdict, { ok: true }>): string | undefined {
+  return verdict.principal.subject === '' ? undefined : verdict.principal.subject;
+}
+
+/** Authenticates, then goes on with `next`, or refuses with 401/403 under `label`. */
+export function whenAuthenticated(ex: Exchange, route: Route, label: MetricRoute, next: (sub: string | undefined) => Step): Step {
+  const verdict = authenticate(ex, route);
+  const go = (v: AuthVerdict): Step => (v.ok ? next(subjectOf(v)) : refuse(ex, label, v.problem));
+  return verdict instanceof Promise ? verdict.then(go) : go(verdict);
+}

@@ -1,0 +1,57 @@
+/**
+ * The forward step (Varnish's pass): a request the cache does not answer (a `pass` route, or an
+ * unsafe method on an `http` route) is streamed to the origin and its answer streamed back. A
+ * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4).
+ */
+import type { IncomingMessage } from 'node:http';
+import { originForm } from '../../shared/request-target.ts';
+import { forwardStatus, type Forward } from '../cache-status.ts';
+import { refuse, type Answered, type Exchange } from '../exchange.ts';
+import type { MetricRoute } from '../metrics.ts';
+import { asHeaderFields } from '../rules/cache-control.ts';
+import { endToEndFields } from '../rules/hop-by-hop.ts';
+import { invalidatedTargets } from '../rules/invalidation.ts';
+import { cacheKey } from '../store/response-cache.ts';
+import { relay } from '../upstream/relay.ts';
+
+/**
+ * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and the
+ * peer the gateway saw as `X-Forwarded-For` (a client's own claim is not passed on).
+ */
+export function forwardedHeaders(req: IncomingMessage, requestId: string, drop: readonly string[]): Record<string, string | string[]> {
+  const headers = asHeaderFields(endToEndFields(req.headers, drop));
+  headers['x-request-id'] = requestId;
+  headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+  return headers;
+}
+
+/** Fields the gateway sets itself, or that name this connection to the gateway. */
+const NOT_FORWARDED = ['host', 'x-request-id', 'x-forwarded-for'];
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export async function forward(ex: Exchange, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
+  const { deps, req } = ex;
+  const target = originForm(ex.rawTarget);
+  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(req, ex.reqId, NOT_FORWARDED), body: hasBody(req) ? req : undefined });
+  if (!opened.ok) {
+    ex.res.setHeader('cache-status', forwardStatus({ fwd, detail: opened.failure.code }));
+    return refuse(ex, label, opened.failure.problem, 'pass', sub);
+  }
+  const { answer } = opened;
+  let invalidated = 0;
+  for (const stale of invalidatedTargets(ex.method, answer.status, target, req.headers.host, answer.headers)) {
+    if (deps.cache.invalidate(cacheKey(stale))) invalidated++;
+  }
+  if (invalidated > 0) deps.metrics.invalidated(invalidated);
+  const cacheStatus = forwardStatus({ fwd, fwdStatus: answer.status });
+  const outcome = await relay(answer, ex.res, ex.method, ['cache-status', cacheStatus, 'x-request-id', ex.reqId]);
+  if (outcome.brokenBody !== undefined) {
+    deps.metrics.originAnswer('error', 0);
+    deps.logger.warn({ reqId: ex.reqId, code: outcome.brokenBody, bytes: outcome.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
+  }
+  return { route: label, status: outcome.status, bytes: outcome.bytes, cache: 'pass', sub };
+}

@@ -1,0 +1,135 @@
+/**
+ * The store: an LRU of stored responses keyed by request target, bounded in bytes, counting what
+ * each entry really costs in memory (entry-size.ts), key and bookkeeping included. A target whose
+ * responses vary (RFC 9111 §4.1) holds its variants side by side under its one key, newest first.
+ * Which responses go in and when they may be reused is decided by the rules (../rules/); this
+ * module only keeps them, finds the variant a request selects, and stays within the bound.
+ */
+import { LRUCache } from 'lru-cache';
+import type { HeaderFields } from '../rules/cache-control.ts';
+import { varyMatches } from '../rules/vary.ts';
+import { entryBytes, headerListBytes } from './entry-size.ts';
+import { StoredResponse } from './stored-response.ts';
+
+declare const cacheKeyBrand: unique symbol;
+/**
+ * A request target (path and query) as a cache key. Only `cacheKey` makes one, and only routes
+ * call it with a target they have parsed, so a raw URL or anything carrying a token cannot become
+ * a key by accident.
+ */
+export type CacheKey = string & { readonly [cacheKeyBrand]: true };
+
+export function cacheKey(target: string): CacheKey {
+  return target as CacheKey;
+}
+
+export type Lookup =
+  | { readonly kind: 'found'; readonly response: StoredResponse }
+  /** Nothing is stored for the target (RFC 9211 `uri-miss`). */
+  | { readonly kind: 'uri-miss' }
+  /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
+  | { readonly kind: 'vary-miss' };
+
+export interface ResponseCacheOptions {
+  /** Total bound in bytes (`gateway.cache.maxBytes`). */
+  readonly maxBytes: number;
+  /** Largest single entry in bytes (`gateway.cache.maxEntryBytes`), all its variants together. */
+  readonly maxEntryBytes: number;
+  /** Called once for every entry pushed out to make room. */
+  readonly onEvict: () => void;
+}
+
+/** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
+const MAX_VARIANTS = 16;
+
+type Variants = StoredResponse | readonly StoredResponse[];
+
+const URI_MISS: Lookup = { kind: 'uri-miss' };
+const VARY_MISS: Lookup = { kind: 'vary-miss' };
+
+function asList(variants: Variants | undefined): readonly StoredResponse[] {
+  if (variants === undefined) return [];
+  return variants instanceof StoredResponse ? [variants] : variants;
+}
+
+function selects(response: StoredResponse, request: HeaderFields): boolean {
+  return response.vary.length === 0 || varyMatches(response.vary, response.selecting, request);
+}
+
+/** Two responses with the same secondary key: the newer replaces the older (§4.1). */
+function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
+  if (a.vary.length !== b.vary.length) return false;
+  for (let i = 0; i < a.vary.length; i++) if (a.vary[i] !== b.vary[i] || a.selecting[i] !== b.selecting[i]) return false;
+  return true;
+}
+
+export class ResponseCache {
+  readonly #lru: LRUCache<CacheKey, Variants>;
+  readonly #maxEntryBytes: number;
+
+  constructor(options: ResponseCacheOptions) {
+    this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
+    this.#lru = new LRUCache<CacheKey, Variants>({
+      maxSize: options.maxBytes,
+      maxEntrySize: this.#maxEntryBytes,
+      disposeAfter: (_response, _key, reason) => {
+        if (reason === 'evict') options.onEvict();
+      },
+    });
+  }
+
+  /** The stored response this request selects (§4.1: the newest that matches). */
+  lookup(key: CacheKey, request: HeaderFields): Lookup {
+    const variants = this.#lru.get(key);
+    if (variants === undefined) return URI_MISS;
+    if (variants instanceof StoredResponse) return selects(variants, request) ? { kind: 'found', response: variants } : VARY_MISS;
+    for (const response of variants) if (selects(response, request)) return { kind: 'found', response };
+    return VARY_MISS;
+  }
+
+  /**
+   * Stores a response beside the target's other variants, replacing the one with its secondary
+   * key; a response that does not vary replaces them all. False when it is larger than the
+   * largest entry allowed.
+   */
+  store(key: CacheKey, response: StoredResponse): boolean {
+    const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
+    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
+  }
+
+  /** Puts `updated` where `stored` was (after a 304); nothing when `stored` has gone meanwhile. */
+  replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse): void {
+    const list = asList(this.#lru.peek(key));
+    if (!list.includes(stored)) return;
+    this.#set(key, [updated, ...list.filter((v) => v !== stored)]);
+  }
+
+  /** Removes every variant of a target; true when there was one. */
+  invalidate(key: CacheKey): boolean {
+    return this.#lru.delete(key);
+  }
+
+  #set(key: CacheKey, list: readonly StoredResponse[]): boolean {
+    let held = 0;
+    for (const response of list) held += response.bytes;
+    const size = entryBytes(key, held) + (list.length > 1 ? headerListBytes(list.length) : 0);
+    if (size > this.#maxEntryBytes) {
+      // The newest alone may still fit; the older variants make way for it.
+      const [newest] = list;
+      if (list.length > 1 && newest !== undefined) return this.#set(key, [newest]);
+      this.#lru.delete(key);
+      return false;
+    }
+    const [only] = list;
+    this.#lru.set(key, list.length === 1 && only !== undefined ? only : list, { size });
+    return true;
+  }
+
+  get entries(): number {
+    return this.#lru.size;
+  }
+
+  get bytes(): number {
+    return this.#lru.calculatedSize;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * A response prepared once, when it arrives, so that sending it again costs next to nothing and
+ * keeping it costs little. A cache holds hundreds of thousands of these, so the layout is about
+ * bytes per entry: one object with the reuse facts as its own fields, the header fields in one
+ * exact-size list whose common values are shared between entries, and the body in an exact-size
+ * Buffer of its own outside the V8 heap. What one costs is worked out in entry-size.ts.
+ */
+import type { HeaderFields } from '../rules/cache-control.ts';
+import type { ReuseFacts } from '../rules/reuse.ts';
+import { storedFields } from '../rules/storage.ts';
+import { updatedFields, type Validators } from '../rules/validation.ts';
+import { bufferBytes, headerListBytes, stringBytes } from './entry-size.ts';
+
+/** The request fields a response varies on, and their values in the request that caused it (RFC 9111 §4.1). */
+export interface SecondaryKey {
+  readonly vary: readonly string[];
+  readonly selecting: readonly (string | undefined)[];
+}
+
+/** Shared by every response that does not vary, so they cost no list of their own. */
+export const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
+
+export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
+  readonly status: number;
+  /** Flat `[name, value, …]` list for `writeHead`, `Content-Length` included. */
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+  readonly lifetimeMs: number;
+  readonly initialAgeMs: number;
+  readonly storedAt: number;
+  readonly staleWhileRevalidateMs: number;
+  readonly staleIfErrorMs: number;
+  readonly mustRevalidate: boolean;
+  readonly noCache: boolean;
+  readonly vary: readonly string[];
+  readonly selecting: readonly (string | undefined)[];
+  /** What this response holds in memory: header list, strings of its own, body (entry-size.ts). */
+  readonly bytes: number;
+
+  constructor(status: number, headers: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, bytes: number) {
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
+    this.lifetimeMs = facts.lifetimeMs;
+    this.initialAgeMs = facts.initialAgeMs;
+    this.storedAt = facts.storedAt;
+    this.staleWhileRevalidateMs = facts.staleWhileRevalidateMs;
+    this.staleIfErrorMs = facts.staleIfErrorMs;
+    this.mustRevalidate = facts.mustRevalidate;
+    this.noCache = facts.noCache;
+    this.vary = key.vary;
+    this.selecting = key.selecting;
+    this.bytes = bytes;
+  }
+
+  /** A header field's first value, looked up only off the hit path (conditionals, revalidation). */
+  field(name: string): string | undefined {
+    for (let i = 0; i < this.headers.length; i += 2) if (this.headers[i] === name) return this.headers[i + 1];
+    return undefined;
+  }
+
+  /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
+  get etag(): string | undefined {
+    return this.field('etag');
+  }
+
+  get lastModified(): string | undefined {
+    return this.field('last-modified');
+  }
+}
+
+/** RFC 9110 §8.6: no Content-Length on 1xx, 204 and 304 responses. */
+function hasContentLength(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
+}
+
+/**
+ * Header names and values seen before, so that a million entries saying `application/json` share
+ * one string. Bounded, and emptied when full, so values that never repeat cannot grow it; the
+ * strings entries already hold stay valid. Process-wide, since strings are immutable.
+ */
+const SHARED_LIMIT = 4096;
+const shared = new Map<string, string>();
+
+/** Fields whose value names one representation: sharing them saves nothing and churns the table. */
+const UNSHARED: ReadonlySet<string> = new Set(['etag', 'last-modified', 'content-md5', 'digest', 'date', 'expires', 'surrogate-key']);
+
+/** The shared copy of `text`, or undefined when it is new (it is then added, and its bringer owns it). */
+function share(text: string): string | undefined {
+  const known = shared.get(text);
+  if (known !== undefined) return known;
+  if (shared.size >= SHARED_LIMIT) shared.clear();
+  shared.set(text, text);
+  return undefined;
+}
+
+/**
+ * The body in a Buffer that owns exactly its bytes. A slice of a pooled or larger buffer would
+ * keep the whole backing store alive (8 KiB for Node's pool) for as long as the entry lives.
+ */
+function ownBuffer(body: Buffer): Buffer {
+  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
+  const copy = Buffer.allocUnsafeSlow(body.length);
+  body.copy(copy);
+  return copy;
+}
+
+function assemble(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey): StoredResponse {
+  const headers = new Array<string>(fields.length);
+  // Bytes of the strings only this entry holds; a string already in the table is counted by the
+  // entry that brought it.
+  let own = 0;
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] ?? '';
+    const known = i % 2 === 1 && UNSHARED.has(fields[i - 1] ?? '') ? undefined : share(field);
+    headers[i] = known ?? field;
+    if (known !== field) own += stringBytes(field);
+  }
+  for (const value of key.selecting) if (value !== undefined) own += stringBytes(value);
+  const bytes = headerListBytes(headers.length) + own + bufferBytes(body.length) + (key.vary.length === 0 ? 0 : 2 * headerListBytes(key.vary.length));
+  return new StoredResponse(status, headers, body, facts, key, bytes);
+}
+
+/** Prepares an origin answer for sending and keeping; `omit` names fields that may not be stored. */
+export function prepareResponse(status: number, headers: HeaderFields, body: Buffer, facts: ReuseFacts, key: SecondaryKey, omit?: readonly string[]): StoredResponse {
+  const fields = storedFields(headers, omit);
+  if (hasContentLength(status)) fields.push('content-length', String(body.length));
+  return assemble(status, fields, ownBuffer(body), facts, key);
+}
+
+/** RFC 9111 §3.2: the stored response's fields as a 304 updates them, flat. */
+export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields): string[] {
+  return updatedFields(stored.headers, storedFields(notModified));
+}
+
+/** RFC 9111 §4.3.4: the stored response made fresh again by a 304, with the fields it updated. */
+export function freshen(stored: StoredResponse, fields: readonly string[], facts: ReuseFacts): StoredResponse {
+  return assemble(stored.status, fields, stored.body, facts, stored);
+}

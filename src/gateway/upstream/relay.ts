@@ -1,0 +1,48 @@
+/**
+ * Relays a response as it streams from the origin (pass routes, and unsafe methods on http
+ * routes): status and end-to-end fields as received, then the body. An origin that breaks framing
+ * after the headers went out (body shorter than its Content-Length, reset mid-body) cannot be
+ * turned into a problem any more, so the client connection is closed: the client sees a truncated
+ * message, never a wrong one. Nothing here can throw into the event loop.
+ */
+import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { endToEndFields } from '../rules/hop-by-hop.ts';
+import { discard, hasNoContent, type OpenedAnswer } from './origin-client.ts';
+import { upstreamFailure } from './upstream-failure.ts';
+
+export interface RelayOutcome {
+  readonly status: number;
+  /** Body bytes written to the client. */
+  readonly bytes: number;
+  /** The upstream error code when the body broke off after the headers were sent. */
+  readonly brokenBody: string | undefined;
+}
+
+/**
+ * A Content-Length on a 204 or 304 describes a body that is not there (RFC 9110 §8.6); clients
+ * that check it against the bytes received (undici does) fail the whole exchange, so it is dropped.
+ */
+const NO_LENGTH = ['content-length'];
+
+export async function relay(answer: OpenedAnswer, res: ServerResponse, method: string, extra: readonly string[]): Promise<RelayOutcome> {
+  const { status, body } = answer;
+  const noContent = hasNoContent(status, method);
+  res.writeHead(status, [...endToEndFields(answer.headers, noContent && method !== 'HEAD' ? NO_LENGTH : undefined), ...extra]);
+  if (noContent) {
+    discard(body);
+    res.end();
+    return { status, bytes: 0, brokenBody: undefined };
+  }
+  let bytes = 0;
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+  });
+  try {
+    await pipeline(body, res);
+    return { status, bytes, brokenBody: undefined };
+  } catch (err) {
+    // pipeline has destroyed both ends: the client connection closes without a complete message.
+    return { status, bytes, brokenBody: res.destroyed && !res.writableFinished ? upstreamFailure(err).code : undefined };
+  }
+}

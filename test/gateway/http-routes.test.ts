@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, metricValue, until, type Reply } from '../support/harness.ts';
+import { raw, startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
+
+/** How the origin answers one target: fields, status and body; 304 when If-None-Match matches. */
+interface Answer {
+  readonly status?: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+}
+
+function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"`;
+}
+
+function answer(req: Seen, res: ServerResponse, a: Answer): void {
+  const body = a.body ?? `${req.method} ${req.target}`;
+  const headers: Record<string, string> = { 'content-type': 'text/plain', 'cache-control': 'max-age=60', etag: etagOf(body), ...a.headers };
+  if ((a.status ?? 200) === 200 && headers.etag !== undefined && req.headers['if-none-match'] === headers.etag) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(a.status ?? 200, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+describe('route table: http (a generic RFC 9111 shared cache) and pass routes', () => {
+  const answers = new Map<string, (req: Seen, res: ServerResponse) => void>();
+  let origin: ScriptedOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    origin = await startScriptedOrigin((req, res) => {
+      (answers.get(req.target) ?? ((r, s) => { answer(r, s, {}); }))(req, res);
+    });
+    fx = await startGatewayFixture(origin.url, {
+      'gateway.upstream.headersTimeoutMs': 500,
+      'gateway.routes': [
+        { prefix: '/pass', mode: 'pass', auth: 'off' },
+        { prefix: '/private-api', mode: 'pass', auth: 'required', scope: 'catalog:write' },
+        { prefix: '/grace', mode: 'http', auth: 'off', staleIfErrorSeconds: 60, staleWhileRevalidateSeconds: 0 },
+        { prefix: '/', mode: 'http', auth: 'off' },
+      ],
+    });
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+
+  const send = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers, method);
+  const on = (target: string, a: Answer | ((req: Seen, res: ServerResponse) => void)): void => {
+    answers.set(target, typeof a === 'function' ? a : (req, res) => { answer(req, res, a); });
+  };
+  const status = (r: Reply): string => String(r.headers['cache-status']);
+
+  test('GET is stored by its own directives, no token asked; HEAD is answered from the stored GET', async () => {
+    const first = await send('/doc?a=1');
+    assert.equal(first.status, 200);
+    assert.equal(status(first), 'catalog-gateway; fwd=miss; stored; fwd-status=200');
+    const again = await send('/doc?a=1');
+    assert.match(status(again), /^catalog-gateway; hit; ttl=60$/);
+    const head = await send('/doc?a=1', {}, 'HEAD');
+    assert.equal(head.body, '');
+    assert.equal(head.headers['content-length'], String(Buffer.byteLength('GET /doc?a=1')));
+    assert.equal(origin.count('/doc?a=1'), 1);
+  });
+
+  test('§4.3 a stale entry is validated with its ETag; the 304 updates its fields and it is fresh again, no body moved', async () => {
+    let maxAge = 10;
+    on('/validated', (req, res) => { answer(req, res, { headers: { 'cache-control': `max-age=${maxAge}`, 'x-version': String(maxAge) } }); });
+    await send('/validated');
+    fx.clock.advance(11_000);
+    maxAge = 100;
+    const revalidated = await send('/validated');
+    assert.equal(revalidated.status, 200);
+    assert.equal(revalidated.body, 'GET /validated');
+    assert.equal(status(revalidated), 'catalog-gateway; fwd=stale; stored; fwd-status=304; ttl=100');
+    assert.equal(revalidated.headers['x-version'], '100', '§3.2: the 304 fields replace the stored ones');
+    assert.equal(origin.seen.at(-1)?.headers['if-none-match'], etagOf('GET /validated'));
+    fx.clock.advance(50_000);
+    assert.match(status(await send('/validated')), /; hit; ttl=50$/);
+    assert.equal(origin.count('/validated'), 2);
+    assert.ok(metricValue(await fx.metrics(), 'catalog_gateway_revalidations_total', { outcome: 'not-modified' }) >= 1);
+  });
+
+  test('client conditionals are answered 304 from storage; the fill itself asks for the whole representation', async () => {
+    const target = '/conditional';
+    const cold = await send(target, { 'if-none-match': etagOf(`GET ${target}`) });
+    assert.equal(cold.status, 304);
+    assert.equal(origin.seen.at(-1)?.headers['if-none-match'], undefined);
+    assert.equal((await send(target)).status, 200, 'stored whole');
+    assert.equal((await send(target, { 'if-none-match': etagOf(`GET ${target}`) })).status, 304);
+    assert.equal(origin.count(target), 1);
+  });
+
+  test('§4.1 Vary: variants side by side, each reused for its own requests; Vary: * is never reused', async () => {
+    on('/lang', (req, res) => { answer(req, res, { body: `lang ${String(req.headers['accept-language'])}`, headers: { vary: 'Accept-Language' } }); });
+    const en = await send('/lang', { 'accept-language': 'en' });
+    const fr = await send('/lang', { 'accept-language': 'fr' });
+    assert.equal(en.body, 'lang en');
+    assert.equal(fr.body, 'lang fr');
+    assert.equal(status(fr), 'catalog-gateway; fwd=vary-miss; stored; fwd-status=200');
+    assert.equal((await send('/lang', { 'accept-language': 'en' })).body, 'lang en');
+    assert.equal((await send('/lang', { 'accept-language': 'fr' })).body, 'lang fr');
+    assert.equal(origin.count('/lang'), 2);
+    on('/star', { headers: { vary: '*' } });
+    await send('/star');
+    await send('/star');
+    assert.equal(origin.count('/star'), 2);
+  });
+
+  test('§5.2.1 request directives: no-cache validates, max-stale accepts stale, no-store stores nothing, only-if-cached → 504', async () => {
+    await send('/directives');
+    const forced = await send('/directives', { 'cache-control': 'no-cache' });
+    assert.equal(status(forced), 'catalog-gateway; fwd=request; stored; fwd-status=304; ttl=60');
+    fx.clock.advance(65_000);
+    const stale = await send('/directives', { 'cache-control': 'max-stale=10' });
+    assert.equal(status(stale), 'catalog-gateway; hit; ttl=-5; detail=max-stale');
+    await send('/nostore', { 'cache-control': 'no-store' });
+    await send('/nostore');
+    assert.equal(origin.count('/nostore'), 2);
+    const only = await send('/never-seen', { 'cache-control': 'only-if-cached' });
+    assert.equal(only.status, 504);
+    assert.equal(only.headers['content-type'], 'application/problem+json');
+    assert.equal(origin.count('/never-seen'), 0);
+  });
+
+  test('RFC 5861 stale-while-revalidate: stale at once, one background refresh for many requests', async () => {
+    let version = 1;
+    let hold: (() => void) | undefined;
+    on('/swr', (req, res) => {
+      const body = `v${version}`;
+      const go = (): void => { answer(req, res, { body, headers: { 'cache-control': 'max-age=1, stale-while-revalidate=30' } }); };
+      if (version === 1) go();
+      else hold = go;
+    });
+    await send('/swr');
+    fx.clock.advance(2000);
+    version = 2;
+    const replies = await Promise.all(Array.from({ length: 5 }, () => send('/swr')));
+    assert.ok(replies.every((r) => r.body === 'v1' && status(r).endsWith('detail=stale-while-revalidate')));
+    await until(() => Promise.resolve(hold !== undefined));
+    assert.equal(origin.count('/swr'), 2, 'one refresh for five stale answers');
+    hold?.();
+    await until(async () => (await send('/swr')).body === 'v2');
+    assert.equal(origin.count('/swr'), 2);
+  });
+
+  test('RFC 5861 stale-if-error: a 5xx or an unreachable origin gets the stale copy; must-revalidate never does', async () => {
+    let failing = false;
+    on('/sie', (req, res) => { answer(req, res, failing ? { status: 503, headers: { 'cache-control': 'no-store' } } : { headers: { 'cache-control': 'max-age=1, stale-if-error=60' } }); });
+    on('/strict', (req, res) => { answer(req, res, failing ? { status: 503, body: 'down', headers: { 'cache-control': 'no-store' } } : { headers: { 'cache-control': 'max-age=1, must-revalidate, stale-if-error=60' } }); });
+    await send('/sie');
+    await send('/strict');
+    fx.clock.advance(2000);
+    failing = true;
+    const stale = await send('/sie');
+    assert.equal(stale.status, 200);
+    assert.equal(status(stale), 'catalog-gateway; fwd=stale; fwd-status=503; ttl=-1; detail=stale-if-error');
+    const strict = await send('/strict');
+    assert.equal(strict.status, 503, 'http routes relay the origin status as it is');
+    assert.equal(strict.body, 'down');
+    assert.ok(metricValue(await fx.metrics(), 'catalog_gateway_stale_served_total', { reason: 'stale-if-error' }) >= 1);
+  });
+
+  test("a route's stale window applies when the origin names none, also when the origin is down", async () => {
+    on('/grace/page', { headers: { 'cache-control': 'max-age=1' } });
+    await send('/grace/page');
+    fx.clock.advance(30_000);
+    await origin.stop();
+    try {
+      const stale = await send('/grace/page');
+      assert.equal(stale.status, 200);
+      assert.match(status(stale), /^catalog-gateway; fwd=stale; ttl=-29; detail=stale-if-error$/);
+      const cold = await send('/grace/cold');
+      assert.equal(cold.status, 502);
+    } finally {
+      await origin.start();
+    }
+  });
+
+  test('§4.4 an unsafe method is forwarded with its body, relayed unchanged, and invalidates its target and same-origin Location', async () => {
+    for (const target of ['/items', '/items/7', '/items/8']) await send(target);
+    on('/items', (req, res) => {
+      if (req.method !== 'POST') {
+        answer(req, res, {});
+        return;
+      }
+      res.writeHead(201, { location: '/items/7', 'content-location': 'http://elsewhere.example/items/8', 'x-echo': req.body });
+      res.end('created');
+    });
+    const created = await request(`${fx.gateway.url}/items`, { method: 'POST', body: '{"n":7}', headers: { 'content-type': 'application/json' } });
+    assert.equal(created.statusCode, 201);
+    assert.equal(await created.body.text(), 'created');
+    assert.equal(created.headers['x-echo'], '{"n":7}');
+    assert.equal(created.headers['cache-status'], 'catalog-gateway; fwd=method; fwd-status=201');
+    for (const target of ['/items', '/items/7', '/items/8']) await send(target);
+    assert.equal(origin.count('/items', 'GET'), 2, 'the target was invalidated');
+    assert.equal(origin.count('/items/7'), 2, 'the same-origin Location was invalidated');
+    assert.equal(origin.count('/items/8'), 1, 'another origin cannot invalidate this one');
+  });
+
+  test('pass routes are never stored, and ask for the scope they name', async () => {
+    await send('/pass/x');
+    await send('/pass/x');
+    assert.equal(origin.count('/pass/x'), 2);
+    assert.equal((await send('/private-api/y')).status, 401);
+    assert.equal((await fx.get('/private-api/y')).status, 403);
+    const token = await fx.token('catalog:write');
+    assert.equal((await send('/private-api/y', { authorization: `Bearer ${token}` })).status, 200);
+  });
+
+  test('unstorable answers release collapsed waiters at the origin headers, before the leader body ends', async () => {
+    let finishLeader: (() => void) | undefined;
+    on('/mine', (req, res) => {
+      res.writeHead(200, { 'cache-control': 'private, max-age=60', 'content-type': 'text/plain' });
+      res.write('part ');
+      if (finishLeader === undefined) finishLeader = () => res.end('leader');
+      else res.end('waiter');
+    });
+    const replies = Promise.all(Array.from({ length: 4 }, () => send('/mine')));
+    // The waiters reach the origin while the leader's body is still held open.
+    await until(() => Promise.resolve(origin.count('/mine') === 4));
+    finishLeader?.();
+    const all = await replies;
+    assert.deepEqual(all.map((r) => r.body).sort(), ['part leader', 'part waiter', 'part waiter', 'part waiter']);
+  });
+
+  test('an origin that breaks framing ends that exchange only: no crash, nothing stored, next requests served', async () => {
+    on('/pass/long', (_req, res) => { raw(res, 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n0123456789'); });
+    on('/pass/short', (_req, res) => { raw(res, 'HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n0123456789'); res.socket?.end(); });
+    on('/pass/304', (_req, res) => { raw(res, 'HTTP/1.1 304 Not Modified\r\ncontent-length: 10\r\netag: "x"\r\n\r\n'); });
+    on('/long', (_req, res) => { raw(res, 'HTTP/1.1 200 OK\r\ncache-control: max-age=60\r\ncontent-length: 5\r\n\r\n0123456789'); });
+    on('/pass/reset', (_req, res) => { raw(res, 'HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n01234'); setImmediate(() => res.socket?.resetAndDestroy()); });
+    const long = await send('/pass/long');
+    assert.equal(long.status, 200);
+    assert.equal(long.body, '01234', 'exactly Content-Length bytes are relayed');
+    await assert.rejects(send('/pass/short'), 'a body shorter than its Content-Length closes the client connection');
+    await assert.rejects(send('/pass/reset'));
+    const notModified = await send('/pass/304', { 'if-none-match': '"x"' });
+    assert.equal(notModified.status, 304);
+    assert.equal((await send('/long')).body, '01234');
+    on('/cl304', (req, res) => {
+      if (req.headers['if-none-match'] === '"c"') raw(res, 'HTTP/1.1 304 Not Modified\r\ncontent-length: 5\r\netag: "c"\r\ncache-control: max-age=60\r\n\r\n');
+      else answer(req, res, { body: 'cl304', headers: { etag: '"c"', 'cache-control': 'max-age=1' } });
+    });
+    await send('/cl304');
+    fx.clock.advance(2000);
+    const revalidated = await send('/cl304');
+    assert.equal(revalidated.body, 'cl304', 'a 304 with a Content-Length still validates the stored response');
+    assert.match(status(revalidated), /fwd-status=304/);
+    assert.equal((await send('/doc?after=faults')).status, 200);
+    assert.equal((await get(`${fx.gateway.adminUrl}/healthz`)).status, 200);
+  });
+
+  test('an idle keep-alive socket the origin closed under a request is retried once for idempotent methods, never for POST', async () => {
+    let n = 0;
+    on('/race', (req, res) => {
+      n++;
+      // The second request meets a socket the origin drops at once, as at its keep-alive timeout.
+      if (n === 2 || (req.method === 'POST' && n === 4)) {
+        res.socket?.destroy();
+        return;
+      }
+      answer(req, res, { headers: { 'cache-control': 'no-store' } });
+    });
+    assert.equal((await send('/race')).status, 200);
+    assert.equal((await send('/race')).status, 200, 'retried on a new connection');
+    assert.equal(n, 3);
+    const post = await request(`${fx.gateway.url}/race`, { method: 'POST', body: 'x' });
+    await post.body.dump();
+    assert.equal(post.statusCode, 502, 'a request with a body is not replayed');
+  });
+});

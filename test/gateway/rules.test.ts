@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseCacheControl } from '../../src/gateway/rules/cache-control.ts';
+import { ageSeconds, isFresh, ttlSeconds } from '../../src/gateway/rules/freshness.ts';
+import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
+import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
+import { mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
+import { storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
+import { freshens, notModified, updatedFields, validationHeaders } from '../../src/gateway/rules/validation.ts';
+import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const request = { authorized: true, noStore: false, requestTime: T0, responseTime: T0 };
+const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 86_400_000 };
+
+function head(headers: ResponseHead['headers'], status = 200): ResponseHead {
+  return { status, headers };
+}
+
+/** The verdict's lifetime in ms, or why it was not stored. */
+function lifetime(headers: ResponseHead['headers'], status = 200, req = request): number | string {
+  const verdict = storageVerdict(head(headers, status), req, policy);
+  return verdict.store ? verdict.facts.lifetimeMs : verdict.reason;
+}
+
+function facts(overrides: Partial<ReuseFacts> = {}): ReuseFacts {
+  return { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: T0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false, ...overrides };
+}
+
+describe('RFC 9111 rules', () => {
+  test('§5.2 Cache-Control parsing: case, quoted values with commas and escapes, first occurrence wins', () => {
+    const cc = parseCacheControl(['Public, MAX-AGE=10', 'max-age=99, private="set-cookie, x", no-cache="a\\"b"']);
+    assert.equal(cc.get('public'), true);
+    assert.equal(cc.get('max-age'), '10');
+    assert.equal(cc.get('private'), 'set-cookie, x');
+    assert.equal(cc.get('no-cache'), 'a"b');
+  });
+
+  test('§4.2.1 freshness lifetime: s-maxage over max-age, then Expires minus Date; invalid values are stale', () => {
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=5, s-maxage=30' }), 30_000);
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=5' }), 5_000);
+    assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu, 01 Jan 2026 00:02:00 GMT' }), 120_000);
+    assert.equal(lifetime({ 'cache-control': 'public', expires: 'Thu, 01 Jan 2026 00:02:00 GMT' }), 120_000, 'no Date: the time of receipt');
+    assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: '0' }), 'already-stale');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=ten' }), 'already-stale');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=ten', etag: '"v"' }), 0, 'stale on arrival, kept for validation');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=99999999999' }), 2 ** 31 * 1000, '§1.2.2: capped at 2^31 s');
+  });
+
+  test('§4.2.2 heuristic freshness: 10% of the time since Last-Modified, capped, only where allowed', () => {
+    const lastModified = { date: 'Thu, 01 Jan 2026 00:00:00 GMT', 'last-modified': 'Wed, 31 Dec 2025 00:00:00 GMT' };
+    assert.equal(lifetime({ ...lastModified }, 200, { ...request, authorized: false }), 8_640_000);
+    assert.equal(lifetime({ ...lastModified, 'cache-control': 'public' }, 201), 8_640_000, 'public allows it for any status');
+    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 0, 'not for a status that is not heuristically cacheable; kept for validation only');
+    assert.equal(lifetime({ date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, 200, { ...request, authorized: false }), 'no-freshness');
+  });
+
+  test('§3 storing: statuses, no-store (response and request), private, §3.5 Authorization, Set-Cookie, Vary', () => {
+    const pub = { 'cache-control': 'public, max-age=60' };
+    for (const status of [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 500, 501, 503]) assert.equal(lifetime(pub, status), 60_000, String(status));
+    for (const status of [206, 304]) assert.equal(lifetime(pub, status), 'status', String(status));
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=60, no-store' }), 'no-store');
+    assert.equal(lifetime(pub, 200, { ...request, noStore: true }), 'no-store');
+    assert.equal(lifetime({ 'cache-control': 'private, max-age=60' }), 'private');
+    assert.equal(lifetime({ 'cache-control': 'max-age=60' }), 'authorization');
+    assert.equal(lifetime({ 'cache-control': 's-maxage=60' }), 60_000);
+    assert.equal(lifetime({ 'cache-control': 'must-revalidate, max-age=60' }), 60_000);
+    assert.equal(lifetime({ 'cache-control': 'max-age=60' }, 200, { ...request, authorized: false }), 60_000);
+    assert.equal(lifetime({ ...pub, 'set-cookie': 'a=b' }), 'set-cookie');
+    assert.equal(lifetime({ ...pub, vary: '*' }), 'vary');
+    assert.equal(lifetime({ ...pub, vary: 'Accept, Authorization' }), 'vary', 'never a credential in a secondary key');
+    assert.equal(lifetime({ ...pub, vary: 'Accept-Language' }), 60_000);
+  });
+
+  test('§5.2.2.4 and §5.2.2.7 qualified no-cache and private: the named fields are not stored, the rest is', () => {
+    const verdict = storageVerdict(head({ 'cache-control': 'public, max-age=60, no-cache="Set-Cookie", private="x-secret"', 'set-cookie': 'a=b', 'x-secret': 's', etag: '"v"' }), request, policy);
+    assert.ok(verdict.store);
+    assert.equal(verdict.facts.noCache, false);
+    assert.deepEqual(storedFields({ 'set-cookie': 'a=b', 'x-secret': 's', etag: '"v"' }, verdict.omit), ['etag', '"v"']);
+  });
+
+  test('§3.1 stored fields: hop-by-hop, Connection-named, Age and Content-Length are not stored', () => {
+    const flat = storedFields({ connection: 'x-hop', 'x-hop': '1', 'keep-alive': 'timeout=5', age: '3', 'content-length': '2', etag: '"a"', link: ['<a>; rel="next"', '<b>; rel="prev"'] });
+    assert.deepEqual(flat, ['etag', '"a"', 'link', '<a>; rel="next"', 'link', '<b>; rel="prev"']);
+    assert.deepEqual(endToEndFields({ te: 'trailers', 'proxy-authorization': 'x', accept: 'a' }), ['accept', 'a']);
+  });
+
+  test('§4.2.3 age: the Age received (invalid counts as 0) plus the round trip plus residence; ttl and Age follow the clock', () => {
+    const verdict = storageVerdict(head({ 'cache-control': 'public, max-age=60', age: '5' }), { ...request, requestTime: T0 - 1000 }, policy);
+    assert.ok(verdict.store);
+    assert.equal(verdict.facts.initialAgeMs, 6000);
+    const bad = storageVerdict(head({ 'cache-control': 'public, max-age=60', age: '-3' }), request, policy);
+    assert.ok(bad.store && bad.facts.initialAgeMs === 0);
+    const f = facts({ initialAgeMs: 5000, storedAt: 1_000_000 });
+    assert.equal(ageSeconds(f, 1_000_000), 5);
+    assert.equal(ttlSeconds(f, 1_000_000), 55);
+    assert.equal(ageSeconds(f, 1_030_999), 35);
+    assert.equal(isFresh(f, 1_054_999), true);
+    assert.equal(isFresh(f, 1_055_000), false);
+    assert.equal(ttlSeconds(f, 1_065_000), -10, 'negative once stale');
+    assert.equal(ageSeconds(f, 999_000), 5, 'a clock that goes back never makes a response younger than it arrived');
+  });
+
+  test('§5.2.1 request directives, and §5.4 Pragma only without Cache-Control', () => {
+    assert.deepEqual(requestDirectives({ 'cache-control': 'max-age=5, min-fresh=2, max-stale, no-store, only-if-cached' }), {
+      maxAge: 5, minFresh: 2, maxStale: Number.POSITIVE_INFINITY, noCache: false, noStore: true, onlyIfCached: true,
+    });
+    assert.equal(requestDirectives({ pragma: 'no-cache' }).noCache, true);
+    assert.equal(requestDirectives({ pragma: 'no-cache', 'cache-control': 'max-stale=5' }).noCache, false);
+    assert.equal(requestDirectives({ 'cache-control': 'max-age=abc' }).maxAge, undefined);
+  });
+
+  test('§4 reuse: fresh, request limits, §4.2.4 stale only where allowed, RFC 5861 windows', () => {
+    const at = (s: number): number => T0 + s * 1000;
+    assert.equal(reuse(facts(), NO_DIRECTIVES, at(10)), 'fresh');
+    assert.equal(reuse(facts({ noCache: true }), NO_DIRECTIVES, at(10)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, noCache: true }, at(10)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxAge: 5 }, at(10)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, minFresh: 55 }, at(10)), 'validate');
+    assert.equal(reuse(facts(), NO_DIRECTIVES, at(61)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'stale-accepted');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(70)), 'validate');
+    assert.equal(reuse(facts({ mustRevalidate: true }), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'validate');
+    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(80)), 'stale-while-revalidate');
+    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(91)), 'validate');
+    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000, mustRevalidate: true }), NO_DIRECTIVES, at(80)), 'validate');
+    assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(89)), true);
+    assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(91)), false);
+    assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000, mustRevalidate: true }), at(61)), false);
+    assert.equal(mayServeOnError(facts(), at(10)), true, 'a fresh one may always stand in');
+  });
+
+  test('§4.3.1 validation request; §4.3.4 which stored response a 304 freshens; §3.2 what it updates', () => {
+    assert.deepEqual(validationHeaders({ etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' }), { 'if-none-match': '"v1"', 'if-modified-since': 'Wed, 31 Dec 2025 00:00:00 GMT' });
+    assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v1"' }), true);
+    assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: '"v1"' }), true);
+    assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v2"' }), false);
+    assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'x' }), true);
+    assert.equal(freshens({ etag: undefined, lastModified: undefined }, {}), true);
+    assert.deepEqual(
+      updatedFields(['cache-control', 'max-age=1', 'content-length', '10', 'x-kept', 'a', 'link', '<a>', 'link', '<b>'], ['cache-control', 'max-age=60', 'content-length', '0', 'link', '<c>']),
+      ['content-length', '10', 'x-kept', 'a', 'cache-control', 'max-age=60', 'link', '<c>'],
+    );
+  });
+
+  test('§4.3.2 client conditionals answered from storage: If-None-Match (weak) decides, else If-Modified-Since', () => {
+    const stored = { etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
+    assert.equal(notModified({ ifNoneMatch: 'W/"v1"', ifModifiedSince: undefined }, stored, undefined), true);
+    assert.equal(notModified({ ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), false);
+    assert.equal(notModified({ ifNoneMatch: '*', ifModifiedSince: undefined }, { etag: undefined, lastModified: undefined }, undefined), true);
+    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), true);
+    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), false);
+    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), true, 'Date when no Last-Modified');
+  });
+
+  test('§4.1 secondary keys: values normalised, absent only matches absent', () => {
+    const vary = ['accept-language', 'x-absent'];
+    const selecting = selectingValues(vary, { 'accept-language': 'en, fr' });
+    assert.equal(varyMatches(vary, selecting, { 'accept-language': 'en,fr' }), true);
+    assert.equal(varyMatches(vary, selecting, { 'accept-language': 'de' }), false);
+    assert.equal(varyMatches(vary, selecting, { 'accept-language': 'en, fr', 'x-absent': '' }), false);
+  });
+
+  test('§4.4 invalidation: unsafe methods with 2xx/3xx, the target plus same-origin Location and Content-Location', () => {
+    const headers = { location: '/items/7', 'content-location': 'http://other.example/items/7' };
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', 'gw.example', headers), ['/items?x=1', '/items/7']);
+    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', 'gw.example', { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
+    assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', 'gw.example', {}), []);
+    assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', 'gw.example', {}), []);
+  });
+});
