@@ -87,13 +87,13 @@ export class GatewayMetrics {
     });
     this.#originRequests = new Counter({
       name: 'catalog_gateway_origin_requests_total',
-      help: 'Requests the gateway sent to the origin to fill the cache, by origin status, or "error" when no answer came.',
+      help: 'Requests the gateway sent to the origin (fills and relays), by origin status, or "error" when no complete answer came.',
       labelNames: ['status'],
       registers,
     });
     this.#originDuration = new Histogram({
       name: 'catalog_gateway_origin_request_duration_seconds',
-      help: 'Time the origin took to answer a fill, whole body included.',
+      help: 'Time the origin took to answer a fill or a relay, whole body included.',
       buckets: DURATION_BUCKETS,
       registers,
     });

@@ -4,6 +4,7 @@
  * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4).
  */
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { originForm } from '../../shared/request-target.ts';
 import { forwardStatus, type Forward } from '../cache-status.ts';
 import { refuse, type Answered, type Exchange } from '../exchange.ts';
@@ -36,8 +37,10 @@ function hasBody(req: IncomingMessage): boolean {
 export async function forward(ex: Exchange, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
   const { deps, req } = ex;
   const target = originForm(ex.rawTarget);
+  const started = performance.now();
   const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(req, ex.reqId, NOT_FORWARDED), body: hasBody(req) ? req : undefined });
   if (!opened.ok) {
+    deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     ex.res.setHeader('cache-status', forwardStatus({ fwd, detail: opened.failure.code }));
     return refuse(ex, label, opened.failure.problem, 'pass', sub);
   }
@@ -49,8 +52,8 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   if (invalidated > 0) deps.metrics.invalidated(invalidated);
   const cacheStatus = forwardStatus({ fwd, fwdStatus: answer.status });
   const outcome = await relay(answer, ex.res, ex.method, ['cache-status', cacheStatus, 'x-request-id', ex.reqId]);
+  deps.metrics.originAnswer(outcome.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (outcome.brokenBody !== undefined) {
-    deps.metrics.originAnswer('error', 0);
     deps.logger.warn({ reqId: ex.reqId, code: outcome.brokenBody, bytes: outcome.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
   }
   return { route: label, status: outcome.status, bytes: outcome.bytes, cache: 'pass', sub };
