@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
 import { mayServeOnError, type ReuseFacts } from '../rules/reuse.ts';
-import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageVerdict } from '../rules/storage.ts';
+import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
@@ -78,7 +78,7 @@ export class Filler {
     let verdict: StorageVerdict | undefined;
     const started = performance.now();
     const answer = await this.#origin.fetch(origin, (status, headers) => {
-      verdict = storageVerdict({ status, headers }, { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() }, request.policy);
+      verdict = storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy);
       announce?.(shareable({ status, headers }, verdict, stored !== undefined));
     });
     const originMs = performance.now() - started;
@@ -94,7 +94,7 @@ export class Filler {
       return this.#revalidated(request, stored, response.headers, requestTime, originMs);
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
-    const decided = verdict ?? storageVerdict(response, { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() }, request.policy);
+    const decided = verdict ?? storageVerdict(response, this.#storageRequest(request, requestTime), request.policy);
     if (!decided.store) {
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       return { kind: 'response', response: prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY), stored: false, notStored: decided.reason, originMs };
@@ -103,6 +103,11 @@ export class Filler {
     const prepared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, decided.omit);
     const kept = this.#cache.store(request.key, prepared);
     return { kind: 'response', response: prepared, stored: kept, notStored: kept ? undefined : 'too-large', originMs };
+  }
+
+  /** What the storage rules need of the request, with the response arriving now. */
+  #storageRequest(request: FillRequest, requestTime: number): StorageRequest {
+    return { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() };
   }
 
   /** The origin failed; a stored response stands in when stale-if-error allows it (RFC 5861 §4). */
@@ -122,7 +127,7 @@ export class Filler {
     // The 304's own Age is the age of the response it freshens (§4.2.3); stored fields never carry one.
     const verdict = storageVerdict(
       { status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } },
-      { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() },
+      this.#storageRequest(request, requestTime),
       request.policy,
     );
     if (!verdict.store) {
