@@ -13,11 +13,11 @@ import { cacheKey } from '../store/response-cache.ts';
 import type { Route } from './route-table.ts';
 
 /**
- * Fields a fill does not pass on: the gateway sets its own forwarding fields, and asks for the
- * whole representation (no client conditionals or ranges) so that what it stores is complete; the
- * client's conditions are then answered from it (RFC 9111 §4.3.2).
+ * Fields a fill does not pass on: it asks for the whole representation (no client conditionals or
+ * ranges) so that what it stores is complete; the client's conditions are then answered from it
+ * (RFC 9111 §4.3.2).
  */
-const NOT_FILLED = ['host', 'x-request-id', 'x-forwarded-for', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+const NOT_FILLED = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 
 function originHeaders(ex: Exchange): Record<string, string | string[]> {
   return forwardedHeaders(ex.req, ex.reqId, NOT_FILLED);

@@ -71,7 +71,7 @@ function sent(ex: Exchange, c: Cacheable, response: StoredResponse, cacheStatus:
     now: ex.deps.now(),
     cacheStatus,
   });
-  return originMs === undefined ? { route: c.label, ...delivered, cache, sub: c.sub } : { route: c.label, ...delivered, cache, sub: c.sub, originMs };
+  return { route: c.label, ...delivered, cache, sub: c.sub, ...(originMs === undefined ? {} : { originMs }) };
 }
 
 function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {

@@ -15,19 +15,19 @@ import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
 import { relay } from '../upstream/relay.ts';
 
+/** Fields the gateway sets itself, or that name this connection to the gateway. */
+const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for'];
+
 /**
  * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and the
  * peer the gateway saw as `X-Forwarded-For` (a client's own claim is not passed on).
  */
-export function forwardedHeaders(req: IncomingMessage, requestId: string, drop: readonly string[]): Record<string, string | string[]> {
-  const headers = asHeaderFields(endToEndFields(req.headers, drop));
+export function forwardedHeaders(req: IncomingMessage, requestId: string, drop: readonly string[] = []): Record<string, string | string[]> {
+  const headers = asHeaderFields(endToEndFields(req.headers, [...SET_BY_GATEWAY, ...drop]));
   headers['x-request-id'] = requestId;
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
   return headers;
 }
-
-/** Fields the gateway sets itself, or that name this connection to the gateway. */
-const NOT_FORWARDED = ['host', 'x-request-id', 'x-forwarded-for'];
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -38,7 +38,7 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   const { deps, req } = ex;
   const target = originForm(ex.rawTarget);
   const started = performance.now();
-  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(req, ex.reqId, NOT_FORWARDED), body: hasBody(req) ? req : undefined });
+  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(req, ex.reqId), body: hasBody(req) ? req : undefined });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     ex.res.setHeader('cache-status', forwardStatus({ fwd, detail: opened.failure.code }));

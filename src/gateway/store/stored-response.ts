@@ -6,6 +6,7 @@
  * Buffer of its own outside the V8 heap. What one costs is worked out in entry-size.ts.
  */
 import type { HeaderFields } from '../rules/cache-control.ts';
+import { hasNoContent } from '../rules/message.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
@@ -69,11 +70,6 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   }
 }
 
-/** RFC 9110 §8.6: no Content-Length on 1xx, 204 and 304 responses. */
-function hasContentLength(status: number): boolean {
-  return status >= 200 && status !== 204 && status !== 304;
-}
-
 /**
  * Header names and values seen before, so that a million entries saying `application/json` share
  * one string. Bounded, and emptied when full, so values that never repeat cannot grow it; the
@@ -124,7 +120,8 @@ function assemble(status: number, fields: readonly string[], body: Buffer, facts
 /** Prepares an origin answer for sending and keeping; `omit` names fields that may not be stored. */
 export function prepareResponse(status: number, headers: HeaderFields, body: Buffer, facts: ReuseFacts, key: SecondaryKey, omit?: readonly string[]): StoredResponse {
   const fields = storedFields(headers, omit);
-  if (hasContentLength(status)) fields.push('content-length', String(body.length));
+  // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
+  if (!hasNoContent(status, 'GET')) fields.push('content-length', String(body.length));
   return assemble(status, fields, ownBuffer(body), facts, key);
 }
 

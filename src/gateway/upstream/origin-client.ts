@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { Client, Pool } from 'undici';
 import type { Config } from '../../config/schema.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
+import { hasNoContent } from '../rules/message.ts';
 import type { UpstreamResponse } from '../rules/storage.ts';
 import { upstreamFailure, type UpstreamFailure } from './upstream-failure.ts';
 
@@ -51,11 +52,6 @@ const RESET_BEFORE_ANSWER: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE',
 export function discard(body: Readable): void {
   body.on('error', () => undefined);
   body.destroy();
-}
-
-/** RFC 9110 §6.4.1: answers without content, whatever their Content-Length says (§8.6). */
-export function hasNoContent(status: number, method: string): boolean {
-  return method === 'HEAD' || status === 204 || status === 304 || status < 200;
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -8,7 +8,8 @@
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
-import { discard, hasNoContent, type OpenedAnswer } from './origin-client.ts';
+import { hasNoContent } from '../rules/message.ts';
+import { discard, type OpenedAnswer } from './origin-client.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 
 export interface RelayOutcome {
