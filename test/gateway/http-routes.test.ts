@@ -71,6 +71,35 @@ describe('route table: http (a generic RFC 9111 shared cache) and pass routes', 
     assert.equal(origin.count('/doc?a=1'), 1);
   });
 
+  test('§5.2.2.4/§5.2.2.7 named fields are not stored; §4.2.1 Expires and §4.2.2 heuristic freshness set the lifetime', async () => {
+    on('/fields', { headers: { 'cache-control': 'max-age=60, no-cache="x-once", private="set-cookie"', 'x-once': 'leader only', 'set-cookie': 'a=b' } });
+    const first = await send('/fields');
+    assert.equal(first.headers['x-once'], 'leader only', 'the answer that caused the fill is relayed whole');
+    const hit = await send('/fields');
+    assert.match(status(hit), /; hit;/);
+    assert.equal(hit.headers['x-once'], undefined);
+    assert.equal(hit.headers['set-cookie'], undefined);
+    let release: (() => void) | undefined;
+    on('/fields/collapsed', (req, res) => {
+      release = () => { answer(req, res, { headers: { 'cache-control': 'max-age=60, private="set-cookie"', 'set-cookie': 'session=leader' } }); };
+    });
+    const coalesced = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+    const before = await coalesced();
+    const both = Promise.all([send('/fields/collapsed'), send('/fields/collapsed')]);
+    await until(async () => (await coalesced()) > before && release !== undefined);
+    release?.();
+    const cookies = (await both).map((r) => r.headers['set-cookie']);
+    assert.deepEqual(cookies.filter((c) => c !== undefined), ['session=leader'], 'the leader gets its cookie, the collapsed waiter does not');
+    const date = new Date(fx.clock.now()).toUTCString();
+    on('/expires', { headers: { 'cache-control': '', date, expires: new Date(fx.clock.now() + 120_000).toUTCString() } });
+    await send('/expires');
+    assert.match(status(await send('/expires')), /; hit; ttl=120$/);
+    on('/heuristic', { headers: { 'cache-control': '', date, 'last-modified': new Date(fx.clock.now() - 1000_000).toUTCString() } });
+    await send('/heuristic');
+    assert.match(status(await send('/heuristic')), /; hit; ttl=100$/, '10% of the 1000 s since Last-Modified');
+    assert.equal(origin.count('/fields') + origin.count('/expires') + origin.count('/heuristic'), 3);
+  });
+
   test('§4.3 a stale entry is validated with its ETag; the 304 updates its fields and it is fresh again, no body moved', async () => {
     let maxAge = 10;
     on('/validated', (req, res) => { answer(req, res, { headers: { 'cache-control': `max-age=${maxAge}`, 'x-version': String(maxAge) } }); });

@@ -36,7 +36,13 @@ export interface FillRequest {
 export type FillOutcome =
   | {
       readonly kind: 'response';
+      /** What the request that caused the fill gets: the answer whole. */
       readonly response: StoredResponse;
+      /**
+       * What anyone else may get (collapsed waiters): the answer less the fields qualified
+       * `private`/`no-cache` name (RFC 9111 §5.2.2.4, §5.2.2.7); the same object when none are named.
+       */
+      readonly shared: StoredResponse;
       readonly stored: boolean;
       /** Why it was not stored; `too-large` when the rules allowed it but it exceeds the largest entry. */
       readonly notStored: NotStoredReason | 'too-large' | undefined;
@@ -97,12 +103,14 @@ export class Filler {
     const decided = verdict ?? storageVerdict(response, this.#storageRequest(request, requestTime), request.policy);
     if (!decided.store) {
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
-      return { kind: 'response', response: prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY), stored: false, notStored: decided.reason, originMs };
+      const relayed = prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY);
+      return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
     }
     const key = decided.vary.length === 0 ? NO_SECONDARY_KEY : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
-    const prepared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, decided.omit);
-    const kept = this.#cache.store(request.key, prepared);
-    return { kind: 'response', response: prepared, stored: kept, notStored: kept ? undefined : 'too-large', originMs };
+    const shared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, decided.omit);
+    const whole = decided.omit.length === 0 ? shared : prepareResponse(response.status, response.headers, response.body, decided.facts, key);
+    const kept = this.#cache.store(request.key, shared);
+    return { kind: 'response', response: whole, shared, stored: kept, notStored: kept ? undefined : 'too-large', originMs };
   }
 
   /** What the storage rules need of the request, with the response arriving now. */

@@ -150,7 +150,7 @@ function answerFill(ex: Exchange, c: Cacheable, outcome: FillOutcome, fwd: Forwa
     }
     case 'response': {
       const status = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored });
-      return sent(ex, c, outcome.response, status, collapsed ? 'collapsed' : 'miss', outcome.originMs);
+      return sent(ex, c, collapsed ? outcome.shared : outcome.response, status, collapsed ? 'collapsed' : 'miss', outcome.originMs);
     }
   }
 }
