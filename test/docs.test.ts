@@ -42,7 +42,7 @@ describe('README', () => {
     const gateway = new Registry();
     const origin = new Registry();
     new GatewayMetrics(gateway, () => ({ entries: 0, bytes: 0 }));
-    new OriginMetrics(origin);
+    new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
     assert.ok(names.length >= 11);
     for (const name of names) assert.ok(readme.includes(`\`${name}`), `README does not list ${name}`);

@@ -1,9 +1,15 @@
 /**
- * The catalog's tables. `book.authors` is a JSON array of names; `holding` says which branches
- * hold a book and whether a copy is available there, for the search filters. `book.availability`
- * repeats the book's holdings as the API's JSON array, written by the seeder from the same data:
- * the catalog is read-only, and a page of books is then one row per book, with no per-book
- * subquery (which doubled the cost of a search). `book_fts` is an FTS5 index over title and
+ * The catalog's tables. `book.authors` is a JSON array of names; `holding` says how many copies
+ * of a book a branch holds, how many are on loan, and whether one is available there, for the
+ * search filters. `book.availability` repeats the book's holdings as the API's JSON array,
+ * rewritten in the same transaction as every loan that flips one: searches are far more frequent
+ * than loans, and a page of books is then one row per book, with no per-book subquery (which
+ * doubled the cost of a search).
+ *
+ * `loan` holds the loans made through the API (the seeded `on_loan` counts are copies already out
+ * when the catalog was built). `webhook` is the event registrations, and `outbox` the events not
+ * yet delivered, one row per registration, written in the transaction of the loan that caused
+ * them, so an event exists exactly when its change committed, whatever crashes afterwards. `book_fts` is an FTS5 index over title and
  * authors whose text lives in `book` (external content), so the text is stored once; a title
  * match weighs twice an author match in its bm25 rank.
  *
@@ -13,7 +19,7 @@
  * FTS5 itself computed it. A one-word search is then an index range scan that stops after one
  * page, at any depth, with exactly the order FTS5 would give.
  */
-export const CATALOG_SCHEMA_VERSION = 2;
+export const CATALOG_SCHEMA_VERSION = 3;
 
 export const CATALOG_SCHEMA = `
 CREATE TABLE branch (
@@ -31,7 +37,9 @@ CREATE TABLE book (
 CREATE TABLE holding (
   book_id INTEGER NOT NULL REFERENCES book (id),
   branch_id TEXT NOT NULL REFERENCES branch (id),
-  available INTEGER NOT NULL CHECK (available IN (0, 1)),
+  copies INTEGER NOT NULL CHECK (copies >= 1),
+  on_loan INTEGER NOT NULL CHECK (on_loan BETWEEN 0 AND copies),
+  available INTEGER NOT NULL CHECK (available = (on_loan < copies)),
   PRIMARY KEY (book_id, branch_id)
 ) STRICT, WITHOUT ROWID;
 
@@ -49,6 +57,35 @@ CREATE TABLE term_rank (
   book_id INTEGER NOT NULL,
   PRIMARY KEY (term, score, book_id)
 ) STRICT, WITHOUT ROWID;
+
+CREATE TABLE loan (
+  id INTEGER PRIMARY KEY,
+  book_id INTEGER NOT NULL,
+  branch_id TEXT NOT NULL,
+  since TEXT NOT NULL,
+  returned TEXT,
+  FOREIGN KEY (book_id, branch_id) REFERENCES holding (book_id, branch_id)
+) STRICT;
+
+CREATE TABLE webhook (
+  id INTEGER PRIMARY KEY,
+  url TEXT NOT NULL,
+  types TEXT NOT NULL,
+  secret TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE outbox (
+  seq INTEGER PRIMARY KEY,
+  webhook_id INTEGER NOT NULL REFERENCES webhook (id) ON DELETE CASCADE,
+  book_id INTEGER NOT NULL,
+  payload TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  due_ms INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX outbox_by_book ON outbox (webhook_id, book_id, seq);
+CREATE INDEX outbox_by_due ON outbox (due_ms);
 `;
 
 /** Column weights of bm25: title, authors. */

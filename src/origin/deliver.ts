@@ -11,6 +11,8 @@ export interface DeliverOptions {
   readonly ifNoneMatch: string | undefined;
   /** The `Cache-Control` value of every cacheable answer (see `cacheControl` in origin.ts). */
   readonly cacheControl: string;
+  /** `Surrogate-Key`: space-separated tags of what the document shows; empty sends none. */
+  readonly tags: string;
   /** Request target of the next page, if any. */
   readonly next?: string | null;
 }
@@ -22,6 +24,7 @@ export function deliverJson(res: ServerResponse, body: string, options: DeliverO
   res.setHeader('etag', etag);
   res.setHeader('cache-control', options.cacheControl);
   if (options.next != null) res.setHeader('link', `<${options.next}>; rel="next"`);
+  if (options.tags !== '') res.setHeader('surrogate-key', options.tags);
   if (ifNoneMatchMatches(options.ifNoneMatch, etag)) {
     res.statusCode = 304;
     res.end();
@@ -33,4 +36,21 @@ export function deliverJson(res: ServerResponse, body: string, options: DeliverO
   res.setHeader('content-length', bytes);
   res.end(options.isHead ? undefined : body);
   return options.isHead ? 0 : bytes;
+}
+
+/** An answer of the circulation resources: never stored by any cache (contract: `no-store`). */
+export function deliverWritten(res: ServerResponse, status: number, body: unknown, location: string | undefined, isHead: boolean): number {
+  res.statusCode = status;
+  res.setHeader('cache-control', 'no-store');
+  if (location !== undefined) res.setHeader('location', location);
+  if (body === undefined) {
+    res.end();
+    return 0;
+  }
+  const text = JSON.stringify(body);
+  const bytes = Buffer.byteLength(text);
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', bytes);
+  res.end(isHead ? undefined : text);
+  return isHead ? 0 : bytes;
 }

@@ -6,6 +6,7 @@
  * |--------------|------------------------------------------------------------|
  * | draining     | 503 not-ready (+ Connection: close)                        |
  * | target       | 414, 404 unknown path, 405 + Allow                         |
+ * | circulation  | loans and webhooks (circulation.ts), after authentication  |
  * | authenticate | 401 + WWW-Authenticate, 403                                |
  * | rate limit   | 429 + Retry-After, RateLimit, RateLimit-Policy             |
  * | parameters   | 400 (parsed with the target, reported only after auth)     |
@@ -19,16 +20,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestId, type AccessLog } from '../shared/access-log.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
-import { problem, problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
-import { UNMATCHED_ROUTE, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
+import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
+import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
-import { deliverJson } from './deliver.ts';
+import type { CirculationDb } from './circulation-db.ts';
+import { answerCirculation, CIRCULATION_ROUTES, matchCirculation, type CirculationAnswer, type CirculationRoute, type CirculationTarget } from './circulation.ts';
+import { deliverJson, deliverWritten } from './deliver.ts';
 import type { OriginMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { resolve } from './resources.ts';
 
 export interface HandlerContext {
   readonly db: CatalogDb;
+  readonly circulation: CirculationDb;
+  /** Called after a loan or return commits, so its events go out at once. */
+  readonly committed: () => void;
   readonly verifier: TokenVerifier;
   readonly limiter: RateLimiter;
   readonly metrics: OriginMetrics;
@@ -39,17 +45,36 @@ export interface HandlerContext {
   readonly isDraining: () => boolean;
 }
 
-type Answer =
-  | { readonly kind: 'problem'; readonly problem: Problem }
-  | { readonly kind: 'document'; readonly body: string; readonly next: string | null };
+type Answer = CirculationAnswer | { readonly kind: 'document'; readonly body: string; readonly tags: string; readonly next: string | null };
 
 interface Handled {
-  route: RouteLabel;
+  route: RouteLabel | CirculationRoute;
   subject: string | undefined;
   isHead: boolean;
 }
 
+const DRAINING = problem('not-ready', 'the origin is shutting down', { connection: 'close' });
+
+async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: Handled, target: CirculationTarget): Promise<Answer> {
+  handled.route = target.route;
+  if (ctx.isDraining()) return { kind: 'problem', problem: DRAINING };
+  const { methods, scope } = CIRCULATION_ROUTES[target.route];
+  if (!(methods as readonly string[]).includes(req.method ?? '')) {
+    return { kind: 'problem', problem: problem('method-not-allowed', `${target.route} supports ${methods.join(', ')}`, { allow: methods.join(', ') }) };
+  }
+  const auth = await ctx.verifier.verify(req.headers.authorization, scope);
+  if (!auth.ok) return { kind: 'problem', problem: auth.problem };
+  handled.subject = auth.principal.subject;
+  const limited = ctx.limiter.take(auth.principal.subject);
+  if (limited !== undefined) return { kind: 'problem', problem: limited };
+  const answered = await answerCirculation(ctx.circulation, req, target);
+  if (answered.kind === 'written' && target.route.startsWith('/v1/loans') && answered.status !== 200) ctx.committed();
+  return answered;
+}
+
 async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
+  const circulation = Buffer.byteLength(req.url ?? '/') <= ctx.maxTargetBytes ? matchCirculation(originForm(req.url ?? '/').split('?', 1)[0] ?? '/') : undefined;
+  if (circulation !== undefined) return answerWrite(ctx, req, handled, circulation);
   const verdict = parseRequestTarget(req.method ?? 'GET', req.url ?? '/', ctx.maxTargetBytes);
   if (verdict.ok) {
     handled.route = verdict.target.route;
@@ -58,9 +83,7 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
     handled.route = verdict.route;
     handled.isHead = req.method === 'HEAD';
   }
-  if (ctx.isDraining()) {
-    return { kind: 'problem', problem: problem('not-ready', 'the origin is shutting down', { connection: 'close' }) };
-  }
+  if (ctx.isDraining()) return { kind: 'problem', problem: DRAINING };
   if (!verdict.ok && problemStatus(verdict.problem) !== 400) return { kind: 'problem', problem: verdict.problem };
 
   const auth = await ctx.verifier.verify(req.headers.authorization);
@@ -73,7 +96,7 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
 
   const resolution = resolve(ctx.db, verdict.target, (plan, seconds) => { ctx.metrics.search(plan, seconds); });
   if (!resolution.ok) return { kind: 'problem', problem: resolution.problem };
-  return { kind: 'document', body: JSON.stringify(resolution.document), next: resolution.next ?? null };
+  return { kind: 'document', body: JSON.stringify(resolution.document), tags: resolution.tags, next: resolution.next ?? null };
 }
 
 export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -85,8 +108,9 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
-        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, next: a.next });
+        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, tags: a.tags, next: a.next });
       }
+      if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
       const bytes = sendProblem(res, a.problem, problemInstance(rawTarget, ctx.maxTargetBytes), handled.isHead);
       return handled.isHead ? 0 : bytes;
     };

@@ -2,16 +2,20 @@
  * The origin's Prometheus metrics, registered once per origin on its own registry. Labels are
  * bounded: the route is a template or "unmatched", never a raw path.
  */
-import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import type { RouteLabel } from '../shared/request-target.ts';
+import type { CirculationRoute } from './circulation.ts';
 import type { SearchPlan } from './fts-query.ts';
 
 export class OriginMetrics {
   readonly #requests: Counter<'route' | 'status'>;
   readonly #duration: Histogram<'route'>;
   readonly #dbTime: Histogram<'plan'>;
+  readonly #deliveries: Counter<'outcome'>;
+  readonly #deliveryLag: Histogram;
 
-  constructor(registry: Registry) {
+  /** `outboxDepth` is read at scrape time, so the gauge is never stale. */
+  constructor(registry: Registry, outboxDepth: () => number) {
     collectDefaultMetrics({ register: registry });
     this.#requests = new Counter({
       name: 'catalog_origin_http_requests_total',
@@ -33,9 +37,34 @@ export class OriginMetrics {
       buckets: [0.00002, 0.00005, 0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
       registers: [registry],
     });
+    this.#deliveries = new Counter({
+      name: 'catalog_origin_event_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome: delivered (2xx), failed (to be retried), abandoned (retry window over).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.#deliveryLag = new Histogram({
+      name: 'catalog_origin_event_delivery_lag_seconds',
+      help: 'Time from the commit of a change to the 2xx of its event delivery.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
+      registers: [registry],
+    });
+    new Gauge({
+      name: 'catalog_origin_outbox_depth',
+      help: 'Events committed and not yet delivered, over all registrations.',
+      registers: [registry],
+      collect() {
+        this.set(outboxDepth());
+      },
+    });
   }
 
-  request(route: RouteLabel, status: number, seconds: number): void {
+  eventDelivered(outcome: 'delivered' | 'failed' | 'abandoned', lagSeconds?: number): void {
+    this.#deliveries.inc({ outcome });
+    if (lagSeconds !== undefined) this.#deliveryLag.observe(lagSeconds);
+  }
+
+  request(route: RouteLabel | CirculationRoute, status: number, seconds: number): void {
     this.#requests.inc({ route, status: String(status) });
     this.#duration.observe({ route }, seconds);
   }

@@ -16,6 +16,8 @@ import { createAccessLog } from '../shared/access-log.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { CatalogDb } from './catalog-db.ts';
+import { CirculationDb } from './circulation-db.ts';
+import { EventDelivery } from './event-delivery.ts';
 import { createOriginHandler } from './handler.ts';
 import { OriginMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -57,14 +59,26 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   }
   const now = deps.now ?? Date.now;
   const registry = deps.registry ?? new Registry();
+  // The writer first: it turns the file to WAL, which the read-only search connection then shares.
+  const circulation = new CirculationDb(path, now);
   const db = new CatalogDb(path);
+  const metrics = new OriginMetrics(registry, () => circulation.outboxDepth);
+  const events = new EventDelivery(circulation, metrics, logger, {
+    retryForMs: config['origin.events.retryForSeconds'] * 1000,
+    attemptTimeoutMs: config['origin.events.attemptTimeoutMs'],
+    now,
+  });
   let draining = false;
   const api = createServer(
     createOriginHandler({
       db,
+      circulation,
+      committed: () => {
+        events.wake();
+      },
       verifier: createVerifier(config, now),
       limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
-      metrics: new OriginMetrics(registry),
+      metrics,
       logger,
       accessLog: createAccessLog(logger, true),
       maxTargetBytes: config['http.maxTargetBytes'],
@@ -82,7 +96,9 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
     const deadline = performance.now() + timeoutMs;
     await drain(api, timeoutMs);
     await drain(admin, Math.max(0, deadline - performance.now()));
+    events.stop();
     db.close();
+    circulation.close();
   };
   try {
     const apiAddress = await listen(api, config['origin.host'], config['origin.port']);
@@ -91,6 +107,8 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
     const url = baseUrl(apiAddress);
     const adminUrl = baseUrl(adminAddress);
     logger.info({ url, adminUrl }, 'listening');
+    // Events a previous run committed and did not deliver go out now.
+    events.wake();
     return {
       url,
       adminUrl,

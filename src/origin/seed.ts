@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Config } from '../config/schema.ts';
 import { generateBooks } from './book-generator.ts';
 import { CATALOG_SCHEMA, CATALOG_SCHEMA_VERSION, RANK_FUNCTION } from './catalog-schema.ts';
+import { SeededRandom } from './random.ts';
 import { BRANCHES } from './seed-words.ts';
 
 export function catalogPath(config: Config): string {
@@ -39,7 +40,9 @@ export function seedCatalog(path: string, books: number): void {
 function fill(db: DatabaseSync, books: number): void {
   const insertBranch = db.prepare('INSERT INTO branch (id, name) VALUES (?, ?)');
   const insertBook = db.prepare('INSERT INTO book (id, title, authors, availability) VALUES (?, ?, ?, ?)');
-  const insertHolding = db.prepare('INSERT INTO holding (book_id, branch_id, available) VALUES (?, ?, ?)');
+  const insertHolding = db.prepare('INSERT INTO holding (book_id, branch_id, copies, on_loan, available) VALUES (?, ?, ?, ?, ?)');
+  // Its own stream, so that adding copies left every title and holding of the catalog as it was.
+  const copiesRandom = new SeededRandom(COPIES_SEED);
   db.exec('BEGIN');
   for (const [id, name] of BRANCHES) insertBranch.run(id, name);
   let id = 0;
@@ -47,7 +50,10 @@ function fill(db: DatabaseSync, books: number): void {
     id++;
     const holdings = book.holdings.toSorted((a, b) => (a.branch < b.branch ? -1 : 1));
     insertBook.run(id, book.title, JSON.stringify(book.authors), JSON.stringify(holdings));
-    for (const { branch, available } of holdings) insertHolding.run(id, branch, available ? 1 : 0);
+    for (const { branch, available } of holdings) {
+      const { copies, onLoan } = copiesOf(copiesRandom, available);
+      insertHolding.run(id, branch, copies, onLoan, available ? 1 : 0);
+    }
   }
   // One bulk build of the external-content index is much faster than indexing row by row.
   db.exec(`INSERT INTO book_fts (book_fts) VALUES ('rebuild');
@@ -55,6 +61,14 @@ function fill(db: DatabaseSync, books: number): void {
     INSERT INTO book_fts (book_fts, rank) VALUES ('rank', '${RANK_FUNCTION}');`);
   fillTermRank(db);
   db.exec('COMMIT');
+}
+
+const COPIES_SEED = 20261123;
+
+/** One to three copies at a branch; all of them out when the book is not available there. */
+function copiesOf(r: SeededRandom, available: boolean): { copies: number; onLoan: number } {
+  const copies = 1 + r.below(3);
+  return { copies, onLoan: available ? r.below(copies) : copies };
 }
 
 /** Only plain ASCII terms: fts-query.ts sends every other word through FTS5 itself. */

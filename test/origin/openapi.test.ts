@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { PROBLEM_BASE, PROBLEM_KINDS } from '../../src/shared/problem.ts';
 import { tempDir } from '../support/config.ts';
-import type { Reply } from '../support/harness.ts';
+import { send, type Reply } from '../support/harness.ts';
 import { openBusyConnection, sharedCatalog, startOriginFixture, type BusyConnection, type OriginFixture } from '../support/origin-fixture.ts';
 
 interface SchemaRef {
@@ -32,10 +33,10 @@ interface Operation {
   readonly operationId: string;
   readonly responses: Readonly<Record<string, SchemaRef | ResponseObject>>;
 }
-type Method = 'get' | 'head';
+type Method = 'get' | 'head' | 'post' | 'delete';
 interface OpenApi {
   readonly openapi: string;
-  readonly paths: Readonly<Record<string, Readonly<Record<Method, Operation>>>>;
+  readonly paths: Readonly<Record<string, Readonly<Partial<Record<Method, Operation>>>>>;
   readonly components: { readonly responses: Readonly<Record<string, ResponseObject>> };
 }
 
@@ -80,6 +81,7 @@ function conforms(reply: Reply, response: ResponseObject, method: Method, what: 
     validate(`${spec.$ref}/schema`, actual, `${what}: header ${name}`);
   }
   const content = Object.entries(response.content ?? {});
+  if (reply.status === 201) assert.ok(reply.headers.location !== undefined, `${what}: Location`);
   if (method === 'head' || content.length === 0) {
     assert.equal(reply.body, '', `${what}: no body`);
     return;
@@ -95,6 +97,13 @@ const TARGETS: Readonly<Record<string, string>> = {
   '/v1/books/{id}': '/v1/books/bk_1',
   '/v1/branches': '/v1/branches',
   '/v1/branches/{id}': '/v1/branches/branch_central',
+};
+/** The circulation paths (contract, "Loans, events and tags") and the methods each documents. */
+const CIRCULATION: Readonly<Record<string, readonly Method[]>> = {
+  '/v1/loans': ['post'],
+  '/v1/loans/{id}': ['get', 'head', 'delete'],
+  '/v1/webhooks': ['get', 'head', 'post'],
+  '/v1/webhooks/{id}': ['get', 'head', 'delete'],
 };
 const withParam = (target: string, param: string): string => `${target}${target.includes('?') ? '&' : '?'}${param}`;
 
@@ -119,6 +128,11 @@ describe('docs/openapi.json and the origin agree', () => {
       for (const method of ['GET', 'HEAD']) busy.set(`${method} ${template}`, await openBusyConnection(draining.origin.url, token, method, target));
     }
     busy.set('kinds', await openBusyConnection(draining.origin.url, token, 'GET', '/v1/branches'));
+    const admin = await draining.token({ scope: 'catalog:read catalog:admin catalog:write' });
+    for (const [template, methods] of Object.entries(CIRCULATION)) {
+      const target = template.replace('{id}', template.startsWith('/v1/loans') ? 'ln_1' : 'wh_1');
+      for (const method of methods) busy.set(`${method.toUpperCase()} ${template}`, await openBusyConnection(draining.origin.url, admin, method.toUpperCase(), target));
+    }
     void draining.stop();
   });
   after(async () => {
@@ -156,7 +170,7 @@ describe('docs/openapi.json and the origin agree', () => {
     assert.match(doc.openapi, /^3\.1\./);
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] ?? '');
     for (const $ref of new Set(refs)) follow({ $ref });
-    assert.deepEqual(Object.keys(doc.paths).sort(), Object.keys(TARGETS).sort());
+    assert.deepEqual(Object.keys(doc.paths).sort(), [...Object.keys(TARGETS), ...Object.keys(CIRCULATION)].sort());
   });
 
   for (const [template, item] of Object.entries(TARGETS).map(([t]) => [t, doc.paths[t]] as const)) {
@@ -184,6 +198,90 @@ describe('docs/openapi.json and the origin agree', () => {
     }
   }
 
+  describe('circulation', () => {
+    let free: readonly { book: string; branch: string }[] = [];
+    let next = 0;
+    const url = (fixture: OriginFixture, target: string): string => `${fixture.origin.url}${target}`;
+    const as = async (fixture: OriginFixture, scope: string, subject = 'tester'): Promise<Record<string, string>> => ({ authorization: `Bearer ${await fixture.token({ scope, subject })}` });
+    const scopeOf = (template: string): string => (template.startsWith('/v1/loans') ? 'catalog:write' : 'catalog:admin');
+    /** A live resource for `{id}` paths: a fresh loan or registration. */
+    const resource = async (fixture: OriginFixture, template: string): Promise<string> => {
+      const headers = await as(fixture, scopeOf(template), `maker ${++subjects}`);
+      if (template.startsWith('/v1/loans')) {
+        const holding = free[next++];
+        assert.ok(holding !== undefined, 'enough free holdings');
+        const lent = await send(url(fixture, '/v1/loans'), 'POST', headers, holding);
+        return lent.headers.location as string;
+      }
+      return (await send(url(fixture, '/v1/webhooks'), 'POST', headers, { url: 'https://example.invalid/hook' })).headers.location as string;
+    };
+    const target = async (fixture: OriginFixture, template: string): Promise<string> => (template.endsWith('{id}') ? resource(fixture, template) : template);
+    const goodBody = (template: string): unknown => (template === '/v1/loans' ? free[next++] : { url: 'https://example.invalid/hook' });
+    const call = async (fixture: OriginFixture, template: string, method: string, headers: Record<string, string>): Promise<Reply> =>
+      send(url(fixture, await target(fixture, template)), method, headers, method === 'POST' ? goodBody(template) : undefined);
+
+    before(() => {
+      const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
+      free = db.prepare('SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE on_loan = 0 GROUP BY book_id LIMIT 200').all().map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
+      db.close();
+    });
+
+    const provoke: Readonly<Record<string, (template: string, method: string) => Promise<Reply>>> = {
+      '200': async (template, method) => call(f, template, method, await as(f, scopeOf(template))),
+      '201': async (template, method) => call(f, template, method, await as(f, scopeOf(template))),
+      '204': async (template, method) => call(f, template, method, await as(f, scopeOf(template))),
+      '401': async (template, method) => call(f, template, method, {}),
+      '403': async (template, method) => call(f, template, method, await as(f, 'catalog:read')),
+      '404': async (template, method) => {
+        const headers = await as(f, scopeOf(template));
+        if (method === 'POST') return send(url(f, template), method, headers, { book: 'bk_99999999', branch: 'branch_central' });
+        return send(url(f, template.startsWith('/v1/loans') ? '/v1/loans/ln_999999' : '/v1/webhooks/wh_999999'), method, headers);
+      },
+      '409': async (template, method) => {
+        const holding = free[next++];
+        const headers = await as(f, scopeOf(template));
+        for (;;) {
+          const reply = await send(url(f, template), method, headers, holding);
+          if (reply.status !== 201) return reply;
+        }
+      },
+      '413': async (template, method) => send(url(f, template), method, await as(f, scopeOf(template)), { pad: 'x'.repeat(20_000) }),
+      '415': async (template, method) => send(url(f, template), method, { ...(await as(f, scopeOf(template))), 'content-type': 'text/plain' }, 'x'),
+      '422': async (template, method) => send(url(f, template), method, await as(f, scopeOf(template)), '[1]'),
+      '429': async (template, method) => {
+        const headers = await as(limited, scopeOf(template), `subject ${++subjects}`);
+        assert.notEqual((await call(limited, template, method, headers)).status, 429);
+        return call(limited, template, method, headers);
+      },
+      '500': async (template, method) => send(url(broken, template.replace('{id}', template.startsWith('/v1/loans') ? 'ln_1' : 'wh_1')), method, await as(broken, scopeOf(template)), method === 'POST' ? goodBody(template) : undefined),
+      '503': (template, method) => {
+        const connection = busy.get(`${method} ${template}`);
+        assert.ok(connection !== undefined);
+        return connection.finish();
+      },
+    };
+
+    for (const [template, methods] of Object.entries(CIRCULATION)) {
+      for (const method of methods) {
+        test(`${method.toUpperCase()} ${template}: every documented status is reachable and conforms`, async () => {
+          const operation = doc.paths[template]?.[method];
+          assert.ok(operation !== undefined, `${method} ${template} is documented`);
+          const documented = Object.entries(operation.responses)
+            .map(([status, spec]) => [status, follow<ResponseObject>(spec)] as const)
+            .filter(([, response]) => response['x-gateway-only'] !== true);
+          for (const [status, response] of documented) {
+            const how = provoke[status];
+            assert.ok(how !== undefined, `no way to provoke ${status}`);
+            const reply = await how(template, method.toUpperCase());
+            const what = `${method.toUpperCase()} ${template} ${status}`;
+            assert.equal(String(reply.status), status, `${what}: ${reply.body}`);
+            conforms(reply, response, method, what);
+          }
+        });
+      }
+    }
+  });
+
   test('405 on each path conforms to MethodNotAllowed', async () => {
     const response = doc.components.responses.MethodNotAllowed;
     assert.ok(response !== undefined);
@@ -206,6 +304,16 @@ describe('docs/openapi.json and the origin agree', () => {
       [() => provocations['429']?.('/v1/books', 'GET') ?? Promise.reject(new Error('no 429')), 'TooManyRequests'],
       [() => broken.get('/v1/branches'), 'InternalError'],
       [() => busy.get('kinds')?.finish() ?? Promise.reject(new Error('no busy connection')), 'NotReady'],
+      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, '{'), 'UnprocessableContent'],
+      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}`, 'content-type': 'text/plain' }, 'x'), 'UnsupportedMediaType'],
+      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, 'x'.repeat(17_000)), 'PayloadTooLarge'],
+      [async () => {
+        const headers = { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` };
+        const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
+        const row = db.prepare('SELECT book_id, branch_id FROM holding WHERE on_loan = copies LIMIT 1').get();
+        db.close();
+        return send(`${f.origin.url}/v1/loans`, 'POST', headers, { book: `bk_${row?.book_id as number}`, branch: row?.branch_id });
+      }, 'Conflict'],
     ];
     const seen = new Set<string>();
     for (const [provoke, name] of kinds) {
@@ -215,7 +323,7 @@ describe('docs/openapi.json and the origin agree', () => {
       conforms(reply, response, 'get', `${name}: ${reply.body}`);
       seen.add((JSON.parse(reply.body) as { type: string }).type);
     }
-    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached'];
+    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'webhook-signature', 'webhook-replayed'];
     // Refused by the HTTP parser before any operation is known: test/shared/client-errors.test.ts.
     const connectionLevel = ['malformed-request', 'headers-too-large', 'request-timeout'];
     const originKinds = Object.keys(PROBLEM_KINDS).filter((k) => !gatewayOnly.includes(k) && !connectionLevel.includes(k));

@@ -66,6 +66,13 @@ export async function get(url: string, headers: Record<string, string> = {}, met
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 
+/** A request with a body (a JSON value is sent as application/json unless `headers` say otherwise). */
+export async function send(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+  const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await request(url, { method, headers: text === undefined ? headers : { 'content-type': 'application/json', ...headers }, ...(text === undefined ? {} : { body: text }) });
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+}
+
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\.)*"';
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*,?)?\\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|[Nn][Aa][Nn]|[+-]?[Ii]nf)(?: -?[0-9]+)?$`);

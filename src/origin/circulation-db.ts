@@ -1,0 +1,233 @@
+/**
+ * The writable side of the catalog: loans, webhook registrations and the event outbox, on a
+ * connection of their own (the search connection stays read-only, so no search path can write).
+ * Every loan or return is one transaction that moves the copy, rewrites the book's availability
+ * when it flips, and writes the resulting event for every registration into the outbox: the
+ * event is durable exactly when the change is (the transactional outbox).
+ */
+import { randomBytes } from 'node:crypto';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { BranchAvailability } from '../shared/api-types.ts';
+
+export const AVAILABILITY_CHANGED = 'book.availability.changed';
+export const EVENT_TYPES: readonly string[] = [AVAILABILITY_CHANGED];
+
+export interface Loan {
+  readonly id: string;
+  readonly book: string;
+  readonly branch: string;
+  readonly since: string;
+}
+
+export interface Webhook {
+  readonly id: string;
+  readonly url: string;
+  readonly types: readonly string[];
+}
+
+export interface AvailabilityChange {
+  readonly book: string;
+  readonly branch: string;
+  readonly available: boolean;
+}
+
+export type LendResult =
+  | { readonly ok: true; readonly loan: Loan }
+  | { readonly ok: false; readonly reason: 'unknown-book' | 'unknown-branch' | 'not-held' | 'none-free' };
+
+/** One event due for delivery to one registration. */
+export interface OutboxRow {
+  readonly seq: number;
+  readonly webhookId: number;
+  readonly url: string;
+  readonly secret: string;
+  readonly payload: string;
+  readonly createdMs: number;
+  readonly attempts: number;
+}
+
+const BOOK_ID = /^bk_([1-9][0-9]{0,9})$/;
+const LOAN_ID = /^ln_([1-9][0-9]{0,15})$/;
+const WEBHOOK_ID = /^wh_([1-9][0-9]{0,15})$/;
+
+/** The number in an id such as `bk_42`, or undefined when the id has another shape. */
+export function idNumber(pattern: 'book' | 'loan' | 'webhook', id: string): number | undefined {
+  const digits = { book: BOOK_ID, loan: LOAN_ID, webhook: WEBHOOK_ID }[pattern].exec(id)?.[1];
+  return digits === undefined ? undefined : Number(digits);
+}
+
+function asLoan(row: Record<string, unknown>): Loan {
+  return { id: `ln_${String(row.id)}`, book: `bk_${String(row.book_id)}`, branch: row.branch_id as string, since: row.since as string };
+}
+
+function asWebhook(row: Record<string, unknown>): Webhook {
+  return { id: `wh_${String(row.id)}`, url: row.url as string, types: JSON.parse(row.types as string) as string[] };
+}
+
+function prepareStatements(db: DatabaseSync) {
+  const prepare = (sql: string): StatementSync => db.prepare(sql);
+  return {
+    bookExists: prepare('SELECT 1 AS x FROM book WHERE id = ?'),
+    branchExists: prepare('SELECT 1 AS x FROM branch WHERE id = ?'),
+    holding: prepare('SELECT copies, on_loan FROM holding WHERE book_id = ? AND branch_id = ?'),
+    move: prepare('UPDATE holding SET on_loan = on_loan + :delta, available = (on_loan + :delta < copies) WHERE book_id = :book AND branch_id = :branch'),
+    holdings: prepare('SELECT branch_id, available FROM holding WHERE book_id = ? ORDER BY branch_id'),
+    availability: prepare('UPDATE book SET availability = ? WHERE id = ?'),
+    insertLoan: prepare('INSERT INTO loan (book_id, branch_id, since) VALUES (?, ?, ?) RETURNING id, book_id, branch_id, since'),
+    loan: prepare('SELECT id, book_id, branch_id, since FROM loan WHERE id = ? AND returned IS NULL'),
+    endLoan: prepare('UPDATE loan SET returned = ? WHERE id = ? AND returned IS NULL RETURNING id, book_id, branch_id, since'),
+    subscribers: prepare('SELECT w.id AS id FROM webhook w, json_each(w.types) t WHERE t.value = ?'),
+    enqueue: prepare('INSERT INTO outbox (webhook_id, book_id, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?)'),
+    insertWebhook: prepare('INSERT INTO webhook (url, types, secret) VALUES (?, ?, ?) RETURNING id, url, types'),
+    webhooks: prepare('SELECT id, url, types FROM webhook ORDER BY id'),
+    webhook: prepare('SELECT id, url, types FROM webhook WHERE id = ?'),
+    deleteWebhook: prepare('DELETE FROM webhook WHERE id = ?'),
+    // The oldest undelivered event of each (registration, book) pair: a later event of a book
+    // waits until the earlier one is delivered, so a receiver sees a book's changes in order.
+    due: prepare(`SELECT o.seq AS seq, o.webhook_id AS webhook_id, w.url AS url, w.secret AS secret, o.payload AS payload,
+        o.created_ms AS created_ms, o.attempts AS attempts
+      FROM outbox o JOIN webhook w ON w.id = o.webhook_id
+      WHERE o.due_ms <= ? AND NOT EXISTS (
+        SELECT 1 FROM outbox p WHERE p.webhook_id = o.webhook_id AND p.book_id = o.book_id AND p.seq < o.seq)
+      ORDER BY o.seq LIMIT ?`),
+    nextDue: prepare('SELECT min(due_ms) AS due FROM outbox'),
+    delivered: prepare('DELETE FROM outbox WHERE seq = ?'),
+    retryLater: prepare('UPDATE outbox SET attempts = attempts + 1, due_ms = ? WHERE seq = ?'),
+    depth: prepare('SELECT count(*) AS n FROM outbox'),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export class CirculationDb {
+  readonly #db: DatabaseSync;
+  readonly #now: () => number;
+  readonly #statements: Statements;
+
+  constructor(path: string, now: () => number) {
+    this.#db = new DatabaseSync(path);
+    this.#now = now;
+    // WAL lets searches on the read-only connection go on while a loan commits; NORMAL keeps a
+    // commit durable against a process crash (not a power loss) without an fsync per loan.
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+    this.#statements = prepareStatements(this.#db);
+  }
+
+  #run<T>(work: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /** Lends one free copy of `book` at `branch`. */
+  lend(book: number, branch: string): LendResult {
+    return this.#run((): LendResult => {
+      const s = this.#statements;
+      if (s.bookExists.get(book) === undefined) return { ok: false, reason: 'unknown-book' };
+      if (s.branchExists.get(branch) === undefined) return { ok: false, reason: 'unknown-branch' };
+      const holding = s.holding.get(book, branch);
+      if (holding === undefined) return { ok: false, reason: 'not-held' };
+      if ((holding.on_loan as number) >= (holding.copies as number)) return { ok: false, reason: 'none-free' };
+      const row = s.insertLoan.get(book, branch, new Date(this.#now()).toISOString());
+      if (row === undefined) throw new Error('the loan was not inserted');
+      this.#move(book, branch, 1);
+      return { ok: true, loan: asLoan(row) };
+    });
+  }
+
+  /** Ends a loan: its copy is back on the shelf. False when there is no such active loan. */
+  giveBack(loan: number): boolean {
+    return this.#run(() => {
+      const row = this.#statements.endLoan.get(new Date(this.#now()).toISOString(), loan);
+      if (row === undefined) return false;
+      this.#move(row.book_id as number, row.branch_id as string, -1);
+      return true;
+    });
+  }
+
+  loan(id: number): Loan | undefined {
+    const row = this.#statements.loan.get(id);
+    return row === undefined ? undefined : asLoan(row);
+  }
+
+  /** Moves one copy out (+1) or back (-1); when that flips `available`, records the event. */
+  #move(book: number, branch: string, delta: 1 | -1): void {
+    const s = this.#statements;
+    const before = s.holding.get(book, branch);
+    s.move.run({ delta, book, branch });
+    const after = s.holding.get(book, branch);
+    if (before === undefined || after === undefined) throw new Error('the holding vanished inside its transaction');
+    const wasAvailable = (before.on_loan as number) < (before.copies as number);
+    const isAvailable = (after.on_loan as number) < (after.copies as number);
+    if (wasAvailable === isAvailable) return;
+    const availability: BranchAvailability[] = (s.holdings.all(book)).map((h) => ({ branch: h.branch_id as string, available: h.available === 1 }));
+    s.availability.run(JSON.stringify(availability), book);
+    const now = this.#now();
+    const change: AvailabilityChange = { book: `bk_${book}`, branch, available: isAvailable };
+    const payload = JSON.stringify({ type: AVAILABILITY_CHANGED, timestamp: new Date(now).toISOString(), data: change });
+    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(subscriber.id as number, book, payload, now, now);
+  }
+
+  /** Registers a receiver; the secret is returned here and never again. */
+  register(url: string, types: readonly string[]): Webhook & { readonly secret: string } {
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const row = this.#statements.insertWebhook.get(url, JSON.stringify(types), secret);
+    if (row === undefined) throw new Error('the webhook was not inserted');
+    return { ...asWebhook(row), secret };
+  }
+
+  webhooks(): Webhook[] {
+    return (this.#statements.webhooks.all()).map(asWebhook);
+  }
+
+  webhook(id: number): Webhook | undefined {
+    const row = this.#statements.webhook.get(id);
+    return row === undefined ? undefined : asWebhook(row);
+  }
+
+  /** Removes a registration and the events still queued for it. */
+  unregister(id: number): boolean {
+    return Number(this.#statements.deleteWebhook.run(id).changes) > 0;
+  }
+
+  /** Up to `limit` events due now, each the oldest undelivered one of its book for its receiver. */
+  due(limit: number): OutboxRow[] {
+    return (this.#statements.due.all(this.#now(), limit)).map((row) => ({
+      seq: row.seq as number,
+      webhookId: row.webhook_id as number,
+      url: row.url as string,
+      secret: row.secret as string,
+      payload: row.payload as string,
+      createdMs: row.created_ms as number,
+      attempts: row.attempts as number,
+    }));
+  }
+
+  /** Milliseconds since the epoch when the next queued event is due, if any. */
+  nextDue(): number | undefined {
+    const due = this.#statements.nextDue.get()?.due;
+    return typeof due === 'number' ? due : undefined;
+  }
+
+  delivered(seq: number): void {
+    this.#statements.delivered.run(seq);
+  }
+
+  retryAt(seq: number, dueMs: number): void {
+    this.#statements.retryLater.run(dueMs, seq);
+  }
+
+  get outboxDepth(): number {
+    return Number(this.#statements.depth.get()?.n ?? 0);
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
