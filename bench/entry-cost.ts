@@ -69,7 +69,7 @@ async function main(entries: number): Promise<void> {
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
     const metrics = new GatewayMetrics(new Registry(), () => ({ entries: cache.entries, bytes: cache.bytes }));
     const client = new OriginClient(config);
-    const filler = new Filler(client, cache, metrics, Date.now);
+    const filler = new Filler(client, cache, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
     const fill = async (count: number): Promise<void> => {
       let left = count;
       const worker = async (): Promise<void> => {

@@ -93,6 +93,13 @@ export const SCHEMA = {
   'gateway.upstream.bodyTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Longest pause allowed while the origin sends a body (504 past it).' },
   'gateway.upstream.maxResponseBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest origin response body a fill accepts (502 past it); relayed bodies are streamed and not bounded.' },
   'gateway.upstream.keepAliveTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'How long an idle origin connection is kept; an origin `Keep-Alive: timeout` hint, less 2 s, takes precedence.' },
+  'gateway.purge.tagHeader': { type: 'string', doc: 'Response field the origin names its tags in (Fastly\'s `Surrogate-Key`); entries are indexed by them for purges.' },
+  'gateway.purge.exposeTagHeader': { type: 'boolean', doc: 'Pass the tag field on to clients; by default it is removed.' },
+  'gateway.events.register': { type: 'boolean', doc: 'At start, register the event receiver with the origin (`POST /v1/webhooks`) and keep the registration in `<dataDir>/gateway-events.json`.' },
+  'gateway.events.receiverUrl': { type: 'string', nullable: true, doc: 'URL the origin posts events to; `null` means this gateway\'s admin listener `/events`.' },
+  'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
+  'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false.' },
+  'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
   'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
 

@@ -5,6 +5,7 @@
  * and run several gateways in one process.
  */
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
@@ -13,11 +14,15 @@ import { createAccessLog } from '../shared/access-log.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createVerifier } from '../shared/signing-key.ts';
+import { createVerifier, loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
+import { EventReceiver } from './events/event-receiver.ts';
+import { EventRegistration } from './events/registration.ts';
 import { Coalescer } from './fill/coalescer.ts';
 import { Filler, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
-import { createPipeline } from './pipeline.ts';
+import { cacheKeyOf, createPipeline } from './pipeline.ts';
+import { purgeEndpoint, PURGE_SCOPE } from './purge/purge-endpoint.ts';
+import { Purger } from './purge/purger.ts';
 import { RouteTable } from './routes/route-table.ts';
 import { ResponseCache } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
@@ -44,6 +49,15 @@ export interface RunningGateway {
 /** Readiness probes are cached this long so scrapes and probes do not hammer the origin. */
 const PROBE_CACHE_MS = 1000;
 
+/** The token the gateway registers with: configured, or minted with the development HMAC secret. */
+function registrationToken(config: Config): () => Promise<string> {
+  const configured = config['gateway.events.token'];
+  if (configured !== null) return () => Promise.resolve(configured);
+  if (config['auth.jwks'] !== null) throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');
+  const secret = loadOrCreateSecret(secretPath(config));
+  return () => mintToken(secret, { subject: 'catalog-gateway', scope: PURGE_SCOPE, ttlSeconds: 300, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+}
+
 function cachedProbe(probe: () => Promise<boolean>): () => Promise<boolean> {
   let last: { readonly at: number; readonly result: Promise<boolean> } | undefined;
   return () => {
@@ -68,22 +82,35 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const metrics = new GatewayMetrics(registry, cacheStats);
   const origin = new OriginClient(config);
+  const coalescer = new Coalescer<FillOutcome>();
+  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  const maxTargetBytes = config['http.maxTargetBytes'];
+  const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const api = createServer(
     createPipeline(
       {
-        maxTargetBytes: config['http.maxTargetBytes'],
+        maxTargetBytes,
         verifier,
         cache,
-        coalescer: new Coalescer<FillOutcome>(),
-        filler: new Filler(origin, cache, metrics, now),
+        coalescer,
+        filler: new Filler(origin, cache, metrics, now, tags),
         origin,
         metrics,
         accessLog: createAccessLog(logger, config['gateway.accessLog']),
         logger,
         now,
       },
-      new RouteTable(config['gateway.routes'], config['auth.requiredScope']),
+      routes,
     ),
+  );
+  const purger = new Purger(cache, coalescer, metrics, now);
+  const registrationTokens = config['gateway.events.register'] ? registrationToken(config) : undefined;
+  let registration: EventRegistration | undefined;
+  const receiver = new EventReceiver(
+    { secret: () => registration?.secret ?? config['gateway.events.secret'] ?? undefined, soft: config['gateway.events.softPurge'], now },
+    purger,
+    metrics,
+    logger,
   );
   let draining = false;
   const originReachable = cachedProbe(() => origin.reachable());
@@ -93,6 +120,10 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       if (draining) return 'the gateway is shutting down';
       return (await originReachable()) ? undefined : 'the origin is not reachable';
     },
+    endpoints: {
+      '/purge': purgeEndpoint(verifier, purger, (url) => cacheKeyOf(routes, url, maxTargetBytes)),
+      '/events': receiver.handle,
+    },
   });
 
   const shutdownMs = config['http.shutdownTimeoutMs'];
@@ -100,6 +131,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       draining = true;
+      registration?.stop();
       await drain(api, shutdownMs);
       await origin.close();
       await drain(admin, shutdownMs);
@@ -113,6 +145,16 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
     const adminUrl = baseUrl(await listen(admin, config['gateway.host'], config['gateway.adminPort']));
     logger.info({ url, adminUrl, origin: config['gateway.origin'] }, 'listening');
+    if (registrationTokens !== undefined) {
+      registration = new EventRegistration({
+        origin: config['gateway.origin'].replace(/\/$/, ''),
+        receiver: config['gateway.events.receiverUrl'] ?? `${adminUrl}/events`,
+        token: registrationTokens,
+        file: join(config.dataDir, 'gateway-events.json'),
+        logger,
+      });
+      await registration.start();
+    }
     return { url, adminUrl, registry, cacheStats, stop };
   } catch (err) {
     await stop();

@@ -18,6 +18,9 @@ export type MetricRoute = string;
 
 export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
 export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale';
+export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
+/** `purged`: a verified new event, purged; `duplicate`: a retry of one already handled; `refused`: not verified, or replayed. */
+export type EventOutcome = 'purged' | 'duplicate' | 'refused';
 
 export interface CacheGauges {
   readonly entries: number;
@@ -41,6 +44,10 @@ export class GatewayMetrics {
   readonly #revalidations: Counter<'outcome'>;
   readonly #staleServed: Counter<'reason'>;
   readonly #invalidations: Counter;
+  readonly #purges: Counter<'kind' | 'mode'>;
+  readonly #purged: Counter;
+  readonly #purgeLag: Histogram;
+  readonly #events: Counter<'outcome'>;
   /**
    * Label children resolved once per combination (bounded: routes × methods × statuses × cache
    * results), so a request increments without prom-client hashing its labels again.
@@ -119,6 +126,39 @@ export class GatewayMetrics {
       help: 'Stored targets invalidated by the response to an unsafe request (RFC 9111 §4.4).',
       registers,
     });
+    this.#purges = new Counter({
+      name: 'catalog_gateway_purges_total',
+      help: 'Purges applied, by selector kind (tags, urls, prefix, all) and mode (hard: removed, soft: marked stale).',
+      labelNames: ['kind', 'mode'],
+      registers,
+    });
+    this.#purged = new Counter({
+      name: 'catalog_gateway_purged_entries_total',
+      help: 'Cache entries removed or marked stale by purges.',
+      registers,
+    });
+    this.#purgeLag = new Histogram({
+      name: 'catalog_gateway_purge_lag_seconds',
+      help: 'Time from the change an event reports (its timestamp) to the purge it caused.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
+      registers,
+    });
+    this.#events = new Counter({
+      name: 'catalog_gateway_events_received_total',
+      help: 'Webhook events received on the admin listener, by outcome: purged, duplicate (a retry already handled), refused.',
+      labelNames: ['outcome'],
+      registers,
+    });
+  }
+
+  purge(kind: PurgeKind, soft: boolean, entries: number): void {
+    this.#purges.inc({ kind, mode: soft ? 'soft' : 'hard' });
+    this.#purged.inc(entries);
+  }
+
+  eventReceived(outcome: EventOutcome, lagSeconds?: number): void {
+    this.#events.inc({ outcome });
+    if (lagSeconds !== undefined) this.#purgeLag.observe(lagSeconds);
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {

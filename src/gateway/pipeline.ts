@@ -22,12 +22,30 @@ import { requestId } from '../shared/access-log.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
 import { refuse, type Answered, type Exchange, type PipelineDeps, type Step } from './exchange.ts';
-import { catalogRoute } from './routes/catalog.ts';
-import { httpRoute } from './routes/http.ts';
+import { catalogKey, catalogRoute } from './routes/catalog.ts';
+import { httpKey, httpRoute } from './routes/http.ts';
 import { passRoute } from './routes/pass.ts';
 import type { Route, RouteTable } from './routes/route-table.ts';
+import type { CacheKey } from './store/response-cache.ts';
 
-const MODES: Readonly<Record<RouteMode, (ex: Exchange, route: Route) => Step>> = { catalog: catalogRoute, http: httpRoute, pass: passRoute };
+interface Mode {
+  readonly serve: (ex: Exchange, route: Route) => Step;
+  /** The key a GET of a target is stored under; undefined when the mode stores nothing for it. */
+  readonly key: (target: string, maxTargetBytes: number) => CacheKey | undefined;
+}
+
+const MODES: Readonly<Record<RouteMode, Mode>> = {
+  catalog: { serve: catalogRoute, key: catalogKey },
+  http: { serve: httpRoute, key: httpKey },
+  pass: { serve: passRoute, key: () => undefined },
+};
+
+/** The cache key a purge by URL names (a path and query, or an absolute URL), by the route it falls under. */
+export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: number): CacheKey | undefined {
+  const target = originForm(url);
+  const route = routes.match(target);
+  return route === undefined ? undefined : MODES[route.mode].key(target, maxTargetBytes);
+}
 
 const NO_ROUTE = problem('not-found', 'no resource at this path');
 
@@ -49,7 +67,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     };
     try {
       const route = routes.match(originForm(rawTarget));
-      const step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode](ex, route);
+      const step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode].serve(ex, route);
       if (step instanceof Promise) step.then(finish, fail);
       else finish(step);
     } catch (err) {

@@ -1,9 +1,10 @@
 /**
  * The admin listener of either server: `/metrics` (Prometheus text from the server's own
- * registry), `/healthz` (the process answers) and `/readyz` (ready to take traffic, not draining).
+ * registry), `/healthz` (the process answers) and `/readyz` (ready to take traffic, not draining),
+ * and whatever `POST` endpoints the server adds (the gateway's purge API and event receiver).
  * It sits on its own port so scrapes and probes never queue behind API traffic.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { problem, sendProblem } from './problem.ts';
 
@@ -11,9 +12,11 @@ export interface AdminOptions {
   readonly registry: Registry;
   /** Resolves to undefined when ready, or to the reason it is not. */
   readonly notReadyReason: () => Promise<string | undefined>;
+  /** `POST` endpoints by path; each answers its request in full. */
+  readonly endpoints?: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>>;
 }
 
-function sendJson(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
   res.end(text);
@@ -39,8 +42,16 @@ export function createAdminServer(options: AdminOptions): Server {
           else sendProblem(res, problem('not-ready', reason), '/readyz', req.method === 'HEAD');
           return;
         }
-        default:
-          sendProblem(res, problem('not-found', 'admin endpoints: /metrics, /healthz, /readyz'), path ?? '/', req.method === 'HEAD');
+        default: {
+          const endpoint = options.endpoints?.[path ?? ''];
+          if (endpoint === undefined) {
+            sendProblem(res, problem('not-found', `admin endpoints: ${['/metrics', '/healthz', '/readyz', ...Object.keys(options.endpoints ?? {})].join(', ')}`), path ?? '/', req.method === 'HEAD');
+          } else if (req.method !== 'POST') {
+            sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
+          } else {
+            await endpoint(req, res);
+          }
+        }
       }
     };
     answer().catch((err: unknown) => {

@@ -55,6 +55,14 @@ export class Coalescer<T> {
     return { flight, leader: true };
   }
 
+  /**
+   * Lets every fill in flight go on for the requests already waiting on it, but makes the next
+   * request for its key start a fill of its own (after a purge, what is in flight may be stale).
+   */
+  detachAll(): void {
+    this.#inFlight.clear();
+  }
+
   get inFlight(): number {
     return this.#inFlight.size;
   }

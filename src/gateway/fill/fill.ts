@@ -13,8 +13,9 @@ import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePo
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { CacheKey, ResponseCache } from '../store/response-cache.ts';
+import type { CacheKey, NotKept, ResponseCache } from '../store/response-cache.ts';
 import { fieldsAfter, freshen, NO_SECONDARY_KEY, prepareResponse, type StoredResponse } from '../store/stored-response.ts';
+import { parseTags } from '../store/tag-index.ts';
 import type { OriginClient, OriginRequest } from '../upstream/origin-client.ts';
 import { originServerError, type UpstreamFailure } from '../upstream/upstream-failure.ts';
 import type { Announce } from './coalescer.ts';
@@ -44,8 +45,8 @@ export type FillOutcome =
        */
       readonly shared: StoredResponse;
       readonly stored: boolean;
-      /** Why it was not stored; `too-large` when the rules allowed it but it exceeds the largest entry. */
-      readonly notStored: NotStoredReason | 'too-large' | undefined;
+      /** Why it was not stored: a rule's reason, or the store's when the rules allowed it. */
+      readonly notStored: NotStoredReason | NotKept | undefined;
       readonly originMs: number;
     }
   /** The origin answered 304 to a validation: the stored response, fresh again. */
@@ -64,22 +65,35 @@ function shareable(head: ResponseHead, verdict: StorageVerdict, validating: bool
   return verdict.store || head.status >= 500 || (validating && head.status === 304);
 }
 
+/** Where the origin's tags arrive, and whether clients see them. */
+export interface TagPolicy {
+  /** Lower-case field name, `surrogate-key` by default. */
+  readonly header: string;
+  readonly expose: boolean;
+}
+
 export class Filler {
   readonly #origin: OriginClient;
   readonly #cache: ResponseCache;
   readonly #metrics: GatewayMetrics;
   readonly #now: () => number;
+  readonly #tagHeader: string;
+  /** Fields not kept besides those the storage rules name: the tag field, unless exposed. */
+  readonly #hidden: readonly string[];
 
-  constructor(origin: OriginClient, cache: ResponseCache, metrics: GatewayMetrics, now: () => number) {
+  constructor(origin: OriginClient, cache: ResponseCache, metrics: GatewayMetrics, now: () => number, tags: TagPolicy) {
     this.#origin = origin;
     this.#cache = cache;
     this.#metrics = metrics;
     this.#now = now;
+    this.#tagHeader = tags.header;
+    this.#hidden = tags.expose ? [] : [tags.header];
   }
 
   /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
   async fill(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
     const requestTime = this.#now();
+    const generation = this.#cache.generation;
     const origin = stored === undefined ? request.origin : { ...request.origin, headers: { ...request.origin.headers, ...validationHeaders(stored) } };
     let verdict: StorageVerdict | undefined;
     const started = performance.now();
@@ -101,16 +115,17 @@ export class Filler {
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
     const decided = verdict ?? storageVerdict(response, this.#storageRequest(request, requestTime), request.policy);
+    const tags = parseTags(response.headers[this.#tagHeader]);
     if (!decided.store) {
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
-      const relayed = prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY);
+      const relayed = prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
     }
     const key = decided.vary.length === 0 ? NO_SECONDARY_KEY : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
-    const shared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, decided.omit);
-    const whole = decided.omit.length === 0 ? shared : prepareResponse(response.status, response.headers, response.body, decided.facts, key);
-    const kept = this.#cache.store(request.key, shared);
-    return { kind: 'response', response: whole, shared, stored: kept, notStored: kept ? undefined : 'too-large', originMs };
+    const shared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
+    const whole = decided.omit.length === 0 ? shared : prepareResponse(response.status, response.headers, response.body, decided.facts, key, this.#hidden, tags);
+    const notKept = this.#cache.store(request.key, shared, generation);
+    return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, originMs };
   }
 
   /** What the storage rules need of the request, with the response arriving now. */
@@ -131,7 +146,7 @@ export class Filler {
   /** §4.3.4: the 304's fields update the stored response (§3.2), which is fresh again by them. */
   #revalidated(request: FillRequest, stored: StoredResponse, notModified: HeaderFields, requestTime: number, originMs: number): FillOutcome {
     this.#metrics.revalidation('not-modified');
-    const fields = fieldsAfter(stored, notModified);
+    const fields = fieldsAfter(stored, notModified, this.#hidden);
     // The 304's own Age is the age of the response it freshens (§4.2.3); stored fields never carry one.
     const verdict = storageVerdict(
       { status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } },

@@ -9,7 +9,7 @@ import { parseRequestTarget } from '../../shared/request-target.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
-import { cacheKey } from '../store/response-cache.ts';
+import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route } from './route-table.ts';
 
 /** What the origin needs of the client's request: it authenticates too, and logs the id. */
@@ -19,6 +19,12 @@ function originHeaders(ex: Exchange): Record<string, string> {
   if (authorization !== undefined) headers.authorization = authorization;
   if (accept !== undefined) headers.accept = accept;
   return headers;
+}
+
+/** The key a GET of `target` is stored under: its canonical form; none for a target the contract refuses. */
+export function catalogKey(target: string, maxTargetBytes: number): CacheKey | undefined {
+  const parsed = parseRequestTarget('GET', target, maxTargetBytes);
+  return parsed.ok ? cacheKey(parsed.canonical) : undefined;
 }
 
 export function catalogRoute(ex: Exchange, route: Route): Step {

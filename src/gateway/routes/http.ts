@@ -9,7 +9,7 @@ import { refuse, type Exchange, type Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
 import { forward, forwardedHeaders } from '../steps/forward.ts';
-import { cacheKey } from '../store/response-cache.ts';
+import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route } from './route-table.ts';
 
 /**
@@ -23,12 +23,17 @@ function originHeaders(ex: Exchange): Record<string, string | string[]> {
   return forwardedHeaders(ex.req, ex.reqId, NOT_FILLED);
 }
 
+/** The key a GET of `target` is stored under: the origin-form target as sent. */
+export function httpKey(target: string): CacheKey {
+  return cacheKey(originForm(target));
+}
+
 export function httpRoute(ex: Exchange, route: Route): Step {
   const { maxTargetBytes } = ex.deps;
   if (Buffer.byteLength(ex.rawTarget) > maxTargetBytes) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxTargetBytes} bytes`));
   return whenAuthenticated(ex, route, route.prefix, (sub) => {
     if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, route.prefix, sub, 'method');
     const target = originForm(ex.rawTarget);
-    return serveCached(ex, { key: cacheKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, sub });
+    return serveCached(ex, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, sub });
   });
 }

@@ -102,7 +102,9 @@ function refreshInBackground(ex: Exchange, c: Cacheable, stored: StoredResponse)
 /** Whether a waiter may be handed another request's outcome: shared failures, or what its request selects (§4.1). */
 function reusableBy(outcome: FillOutcome, request: HeaderFields): boolean {
   if (outcome.kind === 'failed') return true;
-  if (outcome.kind === 'response' && !outcome.stored && outcome.notStored !== 'too-large') return false;
+  // Storable answers the store did not keep (too large, or overtaken by a purge that came after
+  // these waiters asked) are theirs too; an answer the rules kept from storage is not.
+  if (outcome.kind === 'response' && !outcome.stored && outcome.notStored !== 'too-large' && outcome.notStored !== 'purged') return false;
   const { vary, selecting } = outcome.response;
   return vary.length === 0 || varyMatches(vary, selecting, request);
 }

@@ -49,3 +49,17 @@ export function bufferBytes(length: number): number {
 export function entryBytes(key: string, responseBytes: number): number {
   return ENTRY_FIXED_BYTES + stringBytes(key) + responseBytes;
 }
+
+/**
+ * A response's tags: their list and strings, and each one's place in the tag index (a Set
+ * entry, ~40 B, and the Map entry of a tag no other entry carries, counted here too, since any
+ * entry may be the last to hold its tag). Estimated from V8's object layouts, not measured.
+ */
+const TAG_INDEX_BYTES = 64;
+
+export function tagBytes(tags: readonly string[]): number {
+  if (tags.length === 0) return 0;
+  let bytes = headerListBytes(tags.length);
+  for (const tag of tags) bytes += stringBytes(tag) + TAG_INDEX_BYTES;
+  return bytes;
+}

@@ -4,12 +4,18 @@
  * responses vary (RFC 9111 §4.1) holds its variants side by side under its one key, newest first.
  * Which responses go in and when they may be reused is decided by the rules (../rules/); this
  * module only keeps them, finds the variant a request selects, and stays within the bound.
+ *
+ * It also indexes entries by their tags and purges them: by tag, by key, by key prefix or all,
+ * removing them (hard) or marking them stale (soft). A store that a purge overtook is refused
+ * (purge-log.ts), so a purge is never undone by a fill that was already under way.
  */
 import { LRUCache } from 'lru-cache';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
 import { entryBytes, headerListBytes } from './entry-size.ts';
-import { StoredResponse } from './stored-response.ts';
+import { PurgeLog, type PurgeSelector } from './purge-log.ts';
+import { staleFrom, StoredResponse } from './stored-response.ts';
+import { TagIndex } from './tag-index.ts';
 
 declare const cacheKeyBrand: unique symbol;
 /**
@@ -29,6 +35,9 @@ export type Lookup =
   | { readonly kind: 'uri-miss' }
   /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
   | { readonly kind: 'vary-miss' };
+
+/** Why a response the rules let be stored was not kept. */
+export type NotKept = 'too-large' | 'purged';
 
 export interface ResponseCacheOptions {
   /** Total bound in bytes (`gateway.cache.maxBytes`). */
@@ -63,19 +72,34 @@ function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   return true;
 }
 
+function tagsOf(variants: Variants | undefined): Set<string> {
+  const tags = new Set<string>();
+  for (const response of asList(variants)) for (const tag of response.tags) tags.add(tag);
+  return tags;
+}
+
 export class ResponseCache {
   readonly #lru: LRUCache<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
+  readonly #tags = new TagIndex();
+  readonly #purges = new PurgeLog();
 
   constructor(options: ResponseCacheOptions) {
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
     this.#lru = new LRUCache<CacheKey, Variants>({
       maxSize: options.maxBytes,
       maxEntrySize: this.#maxEntryBytes,
-      disposeAfter: (_response, _key, reason) => {
+      disposeAfter: (old, key, reason) => {
+        // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
+        this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
         if (reason === 'evict') options.onEvict();
       },
     });
+  }
+
+  /** The purge generation now; a fill passes it back to `store` (purge-log.ts). */
+  get generation(): number {
+    return this.#purges.generation;
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */
@@ -89,12 +113,13 @@ export class ResponseCache {
 
   /**
    * Stores a response beside the target's other variants, replacing the one with its secondary
-   * key; a response that does not vary replaces them all. False when it is larger than the
-   * largest entry allowed.
+   * key; a response that does not vary replaces them all. Not kept when it is larger than the
+   * largest entry allowed, or when a purge since `generation` (when its fill began) names it.
    */
-  store(key: CacheKey, response: StoredResponse): boolean {
+  store(key: CacheKey, response: StoredResponse, generation: number): NotKept | undefined {
+    if (this.#purges.purgedSince(generation, key, response.tags)) return 'purged';
     const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
-    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
+    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS)) ? undefined : 'too-large';
   }
 
   /** Puts `updated` where `stored` was (after a 304); nothing when `stored` has gone meanwhile. */
@@ -107,6 +132,34 @@ export class ResponseCache {
   /** Removes every variant of a target; true when there was one. */
   invalidate(key: CacheKey): boolean {
     return this.#lru.delete(key);
+  }
+
+  /** Removes (hard) or marks stale (soft) every entry the selector names; returns how many. */
+  purge(selector: PurgeSelector, soft: boolean, now: number): number {
+    const keys = this.#select(selector);
+    this.#purges.record(selector);
+    let purged = 0;
+    for (const key of keys) {
+      const list = asList(this.#lru.peek(key));
+      if (list.length === 0) continue;
+      purged++;
+      if (soft) this.#set(key, list.map((response) => staleFrom(response, now)));
+      else this.#lru.delete(key);
+    }
+    return purged;
+  }
+
+  #select(selector: PurgeSelector): Iterable<CacheKey> {
+    switch (selector.kind) {
+      case 'tags':
+        return this.#tags.keys(selector.tags);
+      case 'urls':
+        return selector.keys;
+      case 'prefix':
+        return [...this.#lru.keys()].filter((key) => key.startsWith(selector.prefix));
+      case 'all':
+        return [...this.#lru.keys()];
+    }
   }
 
   #set(key: CacheKey, list: readonly StoredResponse[]): boolean {
@@ -122,6 +175,7 @@ export class ResponseCache {
     }
     const [only] = list;
     this.#lru.set(key, list.length === 1 && only !== undefined ? only : list, { size });
+    this.#tags.add(key, tagsOf(list));
     return true;
   }
 
@@ -131,5 +185,10 @@ export class ResponseCache {
 
   get bytes(): number {
     return this.#lru.calculatedSize;
+  }
+
+  /** Distinct tags the stored entries carry. */
+  get tags(): number {
+    return this.#tags.tags;
   }
 }

@@ -10,7 +10,8 @@ import { hasNoContent } from '../rules/message.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
-import { bufferBytes, headerListBytes, stringBytes } from './entry-size.ts';
+import { currentAgeMs } from '../rules/freshness.ts';
+import { bufferBytes, headerListBytes, stringBytes, tagBytes } from './entry-size.ts';
 
 /** The request fields a response varies on, and their values in the request that caused it (RFC 9111 §4.1). */
 export interface SecondaryKey {
@@ -35,10 +36,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly noCache: boolean;
   readonly vary: readonly string[];
   readonly selecting: readonly (string | undefined)[];
+  /** The origin's tags for it (`Surrogate-Key`), by which a purge finds it. */
+  readonly tags: readonly string[];
   /** What this response holds in memory: header list, strings of its own, body (entry-size.ts). */
   readonly bytes: number;
 
-  constructor(status: number, headers: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, bytes: number) {
+  constructor(status: number, headers: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, tags: readonly string[], bytes: number) {
     this.status = status;
     this.headers = headers;
     this.body = body;
@@ -51,6 +54,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.noCache = facts.noCache;
     this.vary = key.vary;
     this.selecting = key.selecting;
+    this.tags = tags;
     this.bytes = bytes;
   }
 
@@ -101,7 +105,7 @@ function ownBuffer(body: Buffer): Buffer {
   return copy;
 }
 
-function assemble(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey): StoredResponse {
+function assemble(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, tags: readonly string[]): StoredResponse {
   const headers = new Array<string>(fields.length);
   // Bytes of the strings only this entry holds; a string already in the table is counted by the
   // entry that brought it.
@@ -113,24 +117,49 @@ function assemble(status: number, fields: readonly string[], body: Buffer, facts
     if (known !== field) own += stringBytes(field);
   }
   for (const value of key.selecting) if (value !== undefined) own += stringBytes(value);
-  const bytes = headerListBytes(headers.length) + own + bufferBytes(body.length) + (key.vary.length === 0 ? 0 : 2 * headerListBytes(key.vary.length));
-  return new StoredResponse(status, headers, body, facts, key, bytes);
+  const bytes = headerListBytes(headers.length) + own + bufferBytes(body.length) + (key.vary.length === 0 ? 0 : 2 * headerListBytes(key.vary.length)) + tagBytes(tags);
+  return new StoredResponse(status, headers, body, facts, key, tags, bytes);
 }
 
-/** Prepares an origin answer for sending and keeping; `omit` names fields that may not be stored. */
-export function prepareResponse(status: number, headers: HeaderFields, body: Buffer, facts: ReuseFacts, key: SecondaryKey, omit?: readonly string[]): StoredResponse {
+/**
+ * Prepares an origin answer for sending and keeping; `omit` names fields that are not kept (not
+ * storable, or the tag field the gateway does not pass on), `tags` are the answer's surrogate keys.
+ */
+export function prepareResponse(status: number, headers: HeaderFields, body: Buffer, facts: ReuseFacts, key: SecondaryKey, omit: readonly string[], tags: readonly string[]): StoredResponse {
   const fields = storedFields(headers, omit);
   // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
   if (!hasNoContent(status, 'GET')) fields.push('content-length', String(body.length));
-  return assemble(status, fields, ownBuffer(body), facts, key);
+  return assemble(status, fields, ownBuffer(body), facts, key, tags);
 }
 
-/** RFC 9111 §3.2: the stored response's fields as a 304 updates them, flat. */
-export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields): string[] {
-  return updatedFields(stored.headers, storedFields(notModified));
+/** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
+export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {
+  return updatedFields(stored.headers, storedFields(notModified, omit));
 }
 
 /** RFC 9111 §4.3.4: the stored response made fresh again by a 304, with the fields it updated. */
 export function freshen(stored: StoredResponse, fields: readonly string[], facts: ReuseFacts): StoredResponse {
-  return assemble(stored.status, fields, stored.body, facts, stored);
+  return assemble(stored.status, fields, stored.body, facts, stored, stored.tags);
+}
+
+/**
+ * A soft purge (Fastly's): the response as it is, but stale from `now` on, so it must be
+ * revalidated before reuse while its stale-while-revalidate and stale-if-error windows, counted
+ * from now, still let it stand in for the origin.
+ */
+export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
+  const lifetimeMs = Math.min(stored.lifetimeMs, currentAgeMs(stored, now));
+  return new StoredResponse(stored.status, stored.headers, stored.body, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tags, stored.bytes);
+}
+
+function reuseFacts(r: StoredResponse): ReuseFacts {
+  return {
+    lifetimeMs: r.lifetimeMs,
+    initialAgeMs: r.initialAgeMs,
+    storedAt: r.storedAt,
+    staleWhileRevalidateMs: r.staleWhileRevalidateMs,
+    staleIfErrorMs: r.staleIfErrorMs,
+    mustRevalidate: r.mustRevalidate,
+    noCache: r.noCache,
+  };
 }

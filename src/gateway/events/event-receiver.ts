@@ -1,0 +1,110 @@
+/**
+ * `POST /events` on the admin listener: the origin's webhook deliveries (contract, "Events"),
+ * verified the Standard Webhooks way with the `standardwebhooks` package (signature over id,
+ * timestamp and body; timestamp within 5 minutes), and turned into a purge of the tags the
+ * change concerns: `bk_<id>`, `avail_<branch>` and `avail_any`.
+ *
+ * Deliveries are at least once. A retry (same `webhook-id`, signed afresh) is acknowledged with
+ * 200 and purges nothing again; the very same message seen twice (same id, timestamp and
+ * signature: a capture played back) is refused with 409. Ids are remembered for 10 minutes,
+ * longer than the timestamp tolerance, after which a replay fails the timestamp check instead.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { sendJson } from '../../shared/admin-server.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { problem, sendProblem, type Problem } from '../../shared/problem.ts';
+import { readJsonText } from '../../shared/request-body.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { Purger } from '../purge/purger.ts';
+
+export interface EventReceiverOptions {
+  /** The registration's secret (`whsec_…`); undefined while the gateway is not registered. */
+  readonly secret: () => string | undefined;
+  /** Mark stale instead of removing. */
+  readonly soft: boolean;
+  readonly now: () => number;
+}
+
+const INSTANCE = '/events';
+const MAX_BODY_BYTES = 64 * 1024;
+const REMEMBERED_IDS = 100_000;
+const REMEMBER_MS = 10 * 60_000;
+const BOOK = /^bk_[0-9]{1,12}$/;
+const BRANCH = /^branch_[a-z0-9_]{1,56}$/;
+
+interface AvailabilityChanged {
+  readonly timestamp: string;
+  readonly data: { readonly book: string; readonly branch: string; readonly available: boolean };
+}
+
+function isAvailabilityChanged(event: unknown): event is AvailabilityChanged {
+  if (typeof event !== 'object' || event === null) return false;
+  const { type, timestamp, data } = event as Record<string, unknown>;
+  if (type !== 'book.availability.changed' || typeof timestamp !== 'string' || typeof data !== 'object' || data === null) return false;
+  const { book, branch, available } = data as Record<string, unknown>;
+  return typeof book === 'string' && BOOK.test(book) && typeof branch === 'string' && BRANCH.test(branch) && typeof available === 'boolean';
+}
+
+export class EventReceiver {
+  readonly #options: EventReceiverOptions;
+  readonly #purger: Purger;
+  readonly #metrics: GatewayMetrics;
+  readonly #logger: Logger;
+  /** `webhook-id` → the `timestamp signature` it was first accepted with. */
+  readonly #seen = new LRUCache<string, string>({ max: REMEMBERED_IDS, ttl: REMEMBER_MS });
+
+  constructor(options: EventReceiverOptions, purger: Purger, metrics: GatewayMetrics, logger: Logger) {
+    this.#options = options;
+    this.#purger = purger;
+    this.#metrics = metrics;
+    this.#logger = logger;
+  }
+
+  readonly handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const answer = await this.#receive(req);
+    if ('problem' in answer) {
+      this.#metrics.eventReceived('refused');
+      this.#logger.warn({ webhookId: req.headers['webhook-id'], detail: answer.problem.detail }, 'event refused');
+      sendProblem(res, answer.problem, INSTANCE, false);
+    } else {
+      sendJson(res, 200, answer.ok);
+    }
+  };
+
+  async #receive(req: IncomingMessage): Promise<{ readonly problem: Problem } | { readonly ok: Record<string, unknown> }> {
+    const body = await readJsonText(req, MAX_BODY_BYTES);
+    if (!body.ok) return body;
+    const secret = this.#options.secret();
+    if (secret === undefined) return { problem: problem('not-ready', 'the gateway has no event registration yet') };
+    const id = String(req.headers['webhook-id'] ?? '');
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''), 'webhook-signature': String(req.headers['webhook-signature'] ?? '') };
+    let event: unknown;
+    try {
+      event = new Webhook(secret).verify(body.text, headers);
+    } catch (err) {
+      if (err instanceof WebhookVerificationError) return { problem: problem('webhook-signature', `the event is not accepted: ${err.message}`) };
+      return { problem: problem('invalid-body', 'the event is not valid JSON') };
+    }
+    const fingerprint = `${headers['webhook-timestamp']} ${headers['webhook-signature']}`;
+    const seen = this.#seen.get(id);
+    if (seen === fingerprint) return { problem: problem('webhook-replayed', `event ${id.slice(0, 64)} was received before`) };
+    if (seen !== undefined) {
+      this.#metrics.eventReceived('duplicate');
+      return { ok: { purged: 0, duplicate: true } };
+    }
+    if (!isAvailabilityChanged(event)) {
+      if ((event as { type?: unknown } | null)?.type === 'book.availability.changed') return { problem: problem('invalid-body', 'the event data is not a (book, branch, available) change') };
+      // A kind this gateway does not act on: acknowledged, so the sender does not retry it forever.
+      this.#seen.set(id, fingerprint);
+      return { ok: { purged: 0 } };
+    }
+    const { book, branch } = event.data;
+    const purged = this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft);
+    this.#seen.set(id, fingerprint);
+    const changedAt = Date.parse(event.timestamp);
+    this.#metrics.eventReceived('purged', Number.isNaN(changedAt) ? undefined : Math.max(0, this.#options.now() - changedAt) / 1000);
+    return { ok: { purged } };
+  }
+}
