@@ -31,6 +31,10 @@ export interface LoadtestOptions {
   readonly seed: number;
   readonly out: string;
   readonly json: boolean;
+  /** The circulation workload (circulation.ts) instead of the search-only one. */
+  readonly circulation: boolean;
+  readonly loansPerSecond: number;
+  readonly allowedLagMs: number;
 }
 
 interface FlagDoc {
@@ -58,6 +62,9 @@ const FLAGS: readonly FlagDoc[] = [
   { name: 'seed', value: 'N', description: 'seed of the workload; the same seed sends the same requests (default 1)' },
   { name: 'out', value: 'DIR', description: 'where the JSON and HTML reports are written (default loadtest-results)' },
   { name: 'json', description: 'print the result JSON on stdout (progress and summary go to stderr)' },
+  { name: 'circulation', description: 'loans and returns against the origin while searching, max-age=3600, every answer checked for stale availability (embedded servers only)' },
+  { name: 'loans-per-second', value: 'N', description: 'circulation: loans and returns per second (default 1)' },
+  { name: 'allowed-lag-ms', value: 'MS', description: 'circulation: how old a change an answer may still miss before it counts as a stale read (default 1000)' },
   { name: 'help', description: 'show this help' },
 ];
 
@@ -123,6 +130,8 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
   const secretFile = path('secret-file', text('secret-file'));
   const db = path('db', text('db'));
   const config = path('config', text('config'));
+  const circulation = values.circulation === true;
+  if (circulation && url !== undefined) throw new UsageError('--circulation starts its own origin and gateway; it cannot be given --url');
   return {
     ...(url === undefined ? {} : { url }),
     ...(gatewayAdmin === undefined ? {} : { gatewayAdmin }),
@@ -141,5 +150,8 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
     seed: integer('seed', text('seed'), 0, 2 ** 32 - 1) ?? 1,
     out: path('out', text('out')) ?? 'loadtest-results',
     json: values.json === true,
+    circulation,
+    loansPerSecond: decimal('loans-per-second', text('loans-per-second'), 0.01, 1000) ?? 1,
+    allowedLagMs: integer('allowed-lag-ms', text('allowed-lag-ms'), 0, 600_000) ?? 1000,
   };
 }

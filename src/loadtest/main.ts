@@ -8,7 +8,8 @@ import { UsageError } from '../cli/args.ts';
 import { loadtestHelp, parseLoadtestArgs } from './args.ts';
 import { CatalogUnavailableError } from './catalog-vocabulary.ts';
 import { LoadtestSetupError, runLoadtest } from './loadtest.ts';
-import { writeReport } from './report-files.ts';
+import { writeJson, writeReport } from './report-files.ts';
+import { formatCirculation, runCirculation } from './circulation.ts';
 import { ServerStartError } from './server-process.ts';
 import { formatSummary } from './summary.ts';
 import { UnreachableError } from './target.ts';
@@ -33,6 +34,22 @@ async function main(argv: readonly string[]): Promise<number> {
     throw err;
   }
   try {
+    if (options.circulation) {
+      const result = await runCirculation(
+        { connections: options.connections, duration: options.duration ?? 30, loansPerSecond: options.loansPerSecond, allowedLagMs: options.allowedLagMs, zipf: options.zipf, distinct: options.distinct, filters: options.filters, seed: options.seed, ...(options.config === undefined ? {} : { config: options.config }) },
+        config,
+        (message) => process.stderr.write(`loadtest: ${message}\n`),
+      );
+      const file = writeJson(options.out, 'circulation', result);
+      const summary = `${formatCirculation(result)}report       ${file}\n`;
+      if (options.json) {
+        process.stderr.write(summary);
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } else {
+        process.stdout.write(summary);
+      }
+      return 0;
+    }
     const result = await runLoadtest(options, config, {
       log: (message) => process.stderr.write(`loadtest: ${message}\n`),
       command: ['npm run loadtest', ...(argv.length === 0 ? [] : ['--', ...argv])].join(' '),

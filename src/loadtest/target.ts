@@ -13,6 +13,8 @@ import { CLI, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from 
 export interface LoadTarget {
   readonly mode: 'embedded' | 'external';
   readonly url: string;
+  /** The origin's API, when known (embedded targets): the circulation run lends there. */
+  readonly originUrl?: string;
   readonly gatewayAdmin: string | undefined;
   readonly originAdmin: string | undefined;
   /** Stops what this process started; a no-op for external targets. */
@@ -82,7 +84,7 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
       logFile: join(logs, 'gateway.log'),
     });
     started.push(gateway);
-    return { mode: 'embedded', url: gateway.url, gatewayAdmin: gateway.adminUrl, originAdmin: origin.adminUrl, close };
+    return { mode: 'embedded', url: gateway.url, originUrl: origin.url, gatewayAdmin: gateway.adminUrl, originAdmin: origin.adminUrl, close };
   } catch (err) {
     await close();
     throw err;

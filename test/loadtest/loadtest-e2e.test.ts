@@ -44,6 +44,9 @@ const OPTIONS: LoadtestOptions = {
   seed: 7,
   out: join(dir, 'results'),
   json: false,
+  circulation: false,
+  loansPerSecond: 1,
+  allowedLagMs: 1000,
 };
 
 function originRequests(): Promise<number> {

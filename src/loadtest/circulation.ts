@@ -1,0 +1,307 @@
+/**
+ * `npm run loadtest -- --circulation`: searches (Zipf, through the gateway) while loans and
+ * returns are made at a steady rate against the origin, with the origin caching for an hour, so
+ * that only the availability events keep the gateway's answers current. Every search answer is
+ * judged against what the origin had committed (availability-ledger.ts); the report gives the
+ * stale reads, the origin offload and the event→purge lag, overall and second by second.
+ *
+ * The run warms the cache with every distinct query first (cold misses are not what is measured),
+ * watches the (book, branch) pairs the most popular answers show, and returns every copy it lent
+ * before it ends, so the catalog is left as it was found.
+ */
+import { request } from 'undici';
+import type { Config } from '../config/schema.ts';
+import { SeededRandom } from '../origin/random.ts';
+import { catalogPath } from '../origin/seed.ts';
+import type { Book } from '../shared/api-types.ts';
+import { loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
+import { AvailabilityLedger } from './availability-ledger.ts';
+import { readCatalogVocabulary } from './catalog-vocabulary.ts';
+import { LatencyHistogram } from './latency-histogram.ts';
+import type { PrometheusSamples } from './prometheus-text.ts';
+import { scrapeMetrics } from './server-metrics.ts';
+import { embeddedTarget, UnreachableError, type LoadTarget } from './target.ts';
+import { buildWorkload } from './workload.ts';
+
+export interface CirculationOptions {
+  readonly connections: number;
+  readonly duration: number;
+  readonly loansPerSecond: number;
+  readonly allowedLagMs: number;
+  readonly zipf: number;
+  readonly distinct: number;
+  readonly filters: number;
+  readonly seed: number;
+  readonly config?: string;
+}
+
+export interface CirculationSecond {
+  readonly second: number;
+  readonly searches: number;
+  readonly staleReads: number;
+  readonly flips: number;
+  readonly gatewayRequests: number;
+  readonly originRequests: number;
+}
+
+export interface CirculationResult {
+  readonly tool: 'catalog-gateway loadtest --circulation';
+  readonly startedAt: string;
+  readonly options: CirculationOptions;
+  readonly watchedPairs: number;
+  readonly searches: number;
+  readonly staleReads: number;
+  readonly loans: { readonly made: number; readonly returned: number; readonly refused: number; readonly flips: number };
+  readonly offload: number | null;
+  readonly purgeLagSeconds: { readonly count: number; readonly p50: number | null; readonly p99: number | null };
+  /** Webhook deliveries as the origin counts them, and events as the gateway counts them, by outcome. */
+  readonly events: { readonly sent: Readonly<Record<string, number>>; readonly received: Readonly<Record<string, number>> };
+  readonly searchLatencyMs: { readonly p50: number; readonly p99: number };
+  readonly timeline: readonly CirculationSecond[];
+}
+
+interface Pair {
+  readonly book: string;
+  readonly branch: string;
+}
+
+/** Pairs watched: those shown by the answers of this many most popular queries. */
+const WATCHED_QUERIES = 200;
+
+async function getJson(url: string, token: string): Promise<{ status: number; body: unknown }> {
+  const res = await request(url, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: res.statusCode === 200 ? (JSON.parse(text) as unknown) : undefined };
+}
+
+/**
+ * Removes the registration the run's gateway made: that gateway is gone with the run, and the
+ * origin would otherwise retry every later event to it for a day.
+ */
+async function unregister(originUrl: string, receiver: string, admin: string): Promise<void> {
+  const list = await getJson(`${originUrl}/v1/webhooks`, admin);
+  for (const hook of (list.body as { results?: { id: string; url: string }[] } | undefined)?.results ?? []) {
+    if (hook.url === receiver) await (await request(`${originUrl}/v1/webhooks/${hook.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } })).body.dump();
+  }
+}
+
+/** The q-quantile of the observations a histogram gained between two scrapes, interpolated in its bucket. */
+export function histogramQuantile(before: PrometheusSamples, after: PrometheusSamples, name: string, q: number): number | null {
+  const buckets = after.select(`${name}_bucket`).map((s) => ({ le: Number(s.labels.le === '+Inf' ? Infinity : s.labels.le), count: s.value - before.sum(`${name}_bucket`, { le: s.labels.le ?? '' }) }));
+  buckets.sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.count ?? 0;
+  if (total === 0) return null;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const { le, count } of buckets) {
+    if (count >= rank) return le === Infinity ? lower : lower + ((le - lower) * (rank - below)) / Math.max(1, count - below);
+    lower = le;
+    below = count;
+  }
+  return lower;
+}
+
+export async function runCirculation(options: CirculationOptions, config: Config, log: (message: string) => void): Promise<CirculationResult> {
+  const startedAt = new Date().toISOString();
+  const target: LoadTarget = await embeddedTarget({
+    ...(options.config === undefined ? {} : { config: options.config }),
+    env: { ...process.env, CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', CATALOG_GATEWAY_EVENTS_REGISTER: 'true' },
+    onStep: log,
+  });
+  try {
+    const { gatewayAdmin, originUrl } = target;
+    if (gatewayAdmin === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
+    const secret = loadOrCreateSecret(secretPath(config));
+    const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+    const reader = await mint('catalog:read');
+    const writer = await mint('catalog:write');
+    const workload = buildWorkload(readCatalogVocabulary(catalogPath(config)), {
+      seed: options.seed,
+      distinct: options.distinct,
+      zipfExponent: options.zipf,
+      pagingShare: 0,
+      filterShare: options.filters,
+      subjects: 1,
+      length: 1_000_000,
+    });
+
+    log(`warming the cache with ${workload.queries.length} distinct queries…`);
+    const ledger = new AvailabilityLedger();
+    const watched: Pair[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: options.connections }, async () => {
+        for (let i = next++; i < workload.queries.length; i = next++) {
+          const answer = await getJson(`${target.url}${workload.queries[i]?.target ?? '/'}`, reader);
+          if (i >= WATCHED_QUERIES || answer.body === undefined) continue;
+          for (const book of (answer.body as { results: Book[] }).results) {
+            for (const { branch, available } of book.availability) {
+              if (!ledger.watched(book.id, branch)) watched.push({ book: book.id, branch });
+              ledger.watch(book.id, branch, available);
+            }
+          }
+        }
+      }),
+    );
+    if (watched.length === 0) throw new UnreachableError('the most popular searches found no books to lend');
+    log(`circulating ${watched.length} (book, branch) pairs at ${options.loansPerSecond} loans/s while searching for ${options.duration} s…`);
+
+    const started = performance.now();
+    const secondOf = (): number => Math.floor((performance.now() - started) / 1000);
+    const seconds = new Map<number, { searches: number; staleReads: number; flips: number }>();
+    const at = (s: number): { searches: number; staleReads: number; flips: number } => {
+      let entry = seconds.get(s);
+      if (entry === undefined) {
+        entry = { searches: 0, staleReads: 0, flips: 0 };
+        seconds.set(s, entry);
+      }
+      return entry;
+    };
+    const deadline = started + options.duration * 1000;
+    const loans = { made: 0, returned: 0, refused: 0, flips: 0 };
+    const active = new Map<string, string[]>();
+    const random = new SeededRandom(options.seed + 1);
+
+    const circulate = async (): Promise<void> => {
+      const interval = 1000 / options.loansPerSecond;
+      for (let due = performance.now(); due < deadline; due += interval) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+        const pair = watched[random.below(watched.length)];
+        if (pair === undefined) continue;
+        const key = AvailabilityLedger.key(pair.book, pair.branch);
+        const out = active.get(key) ?? [];
+        const sentAt = performance.now();
+        const giveBack = out.length > 0 && random.chance(0.5);
+        const res = giveBack
+          ? await request(`${originUrl}${out.pop() ?? ''}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })
+          : await request(`${originUrl}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(pair) });
+        const text = await res.body.text();
+        if (res.statusCode === 201) {
+          out.push(`/v1/loans/${(JSON.parse(text) as { id: string }).id}`);
+          loans.made++;
+        } else if (res.statusCode === 204) loans.returned++;
+        else loans.refused++;
+        active.set(key, out);
+        const book = await getJson(`${originUrl}/v1/books/${pair.book}`, reader);
+        const knownAt = performance.now();
+        for (const { branch, available } of (book.body as Book | undefined)?.availability ?? []) {
+          if (ledger.record(pair.book, branch, { sentAt, knownAt, available })) {
+            loans.flips++;
+            at(secondOf()).flips++;
+          }
+        }
+      }
+    };
+
+    const latency = new LatencyHistogram();
+    let searches = 0;
+    let staleReads = 0;
+    let cursor = 0;
+    const search = async (): Promise<void> => {
+      while (performance.now() < deadline) {
+        const query = workload.queries[workload.order[cursor++ % workload.order.length] ?? 0];
+        const sentAt = performance.now();
+        const answer = await getJson(`${target.url}${query?.target ?? '/'}`, reader);
+        const receivedAt = performance.now();
+        latency.record(receivedAt - sentAt);
+        const second = at(secondOf());
+        searches++;
+        second.searches++;
+        for (const book of (answer.body as { results?: Book[] } | undefined)?.results ?? []) {
+          for (const { branch, available } of book.availability) {
+            if (ledger.isStale(book.id, branch, available, sentAt, receivedAt, options.allowedLagMs)) {
+              staleReads++;
+              second.staleReads++;
+            }
+          }
+        }
+      }
+    };
+
+    const scrapes = new Map<number, Promise<PrometheusSamples>>();
+    const first = await scrapeMetrics(gatewayAdmin);
+    const originFirst = target.originAdmin === undefined ? undefined : await scrapeMetrics(target.originAdmin);
+    const ticker = setInterval(() => scrapes.set(secondOf(), scrapeMetrics(gatewayAdmin)), 1000);
+    await Promise.all([circulate(), ...Array.from({ length: options.connections }, search)]);
+    clearInterval(ticker);
+    const last = await scrapeMetrics(gatewayAdmin);
+    const originLast = target.originAdmin === undefined ? undefined : await scrapeMetrics(target.originAdmin);
+    const byOutcome = (before: PrometheusSamples | undefined, after: PrometheusSamples | undefined, name: string): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const sample of after?.select(name) ?? []) {
+        const outcome = sample.labels.outcome ?? '';
+        counts[outcome] = sample.value - (before?.sum(name, { outcome }) ?? 0);
+      }
+      return counts;
+    };
+
+    log(`returning ${[...active.values()].flat().length} copies lent by the run…`);
+    for (const path of [...active.values()].flat()) await (await request(`${originUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })).body.dump();
+    await unregister(originUrl, `${gatewayAdmin}/events`, await mint('catalog:admin'));
+
+    const timeline: CirculationSecond[] = [];
+    let previous = first;
+    for (const second of [...scrapes.keys()].sort((a, b) => a - b)) {
+      const now = await scrapes.get(second);
+      if (now === undefined) continue;
+      const counts = seconds.get(second - 1) ?? { searches: 0, staleReads: 0, flips: 0 };
+      timeline.push({
+        second: second - 1,
+        ...counts,
+        gatewayRequests: now.sum('catalog_gateway_http_requests_total') - previous.sum('catalog_gateway_http_requests_total'),
+        originRequests: now.sum('catalog_gateway_origin_requests_total') - previous.sum('catalog_gateway_origin_requests_total'),
+      });
+      previous = now;
+    }
+    const requests = last.sum('catalog_gateway_http_requests_total') - first.sum('catalog_gateway_http_requests_total');
+    const originRequests = last.sum('catalog_gateway_origin_requests_total') - first.sum('catalog_gateway_origin_requests_total');
+    const lag = 'catalog_gateway_purge_lag_seconds';
+    return {
+      tool: 'catalog-gateway loadtest --circulation',
+      startedAt,
+      options,
+      watchedPairs: watched.length,
+      searches,
+      staleReads,
+      loans,
+      offload: requests === 0 ? null : 1 - originRequests / requests,
+      purgeLagSeconds: { count: last.sum(`${lag}_count`) - first.sum(`${lag}_count`), p50: histogramQuantile(first, last, lag, 0.5), p99: histogramQuantile(first, last, lag, 0.99) },
+      events: { sent: byOutcome(originFirst, originLast, 'catalog_origin_event_deliveries_total'), received: byOutcome(first, last, 'catalog_gateway_events_received_total') },
+      searchLatencyMs: { p50: latency.percentile(50), p99: latency.percentile(99) },
+      timeline,
+    };
+  } finally {
+    await target.close();
+  }
+}
+
+function percent(x: number | null): string {
+  return x === null ? 'n/a' : `${(x * 100).toFixed(2)} %`;
+}
+
+function ms(seconds: number | null): string {
+  return seconds === null ? 'n/a' : `${(seconds * 1000).toFixed(1)} ms`;
+}
+
+export function formatCirculation(r: CirculationResult): string {
+  const rows = [];
+  for (let from = 0; from < r.timeline.length; from += 10) {
+    const slice = r.timeline.slice(from, from + 10);
+    const sum = (f: (s: CirculationSecond) => number): number => slice.reduce((t, s) => t + f(s), 0);
+    const requests = sum((s) => s.gatewayRequests);
+    rows.push(`  ${String(from).padStart(4)}–${String(from + slice.length).padEnd(4)} s  searches ${String(sum((s) => s.searches)).padStart(7)}  flips ${String(sum((s) => s.flips)).padStart(3)}  stale ${String(sum((s) => s.staleReads)).padStart(3)}  offload ${percent(requests === 0 ? null : 1 - sum((s) => s.originRequests) / requests)}`);
+  }
+  return [
+    `circulation  ${r.options.loansPerSecond} loans/s for ${r.options.duration} s, ${r.options.connections} searching connections, ${r.watchedPairs} watched (book, branch) pairs`,
+    `loans        ${r.loans.made} lent, ${r.loans.returned} returned, ${r.loans.refused} refused; ${r.loans.flips} availability flips`,
+    `searches     ${r.searches} (p50 ${r.searchLatencyMs.p50.toFixed(2)} ms, p99 ${r.searchLatencyMs.p99.toFixed(2)} ms)`,
+    `stale reads  ${r.staleReads} beyond ${r.options.allowedLagMs} ms`,
+    `offload      ${percent(r.offload)} of gateway requests answered without the origin`,
+    `events       origin ${JSON.stringify(r.events.sent)}, gateway ${JSON.stringify(r.events.received)}`,
+    `purge lag    event timestamp → purge: p50 ${ms(r.purgeLagSeconds.p50)}, p99 ${ms(r.purgeLagSeconds.p99)} (${r.purgeLagSeconds.count} events)`,
+    'over time',
+    ...rows,
+    '',
+  ].join('\n');
+}
