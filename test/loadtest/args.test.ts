@@ -24,7 +24,7 @@ test('flags are read and URLs reduced to their origin', () => {
   ]);
   assert.deepEqual(options, {
     url: 'http://127.0.0.1:8080', gatewayAdmin: 'http://127.0.0.1:9090', originAdmin: 'http://127.0.0.1:9091',
-    amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, subjects: 7, seed: 99, json: true, out: 'x',
+    amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, subjects: 7, seed: 99, json: true, out: 'x', circulation: false, loansPerSecond: 1, allowedLagMs: 1000,
   });
 });
 
