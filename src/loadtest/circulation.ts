@@ -163,16 +163,23 @@ export async function runCirculation(options: CirculationOptions, config: Config
     const active = new Map<string, string[]>();
     const random = new SeededRandom(options.seed + 1);
 
+    const pairs = new Map(watched.map((p) => [AvailabilityLedger.key(p.book, p.branch), p]));
+    const pickPair = (): [string, string[]] => {
+      const pair = watched[random.below(watched.length)] ?? { book: '', branch: '' };
+      const key = AvailabilityLedger.key(pair.book, pair.branch);
+      return [key, active.get(key) ?? []];
+    };
     const circulate = async (): Promise<void> => {
       const interval = 1000 / options.loansPerSecond;
       for (let due = performance.now(); due < deadline; due += interval) {
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-        const pair = watched[random.below(watched.length)];
+        // Half the time a copy the run lent comes back, so loans and returns keep the catalog steady.
+        const lent = [...active.entries()].filter(([, paths]) => paths.length > 0);
+        const giveBack = lent.length > 0 && random.chance(0.5);
+        const [key, out] = giveBack ? (lent[random.below(lent.length)] ?? ['', []]) : pickPair();
+        const pair = pairs.get(key);
         if (pair === undefined) continue;
-        const key = AvailabilityLedger.key(pair.book, pair.branch);
-        const out = active.get(key) ?? [];
         const sentAt = performance.now();
-        const giveBack = out.length > 0 && random.chance(0.5);
         const res = giveBack
           ? await request(`${originUrl}${out.pop() ?? ''}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })
           : await request(`${originUrl}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(pair) });

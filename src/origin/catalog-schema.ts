@@ -9,7 +9,9 @@
  * `loan` holds the loans made through the API (the seeded `on_loan` counts are copies already out
  * when the catalog was built). `webhook` is the event registrations, and `outbox` the events not
  * yet delivered, one row per registration, written in the transaction of the loan that caused
- * them, so an event exists exactly when its change committed, whatever crashes afterwards. `book_fts` is an FTS5 index over title and
+ * them, so an event exists exactly when its change committed, whatever crashes afterwards. Its
+ * `message_id` (the `webhook-id` receivers dedupe by) is a UUID, not the row id: SQLite hands a
+ * deleted row's id out again, and a receiver would take the new event for a retry of the old. `book_fts` is an FTS5 index over title and
  * authors whose text lives in `book` (external content), so the text is stored once; a title
  * match weighs twice an author match in its bm25 rank.
  *
@@ -19,7 +21,7 @@
  * FTS5 itself computed it. A one-word search is then an index range scan that stops after one
  * page, at any depth, with exactly the order FTS5 would give.
  */
-export const CATALOG_SCHEMA_VERSION = 3;
+export const CATALOG_SCHEMA_VERSION = 4;
 
 export const CATALOG_SCHEMA = `
 CREATE TABLE branch (
@@ -76,6 +78,7 @@ CREATE TABLE webhook (
 
 CREATE TABLE outbox (
   seq INTEGER PRIMARY KEY,
+  message_id TEXT NOT NULL,
   webhook_id INTEGER NOT NULL REFERENCES webhook (id) ON DELETE CASCADE,
   book_id INTEGER NOT NULL,
   payload TEXT NOT NULL,

@@ -5,7 +5,7 @@
  * when it flips, and writes the resulting event for every registration into the outbox: the
  * event is durable exactly when the change is (the transactional outbox).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { BranchAvailability } from '../shared/api-types.ts';
 
@@ -38,6 +38,8 @@ export type LendResult =
 /** One event due for delivery to one registration. */
 export interface OutboxRow {
   readonly seq: number;
+  /** The `webhook-id`: the same at every attempt, never the same for two events. */
+  readonly messageId: string;
   readonly webhookId: number;
   readonly url: string;
   readonly secret: string;
@@ -77,14 +79,14 @@ function prepareStatements(db: DatabaseSync) {
     loan: prepare('SELECT id, book_id, branch_id, since FROM loan WHERE id = ? AND returned IS NULL'),
     endLoan: prepare('UPDATE loan SET returned = ? WHERE id = ? AND returned IS NULL RETURNING id, book_id, branch_id, since'),
     subscribers: prepare('SELECT w.id AS id FROM webhook w, json_each(w.types) t WHERE t.value = ?'),
-    enqueue: prepare('INSERT INTO outbox (webhook_id, book_id, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?)'),
+    enqueue: prepare('INSERT INTO outbox (message_id, webhook_id, book_id, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?)'),
     insertWebhook: prepare('INSERT INTO webhook (url, types, secret) VALUES (?, ?, ?) RETURNING id, url, types'),
     webhooks: prepare('SELECT id, url, types FROM webhook ORDER BY id'),
     webhook: prepare('SELECT id, url, types FROM webhook WHERE id = ?'),
     deleteWebhook: prepare('DELETE FROM webhook WHERE id = ?'),
     // The oldest undelivered event of each (registration, book) pair: a later event of a book
     // waits until the earlier one is delivered, so a receiver sees a book's changes in order.
-    due: prepare(`SELECT o.seq AS seq, o.webhook_id AS webhook_id, w.url AS url, w.secret AS secret, o.payload AS payload,
+    due: prepare(`SELECT o.seq AS seq, o.message_id AS message_id, o.webhook_id AS webhook_id, w.url AS url, w.secret AS secret, o.payload AS payload,
         o.created_ms AS created_ms, o.attempts AS attempts
       FROM outbox o JOIN webhook w ON w.id = o.webhook_id
       WHERE o.due_ms <= ? AND NOT EXISTS (
@@ -171,7 +173,7 @@ export class CirculationDb {
     const now = this.#now();
     const change: AvailabilityChange = { book: `bk_${book}`, branch, available: isAvailable };
     const payload = JSON.stringify({ type: AVAILABILITY_CHANGED, timestamp: new Date(now).toISOString(), data: change });
-    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(subscriber.id as number, book, payload, now, now);
+    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(`msg_${randomUUID()}`, subscriber.id as number, book, payload, now, now);
   }
 
   /** Registers a receiver; the secret is returned here and never again. */
@@ -200,6 +202,7 @@ export class CirculationDb {
   due(limit: number): OutboxRow[] {
     return (this.#statements.due.all(this.#now(), limit)).map((row) => ({
       seq: row.seq as number,
+      messageId: row.message_id as string,
       webhookId: row.webhook_id as number,
       url: row.url as string,
       secret: row.secret as string,

@@ -81,7 +81,7 @@ export class EventDelivery {
   }
 
   async #attempt(row: OutboxRow): Promise<void> {
-    const id = `msg_${row.seq}`;
+    const id = row.messageId;
     const sentAt = new Date(this.#options.now());
     let failure: string;
     try {

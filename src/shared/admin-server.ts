@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { requestId } from './access-log.ts';
 import { problem, sendProblem } from './problem.ts';
 
 export interface AdminOptions {
@@ -49,6 +50,7 @@ export function createAdminServer(options: AdminOptions): Server {
           } else if (req.method !== 'POST') {
             sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
           } else {
+            res.setHeader('x-request-id', requestId(req.headers['x-request-id']));
             await endpoint(req, res);
           }
         }

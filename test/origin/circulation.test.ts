@@ -199,6 +199,13 @@ describe('events', () => {
     assert.equal(metricValue(metrics, 'catalog_origin_event_deliveries_total', { outcome: 'failed' }), 2);
     assert.equal(metricValue(metrics, 'catalog_origin_event_deliveries_total', { outcome: 'delivered' }), 3);
     assert.equal(metricValue(metrics, 'catalog_origin_outbox_depth'), 0);
+    // The outbox is empty now: the next event must not reuse an id a receiver has already seen.
+    const seen = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+    await send(`${f.origin.url}/v1/loans/${json<{ id: string }>(await send(`${f.origin.url}/v1/loans`, 'POST', writer, a)).id}`, 'DELETE', writer);
+    await until(async () => metricValue(await f.metrics(), 'catalog_origin_event_deliveries_total', { outcome: 'delivered' }) >= 5);
+    const later = receiver.received.slice(-2).map((r) => r.headers['webhook-id']);
+    assert.equal(new Set(later).size, 2);
+    for (const id of later) assert.ok(!seen.has(id), `webhook-id ${String(id)} was used before`);
     await send(`${f.origin.url}/v1/webhooks/${hook.id}`, 'DELETE', admin);
   });
 
