@@ -3,12 +3,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
 import { tempDir } from '../support/config.ts';
-import { get } from '../support/harness.ts';
+import { get, metricValue, send, until } from '../support/harness.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 import { sharedCatalog } from '../support/origin-fixture.ts';
 
 const NODE = 'node_modules/.bin/node';
@@ -72,6 +76,52 @@ test('origin starts on free ports, logs "listening" with both URLs, serves, and 
   assert.equal((await get(`${listening.adminUrl}/healthz`)).status, 200);
   child.kill('SIGTERM');
   assert.equal((await exited).code, 0);
+});
+
+/** An origin process on `db`, once it has logged "listening". */
+async function startOriginProcess(db: string, dataDir: string): Promise<{ child: ReturnType<typeof run>; url: string; adminUrl: string }> {
+  const child = run(['origin', '--port', '0', '--admin-port', '0', '--db', db], { CATALOG_DATA_DIR: dataDir });
+  for await (const line of createInterface({ input: child.stdout })) {
+    const entry = JSON.parse(line) as { msg?: string; url: string; adminUrl: string };
+    if (entry.msg === 'listening') return { child, url: entry.url, adminUrl: entry.adminUrl };
+  }
+  throw new Error('the origin exited before listening');
+}
+
+test('an event committed before the origin is killed (SIGKILL) is delivered by the next origin on the same catalog', async () => {
+  const dataDir = tempDir();
+  const db = join(dataDir, 'catalog.db');
+  copyFileSync(sharedCatalog(), db);
+  const catalog = new DatabaseSync(db, { readOnly: true });
+  const holding = catalog.prepare('SELECT book_id, branch_id FROM holding WHERE copies = 1 AND on_loan = 0 LIMIT 1').get();
+  catalog.close();
+  const secret = loadOrCreateSecret(join(dataDir, 'signing-secret'));
+  const bearer = async (scope: string): Promise<Record<string, string>> => ({ authorization: `Bearer ${await mintToken(secret, { subject: 'cli', scope, ttlSeconds: 600 })}` });
+  // A receiver port that refuses connections until the receiver is started on it.
+  const probe = await startWebhookReceiver();
+  const port = Number(new URL(probe.url).port);
+  await probe.close();
+
+  const first = await startOriginProcess(db, dataDir);
+  const hook = await send(`${first.url}/v1/webhooks`, 'POST', await bearer('catalog:admin'), { url: probe.url });
+  const { secret: whsec } = JSON.parse(hook.body) as { secret: string };
+  const lent = await send(`${first.url}/v1/loans`, 'POST', await bearer('catalog:write'), { book: `bk_${holding?.book_id as number}`, branch: holding?.branch_id });
+  assert.equal(lent.status, 201);
+  await until(async () => metricValue((await get(`${first.adminUrl}/metrics`)).body, 'catalog_origin_event_deliveries_total', { outcome: 'failed' }) >= 1);
+  first.child.kill('SIGKILL');
+  await once(first.child, 'exit');
+
+  const receiver = await startWebhookReceiver(port);
+  const second = await startOriginProcess(db, dataDir);
+  try {
+    await until(() => new Promise((resolve) => setTimeout(() => { resolve(receiver.received.length > 0); }, 50)), 200);
+    const event = new Webhook(whsec).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers as Record<string, string>) as { data: { book: string; available: boolean } };
+    assert.deepEqual(event.data, { book: `bk_${holding?.book_id as number}`, branch: holding?.branch_id, available: false });
+  } finally {
+    second.child.kill('SIGTERM');
+    await once(second.child, 'exit');
+    await receiver.close();
+  }
 });
 
 test('seed builds the catalog it is asked for and says so', async () => {

@@ -11,20 +11,29 @@ import type { Command } from '../command.ts';
 const EXAMPLE_QUERIES = ['dune', 'winter', 'river', 'silent', 'the'];
 const TOKEN_TTL_SECONDS = 24 * 3600;
 
-async function exampleQuery(originUrl: string, token: string): Promise<string> {
-  for (const q of EXAMPLE_QUERIES) {
-    const res = await request(`${originUrl}/v1/books?q=${q}&limit=1`, { headers: { authorization: `Bearer ${token}` } });
-    const page = (await res.body.json()) as { results?: unknown[] };
-    if (res.statusCode === 200 && (page.results?.length ?? 0) > 0) return q;
-  }
-  return EXAMPLE_QUERIES[0] ?? 'dune';
+interface Example {
+  readonly q: string;
+  /** A copy that can be lent now, among the books the search shows. */
+  readonly loan: { readonly book: string; readonly branch: string } | undefined;
 }
 
-async function exampleToken(config: Config): Promise<string | undefined> {
+async function example(originUrl: string, token: string): Promise<Example> {
+  for (const q of EXAMPLE_QUERIES) {
+    const res = await request(`${originUrl}/v1/books?q=${q}&limit=5`, { headers: { authorization: `Bearer ${token}` } });
+    const page = (await res.body.json()) as { results?: { id: string; availability: { branch: string; available: boolean }[] }[] };
+    if (res.statusCode !== 200 || (page.results?.length ?? 0) === 0) continue;
+    const book = page.results?.find((b) => b.availability.some((a) => a.available));
+    const branch = book?.availability.find((a) => a.available)?.branch;
+    return { q, loan: book === undefined || branch === undefined ? undefined : { book: book.id, branch } };
+  }
+  return { q: EXAMPLE_QUERIES[0] ?? 'dune', loan: undefined };
+}
+
+async function exampleToken(config: Config, scope: string): Promise<string | undefined> {
   if (config['auth.jwks'] !== null) return undefined;
   return mintToken(loadOrCreateSecret(secretPath(config)), {
     subject: 'dev',
-    scope: config['auth.requiredScope'],
+    scope,
     ttlSeconds: TOKEN_TTL_SECONDS,
     issuer: config['auth.issuer'],
     audience: config['auth.audience'],
@@ -64,11 +73,18 @@ export const start: Command = {
       await gateway.stop();
       await origin.stop();
     });
-    const token = await exampleToken(config);
-    const curl =
-      token === undefined
-        ? `curl -i -H "Authorization: Bearer $TOKEN" '${gateway.url}/v1/books?q=dune'   # TOKEN from your identity provider (auth.jwks is set)`
-        : `curl -i -H 'Authorization: Bearer ${token}' '${gateway.url}/v1/books?q=${await exampleQuery(origin.url, token)}'`;
+    const token = await exampleToken(config, config['auth.requiredScope']);
+    const writer = await exampleToken(config, `${config['auth.requiredScope']} catalog:write`);
+    let curl: string;
+    if (token === undefined || writer === undefined) {
+      curl = `curl -i -H "Authorization: Bearer $TOKEN" '${gateway.url}/v1/books?q=dune'   # TOKEN from your identity provider (auth.jwks is set)`;
+    } else {
+      const { q, loan } = await example(origin.url, token);
+      curl = `curl -i -H 'Authorization: Bearer ${token}' '${gateway.url}/v1/books?q=${q}'`;
+      if (loan !== undefined) {
+        curl += `\n\nLend a copy (a catalog:write token; repeat until 409, a branch may hold three). When the last\nfree copy goes, the origin's event purges what the gateway stored, and the search above shows\nthe book unavailable there at once, though the origin lets answers be cached ${config['origin.maxAgeSeconds']} s:\ncurl -i -X POST -H 'Authorization: Bearer ${writer}' -H 'content-type: application/json' \\\n  -d '${JSON.stringify(loan)}' '${gateway.url}/v1/loans'`;
+      }
+    }
     process.stdout.write(banner(gateway.url, gateway.adminUrl, origin.url, origin.adminUrl, curl));
   },
 };
