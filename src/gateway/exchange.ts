@@ -8,7 +8,9 @@ import type { AccessLog, AccessRecord } from '../shared/access-log.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
+import { redactTarget } from '../shared/credentials.ts';
 import { problemInstance } from '../shared/request-target.ts';
+import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
 import type { Coalescer } from './fill/coalescer.ts';
 import type { FillOutcome, Filler } from './fill/fill.ts';
@@ -18,6 +20,13 @@ import type { OriginClient } from './upstream/origin-client.ts';
 
 export interface PipelineDeps {
   readonly maxTargetBytes: number;
+  /** `http.credentialParameters`, parsed. */
+  readonly credentialNames: readonly string[];
+  /** Per-token and per-address rate limits (`gateway.rateLimit`). */
+  readonly tokenLimits: TokenBuckets;
+  readonly ipLimits: TokenBuckets;
+  /** True once the gateway is shutting down: every answer then closes its connection. */
+  readonly isDraining: () => boolean;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly coalescer: Coalescer<FillOutcome>;
@@ -60,6 +69,6 @@ export type Step = Answered | Promise<Answered>;
 /** Ends the request with a problem (RFC 9457). */
 export function refuse(ex: Exchange, route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered {
   ex.res.setHeader('x-request-id', ex.reqId);
-  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.deps.maxTargetBytes), ex.isHead);
+  const bytes = sendProblem(ex.res, p, problemInstance(redactTarget(ex.rawTarget, ex.deps.credentialNames), ex.deps.maxTargetBytes), ex.isHead);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, cache, sub };
 }

@@ -4,7 +4,6 @@
  * destination and the metrics registry are injectable so tests drive freshness without sleeping
  * and run several gateways in one process.
  */
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DestinationStream } from 'pino';
@@ -12,6 +11,9 @@ import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
+import { parseCredentialNames } from '../shared/credentials.ts';
+import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
+import { TokenBuckets } from './steps/token-bucket.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier, loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
@@ -86,22 +88,34 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
   const maxTargetBytes = config['http.maxTargetBytes'];
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
-  const api = createServer(
+  const credentialNames = parseCredentialNames(config['http.credentialParameters']);
+  let draining = false;
+  const limits = httpLimits(config);
+  const onRefused = reportRefusals(logger, credentialNames, (reason) => {
+    metrics.refused(reason);
+  });
+  const api = createHttpServer(
     createPipeline(
       {
         maxTargetBytes,
+        credentialNames,
+        tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
+        ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
+        isDraining: () => draining,
         verifier,
         cache,
         coalescer,
         filler: new Filler(origin, cache, metrics, now, tags),
         origin,
         metrics,
-        accessLog: createAccessLog(logger, config['gateway.accessLog']),
+        accessLog: createAccessLog(logger, config['gateway.accessLog'], credentialNames),
         logger,
         now,
       },
       routes,
     ),
+    limits,
+    onRefused,
   );
   const purger = new Purger(cache, coalescer, metrics, now);
   const registrationTokens = config['gateway.events.register'] ? registrationToken(config) : undefined;
@@ -112,10 +126,11 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     metrics,
     logger,
   );
-  let draining = false;
   const originReachable = cachedProbe(() => origin.reachable());
   const admin = createAdminServer({
     registry,
+    limits,
+    onRefused,
     notReadyReason: async () => {
       if (draining) return 'the gateway is shutting down';
       return (await originReachable()) ? undefined : 'the origin is not reachable';

@@ -48,6 +48,7 @@ export class GatewayMetrics {
   readonly #purged: Counter;
   readonly #purgeLag: Histogram;
   readonly #events: Counter<'outcome'>;
+  readonly #refused: Counter<'reason'>;
   /**
    * Label children resolved once per combination (bounded: routes × methods × statuses × cache
    * results), so a request increments without prom-client hashing its labels again.
@@ -143,12 +144,23 @@ export class GatewayMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
       registers,
     });
+    this.#refused = new Counter({
+      name: 'catalog_gateway_refused_requests_total',
+      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts) or CONNECT.",
+      labelNames: ['reason'],
+      registers,
+    });
     this.#events = new Counter({
       name: 'catalog_gateway_events_received_total',
       help: 'Webhook events received on the admin listener, by outcome: purged, duplicate (a retry already handled), refused.',
       labelNames: ['outcome'],
       registers,
     });
+  }
+
+  /** A request refused before a handler saw it (parser error code, `CONNECT`). */
+  refused(reason: string): void {
+    this.#refused.inc({ reason });
   }
 
   purge(kind: PurgeKind, soft: boolean, entries: number): void {

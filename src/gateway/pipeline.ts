@@ -2,6 +2,7 @@
  * The gateway's request path (after Varnish: recv → hash → hit/miss/pass → fetch → deliver, then
  * log and count). The route table picks, once, which steps a request goes through:
  *
+ *   edge    strict framing (400), credentials in the target (400), per-address rate limit (429)
  *   route   the first `gateway.routes` prefix that matches the path (404 when none does)
  *   catalog parse by the contract (414/404/405) → authenticate (401/403) → parameters (400)
  *           → cache steps with the canonical target as key
@@ -20,6 +21,8 @@ import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
 import { requestId } from '../shared/access-log.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
+import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
+import { framingProblem } from '../shared/framing.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
 import { refuse, type Answered, type Exchange, type PipelineDeps, type Step } from './exchange.ts';
 import { catalogKey, catalogRoute } from './routes/catalog.ts';
@@ -48,6 +51,7 @@ export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: numb
 }
 
 const NO_ROUTE = problem('not-found', 'no resource at this path');
+const CLIENT_CLOSED = 499;
 
 export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -57,17 +61,24 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), method, rawTarget, isHead: method === 'HEAD' };
     const finish = (answered: Answered): void => {
       const durationMs = performance.now() - started;
-      deps.metrics.request(answered.route, method, answered.status, answered.cache, durationMs / 1000);
-      deps.accessLog({ reqId: ex.reqId, method, path: rawTarget, status: answered.status, bytes: answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
+      // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
+      const gone = res.destroyed && !res.writableFinished;
+      const status = gone ? CLIENT_CLOSED : answered.status;
+      deps.metrics.request(answered.route, method, status, answered.cache, durationMs / 1000);
+      deps.accessLog({ reqId: ex.reqId, method, path: rawTarget, status, bytes: gone ? 0 : answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
     };
     const fail = (err: unknown): void => {
       deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
       if (res.headersSent) res.destroy();
-      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(rawTarget, deps.maxTargetBytes), false);
+      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(redactTarget(rawTarget, deps.credentialNames), deps.maxTargetBytes), false);
     };
     try {
-      const route = routes.match(originForm(rawTarget));
-      const step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode].serve(ex, route);
+      if (deps.isDraining()) res.setHeader('connection', 'close');
+      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(req.socket.remoteAddress ?? '');
+      const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
+      let step: Step;
+      if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
+      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode].serve(ex, route);
       if (step instanceof Promise) step.then(finish, fail);
       else finish(step);
     } catch (err) {

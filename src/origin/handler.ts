@@ -4,6 +4,7 @@
  *
  * | step         | may end the request with                                   |
  * |--------------|------------------------------------------------------------|
+ * | edge         | 400 strict framing, credentials in the target (+ close)    |
  * | draining     | 503 not-ready (+ Connection: close)                        |
  * | target       | 414, 404 unknown path, 405 + Allow                         |
  * | circulation  | loans and webhooks (circulation.ts), after authentication  |
@@ -18,6 +19,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestId, type AccessLog } from '../shared/access-log.ts';
+import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
+import { framingProblem } from '../shared/framing.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
@@ -41,6 +44,8 @@ export interface HandlerContext {
   readonly logger: Logger;
   readonly accessLog: AccessLog;
   readonly maxTargetBytes: number;
+  /** `http.credentialParameters`, parsed: refused in targets and redacted when one is written. */
+  readonly credentialNames: readonly string[];
   readonly cacheControl: string;
   readonly isDraining: () => boolean;
 }
@@ -73,6 +78,8 @@ async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: H
 }
 
 async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
+  const refused = framingProblem(req) ?? credentialsInTarget(req.url ?? '/', ctx.credentialNames);
+  if (refused !== undefined) return { kind: 'problem', problem: refused };
   const circulation = Buffer.byteLength(req.url ?? '/') <= ctx.maxTargetBytes ? matchCirculation(originForm(req.url ?? '/').split('?', 1)[0] ?? '/') : undefined;
   if (circulation !== undefined) return answerWrite(ctx, req, handled, circulation);
   const verdict = parseRequestTarget(req.method ?? 'GET', req.url ?? '/', ctx.maxTargetBytes);
@@ -104,21 +111,21 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const started = performance.now();
     const id = requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
-    const rawTarget = req.url ?? '/';
+    const shownTarget = redactTarget(req.url ?? '/', ctx.credentialNames);
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
         return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, tags: a.tags, next: a.next });
       }
       if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
-      const bytes = sendProblem(res, a.problem, problemInstance(rawTarget, ctx.maxTargetBytes), handled.isHead);
+      const bytes = sendProblem(res, a.problem, problemInstance(shownTarget, ctx.maxTargetBytes), handled.isHead);
       return handled.isHead ? 0 : bytes;
     };
     const respond = async (): Promise<number> => {
       try {
         return send(await answer(ctx, req, handled));
       } catch (err) {
-        ctx.logger.error({ err, reqId: id, method: req.method, path: rawTarget }, 'request failed');
+        ctx.logger.error({ err, reqId: id, method: req.method, path: shownTarget }, 'request failed');
         if (!res.headersSent) return send({ kind: 'problem', problem: problem('internal-error', `the request failed; request id ${id}`) });
         res.destroy();
         return 0;
@@ -131,7 +138,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
         ctx.accessLog({
           reqId: id,
           method: req.method ?? '',
-          path: rawTarget,
+          path: shownTarget,
           status: res.statusCode,
           bytes,
           durationMs: seconds * 1000,

@@ -12,6 +12,7 @@ export class OriginMetrics {
   readonly #duration: Histogram<'route'>;
   readonly #dbTime: Histogram<'plan'>;
   readonly #deliveries: Counter<'outcome'>;
+  readonly #refused: Counter<'reason'>;
   readonly #deliveryLag: Histogram;
 
   /** `outboxDepth` is read at scrape time, so the gauge is never stale. */
@@ -43,6 +44,12 @@ export class OriginMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     });
+    this.#refused = new Counter({
+      name: 'catalog_origin_refused_requests_total',
+      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts) or CONNECT.",
+      labelNames: ['reason'],
+      registers: [registry],
+    });
     this.#deliveryLag = new Histogram({
       name: 'catalog_origin_event_delivery_lag_seconds',
       help: 'Time from the commit of a change to the 2xx of its event delivery.',
@@ -57,6 +64,11 @@ export class OriginMetrics {
         this.set(outboxDepth());
       },
     });
+  }
+
+  /** A request refused before a handler saw it (parser error code, `CONNECT`). */
+  refused(reason: string): void {
+    this.#refused.inc({ reason });
   }
 
   eventDelivered(outcome: 'delivered' | 'failed' | 'abandoned', lagSeconds?: number): void {

@@ -6,11 +6,12 @@
  * once no request can touch it.
  */
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
+import { parseCredentialNames } from '../shared/credentials.ts';
+import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createAccessLog } from '../shared/access-log.ts';
 import { createLogger } from '../shared/logger.ts';
@@ -69,7 +70,12 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
     now,
   });
   let draining = false;
-  const api = createServer(
+  const credentialNames = parseCredentialNames(config['http.credentialParameters']);
+  const limits = httpLimits(config);
+  const onRefused = reportRefusals(logger, credentialNames, (reason) => {
+    metrics.refused(reason);
+  });
+  const api = createHttpServer(
     createOriginHandler({
       db,
       circulation,
@@ -80,14 +86,19 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
       metrics,
       logger,
-      accessLog: createAccessLog(logger, true),
+      accessLog: createAccessLog(logger, true, credentialNames),
       maxTargetBytes: config['http.maxTargetBytes'],
+      credentialNames,
       cacheControl: cacheControl(config),
       isDraining: () => draining,
     }),
+    limits,
+    onRefused,
   );
   const admin = createAdminServer({
     registry,
+    limits,
+    onRefused,
     notReadyReason: () => Promise.resolve(draining ? 'the origin is shutting down' : undefined),
   });
   const timeoutMs = config['http.shutdownTimeoutMs'];

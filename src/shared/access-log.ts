@@ -5,6 +5,7 @@
  * token's subject, and the logger's redaction is a second line of defence.
  */
 import { randomUUID } from 'node:crypto';
+import { redactTarget } from './credentials.ts';
 import type { Logger } from './logger.ts';
 
 export interface AccessRecord {
@@ -31,10 +32,11 @@ export function requestId(header: string | string[] | undefined): string {
 
 export type AccessLog<R extends AccessRecord = AccessRecord> = (record: R) => void;
 
-export function createAccessLog<R extends AccessRecord>(logger: Logger, enabled: boolean): AccessLog<R> {
+/** `credentialNames`: query parameters whose values are redacted from the logged path (credentials.ts). */
+export function createAccessLog<R extends AccessRecord>(logger: Logger, enabled: boolean, credentialNames: readonly string[]): AccessLog<R> {
   if (!enabled) return () => undefined;
   return (record) => {
-    const line: AccessRecord = { ...record, durationMs: Math.round(record.durationMs * 1000) / 1000 };
+    const line: AccessRecord = { ...record, path: redactTarget(record.path, credentialNames), durationMs: Math.round(record.durationMs * 1000) / 1000 };
     logger.info(line, 'request');
   };
 }

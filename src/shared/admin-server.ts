@@ -4,7 +4,8 @@
  * and whatever `POST` endpoints the server adds (the gateway's purge API and event receiver).
  * It sits on its own port so scrapes and probes never queue behind API traffic.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createHttpServer, type HttpLimits, type Refusal } from './http-server.ts';
 import type { Registry } from 'prom-client';
 import { requestId } from './access-log.ts';
 import { problem, sendProblem } from './problem.ts';
@@ -13,6 +14,8 @@ export interface AdminOptions {
   readonly registry: Registry;
   /** Resolves to undefined when ready, or to the reason it is not. */
   readonly notReadyReason: () => Promise<string | undefined>;
+  readonly limits: HttpLimits;
+  readonly onRefused: (refusal: Refusal) => void;
   /** `POST` endpoints by path; each answers its request in full. */
   readonly endpoints?: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>>;
 }
@@ -24,7 +27,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 export function createAdminServer(options: AdminOptions): Server {
-  return createServer((req, res) => {
+  return createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const answer = async (): Promise<void> => {
       switch (path) {
@@ -60,5 +63,5 @@ export function createAdminServer(options: AdminOptions): Server {
       if (!res.headersSent) sendProblem(res, problem('internal-error', 'the admin endpoint failed'), path ?? '/', false);
       else res.destroy(err instanceof Error ? err : undefined);
     });
-  });
+  }, options.limits, options.onRefused);
 }

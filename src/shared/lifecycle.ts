@@ -1,42 +1,14 @@
 /**
- * Listening and draining, the same for both servers and both listeners: drain stops accepting,
+ * Listening and draining, the same for both servers and both listeners (made by http-server.ts,
+ * which also answers what the parser refuses): drain stops accepting,
  * lets in-flight requests finish (keep-alive connections are closed as soon as they go idle) and
  * cuts what is left when the deadline passes.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { problem, rawProblemResponse, type Problem } from './problem.ts';
+import type { AddressInfo } from 'node:net';
 
-/** What Node's HTTP parser refused, as a problem; `undefined` where no answer can be sent. */
-function clientErrorProblem(code: string | undefined): Problem | undefined {
-  switch (code) {
-    case 'ECONNRESET':
-    case 'EPIPE':
-      return undefined;
-    case 'HPE_HEADER_OVERFLOW':
-      return problem('headers-too-large', 'the request header fields are larger than the server accepts');
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return problem('request-timeout', 'the request was not received in time');
-    default:
-      return problem('malformed-request', 'the request is not valid HTTP/1.1');
-  }
-}
-
-/**
- * Node answers a request its parser refuses (garbage, oversized headers, a stalled request) with
- * a bare status line; both servers answer it with a problem like every other error instead.
- */
-function answerClientErrors(server: Server): void {
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const refused = clientErrorProblem(err.code);
-    if (refused !== undefined && socket.writable && socket.bytesWritten === 0) socket.end(rawProblemResponse(refused, '/'));
-    else socket.destroy();
-  });
-}
-
-/** Binds a listener; every listener also answers malformed requests with a problem. */
+/** Binds a listener. */
 export async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
-  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -13,6 +13,7 @@ export const PROBLEM_KINDS = {
   'unknown-parameter': { status: 400, title: 'Unknown query parameter' },
   'invalid-cursor': { status: 400, title: 'Malformed cursor' },
   'malformed-request': { status: 400, title: 'Malformed HTTP request' },
+  'credentials-in-target': { status: 400, title: 'Credentials in the request target' },
   'missing-token': { status: 401, title: 'Authentication required' },
   'invalid-token': { status: 401, title: 'Invalid access token' },
   'insufficient-scope': { status: 403, title: 'Insufficient scope' },
@@ -67,7 +68,8 @@ export function problemBody(p: Problem, instance: string): string {
 export function rawProblemResponse(p: Problem, instance: string): string {
   const body = problemBody(p, instance);
   const { status, title } = PROBLEM_KINDS[p.kind];
-  return `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`;
+  const extra = Object.entries(p.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n${extra}connection: close\r\n\r\n${body}`;
 }
 
 export function sendProblem(res: ServerResponse, p: Problem, instance: string, isHead: boolean): number {

@@ -221,6 +221,7 @@ describe('docs/openapi.json and the origin agree', () => {
       [() => f.get('/v1/books?q=river&limit=0'), 'BadRequest'],
       [() => f.get('/v1/books?q=river&sort=title'), 'BadRequest'],
       [() => f.get('/v1/books?q=river&cursor=AAAA'), 'BadRequest'],
+      [() => f.anonymous('/v1/books?q=river&access_token=secret'), 'BadRequest'],
       [() => f.anonymous('/v1/books?q=river'), 'Unauthorized'],
       [() => f.get('/v1/books?q=river', { authorization: 'Bearer x.y.z' }), 'Unauthorized'],
       [() => f.get('/v1/books?q=river', { authorization: scopeless }), 'Forbidden'],

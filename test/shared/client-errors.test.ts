@@ -1,8 +1,9 @@
-/** Requests Node's HTTP parser refuses still get a problem, on every listener built with listen(). */
+/** Requests Node's HTTP parser refuses still get a problem, and are reported, on every listener built with createHttpServer(). */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { createHttpServer, type Refusal } from '../../src/shared/http-server.ts';
 import { drain, listen } from '../../src/shared/lifecycle.ts';
 import { PROBLEM_BASE } from '../../src/shared/problem.ts';
 
@@ -29,11 +30,13 @@ describe('client errors', () => {
   let server: Server;
   let port = 0;
   let answered = 0;
+  const refusals: Refusal[] = [];
   before(async () => {
-    server = createServer({ headersTimeout: 200, requestTimeout: 200, connectionsCheckingInterval: 50 }, (_req, res) => {
+    const limits = { headersTimeoutMs: 200, requestTimeoutMs: 200, keepAliveTimeoutMs: 1000, maxConnections: 100 };
+    server = createHttpServer((_req, res) => {
       answered++;
       res.end('ok');
-    });
+    }, limits, (refusal) => refusals.push(refusal));
     port = (await listen(server, '127.0.0.1', 0)).port;
   });
   after(() => drain(server, 100));
@@ -41,6 +44,22 @@ describe('client errors', () => {
   test('bytes that are not HTTP get a 400 malformed-request problem and a closed connection', async () => {
     const reply = problemOf(await exchange(port, 'GARBAGE\r\n\r\n'));
     assert.deepEqual(reply, { status: 400, type: `${PROBLEM_BASE}malformed-request`, contentType: 'application/problem+json' });
+    assert.equal(refusals.at(-1)?.reason, 'HPE_INVALID_METHOD');
+  });
+
+  test('a smuggling attempt (Content-Length and chunked together) is refused and reported with its request line', async () => {
+    const reply = problemOf(await exchange(port, 'POST /v1/books?q=x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'));
+    assert.equal(reply.status, 400);
+    assert.deepEqual({ method: refusals.at(-1)?.method, target: refusals.at(-1)?.target }, { method: 'POST', target: '/v1/books?q=x' });
+  });
+
+  test('CONNECT gets a 405 problem instead of an empty reply', async () => {
+    const raw = await exchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const reply = problemOf(raw);
+    assert.equal(reply.status, 405);
+    assert.equal(reply.type, `${PROBLEM_BASE}method-not-allowed`);
+    assert.match(raw, /\r\nallow: GET, HEAD\r\n/);
+    assert.equal(refusals.at(-1)?.reason, 'CONNECT');
   });
 
   test('an oversized header section gets 431 headers-too-large', async () => {

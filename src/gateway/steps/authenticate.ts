@@ -1,7 +1,8 @@
 /**
  * The authenticate step: every request on a route with `auth: required`, cache hits included,
  * carries a valid token with the route's scope (401/403 otherwise). Synchronous when the token
- * was verified before, so a hit does not wait on a promise.
+ * was verified before, so a hit does not wait on a promise. The token's subject then takes its
+ * turn from the per-token rate limit (429).
  */
 import type { AuthVerdict } from '../../shared/auth.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
@@ -23,6 +24,12 @@ function subjectOf(verdict: Extract<AuthVerdict, { ok: true }>): string | undefi
 /** Authenticates, then goes on with `next`, or refuses with 401/403 under `label`. */
 export function whenAuthenticated(ex: Exchange, route: Route, label: MetricRoute, next: (sub: string | undefined) => Step): Step {
   const verdict = authenticate(ex, route);
-  const go = (v: AuthVerdict): Step => (v.ok ? next(subjectOf(v)) : refuse(ex, label, v.problem));
+  const go = (v: AuthVerdict): Step => {
+    if (!v.ok) return refuse(ex, label, v.problem);
+    const sub = subjectOf(v);
+    // Before the cache, so that a flood of hits is limited like any other.
+    const limited = sub === undefined ? undefined : ex.deps.tokenLimits.take(sub);
+    return limited === undefined ? next(sub) : refuse(ex, label, limited, 'none', sub);
+  };
   return verdict instanceof Promise ? verdict.then(go) : go(verdict);
 }

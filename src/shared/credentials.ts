@@ -1,0 +1,64 @@
+/**
+ * Credentials in the request target (RFC 6750 §2.3 `?access_token=…`, and whatever parameter
+ * names `http.credentialParameters` adds). Neither server accepts them: RFC 6750 allows a token
+ * in the URI only where a client cannot send a header, every client of this API can, and a URI
+ * ends up in logs, caches and browser history. A request carrying one is refused with 400 before
+ * anything else, and the target is redacted wherever it is written: access log, error log,
+ * problem `instance`. A fragment (never sent by a conforming client, but where OAuth implicit
+ * flows put tokens) is redacted whole.
+ */
+import { problem, type Problem } from './problem.ts';
+
+export const REDACTED = 'REDACTED';
+
+/** `http.credentialParameters`: comma-separated names, compared case-insensitively. */
+export function parseCredentialNames(setting: string): readonly string[] {
+  return setting.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+}
+
+function decodedName(pair: string): string {
+  const eq = pair.indexOf('=');
+  const raw = (eq === -1 ? pair : pair.slice(0, eq)).replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(raw).toLowerCase();
+  } catch {
+    return raw.toLowerCase();
+  }
+}
+
+/** Cheap test first: the hit path pays one scan of a short string when no name can be there. */
+function mayCarry(target: string, names: readonly string[]): boolean {
+  if (target.includes('#')) return true;
+  const q = target.indexOf('?');
+  if (q === -1) return false;
+  const query = target.slice(q).toLowerCase();
+  return query.includes('%') || names.some((n) => query.includes(n));
+}
+
+/** The target with the value of every credential parameter, and any fragment, replaced by `REDACTED`. */
+export function redactTarget(target: string, names: readonly string[]): string {
+  if (!mayCarry(target, names)) return target;
+  const hash = target.indexOf('#');
+  const beforeHash = hash === -1 ? target : target.slice(0, hash);
+  const fragment = hash === -1 ? '' : `#${REDACTED}`;
+  const q = beforeHash.indexOf('?');
+  if (q === -1) return beforeHash + fragment;
+  const pairs = beforeHash.slice(q + 1).split('&').map((pair) => {
+    if (!names.includes(decodedName(pair))) return pair;
+    const eq = pair.indexOf('=');
+    return `${eq === -1 ? pair : pair.slice(0, eq)}=${REDACTED}`;
+  });
+  return `${beforeHash.slice(0, q + 1)}${pairs.join('&')}${fragment}`;
+}
+
+const IN_TARGET = problem('credentials-in-target', 'send the token in the Authorization header; a token in the URI is not accepted (RFC 6750 §2.3)');
+
+/** A 400 problem when the target's query names a credential parameter. */
+export function credentialsInTarget(target: string, names: readonly string[]): Problem | undefined {
+  if (!mayCarry(target, names)) return undefined;
+  const hash = target.indexOf('#');
+  const beforeHash = hash === -1 ? target : target.slice(0, hash);
+  const q = beforeHash.indexOf('?');
+  if (q === -1) return undefined;
+  return beforeHash.slice(q + 1).split('&').some((pair) => names.includes(decodedName(pair))) ? IN_TARGET : undefined;
+}

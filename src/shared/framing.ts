@@ -1,0 +1,31 @@
+/**
+ * Strict message framing (RFC 9112), checked by both servers before anything else: requests a
+ * lenient server accepts and a stricter one in front or behind reads differently are how
+ * request smuggling and cache poisoning start. Each refusal is a 400 problem and closes the
+ * connection, since what follows on it cannot be trusted to start where the server thinks.
+ */
+import type { IncomingMessage } from 'node:http';
+import { problem, type Problem } from './problem.ts';
+
+const CLOSE = { connection: 'close' } as const;
+
+function refuse(detail: string): Problem {
+  return problem('malformed-request', detail, CLOSE);
+}
+
+const NO_HOST = refuse('an HTTP/1.1 request carries exactly one Host header field (RFC 9112 §3.2)');
+const TWO_HOSTS = refuse('more than one Host header field (RFC 9112 §3.2)');
+const CODING = refuse('chunked must be the final and only transfer coding of a request (RFC 9112 §6.3)');
+const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3.2)');
+
+export function framingProblem(req: IncomingMessage): Problem | undefined {
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 4 && raw[i]?.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return TWO_HOSTS;
+  if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
+  if (req.url?.includes('#') === true) return FRAGMENT;
+  return undefined;
+}

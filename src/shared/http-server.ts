@@ -1,0 +1,106 @@
+/**
+ * The HTTP/1.1 servers of both processes, made one way: timeouts that cut slow clients
+ * (slowloris) early, a connection cap, and every request that never becomes a request (Node's
+ * parser refused it, or it is a `CONNECT`) answered with a problem where HTTP still allows an
+ * answer, and reported so that it is logged and counted: an attack is visible, not silent.
+ *
+ * Node is told not to require `Host` itself (it would answer a bare 400); the strict framing
+ * rules, `Host` among them, are framing.ts's, applied by each handler first.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Config } from '../config/schema.ts';
+import { redactTarget } from './credentials.ts';
+import type { Logger } from './logger.ts';
+import { problem, rawProblemResponse, type Problem } from './problem.ts';
+
+export interface HttpLimits {
+  /** Time a client has to send the request's header section (Node's `headersTimeout`). */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send the whole request (Node's `requestTimeout`). */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections beyond this are closed as they arrive. */
+  readonly maxConnections: number;
+}
+
+export function httpLimits(config: Config): HttpLimits {
+  return {
+    headersTimeoutMs: config['http.headersTimeoutMs'],
+    requestTimeoutMs: config['http.requestTimeoutMs'],
+    keepAliveTimeoutMs: config['http.keepAliveTimeoutMs'],
+    maxConnections: config['http.maxConnections'],
+  };
+}
+
+/** Logs a refusal (method, a redacted excerpt of the target, the parser's reason) and counts it. */
+export function reportRefusals(logger: Logger, credentialNames: readonly string[], count: (reason: string) => void): (refusal: Refusal) => void {
+  return ({ reason, method, target }) => {
+    count(reason);
+    logger.warn({ reason, method, target: target === undefined ? undefined : redactTarget(target, credentialNames) }, 'request refused before parsing completed');
+  };
+}
+
+/** A request refused before any handler saw it. */
+export interface Refusal {
+  /** Bounded: the parser's error code, `CONNECT`, or `timeout`. */
+  readonly reason: string;
+  readonly method: string | undefined;
+  /** The start of the target, at most 128 characters; redact it before logging. */
+  readonly target: string | undefined;
+}
+
+/** What Node's HTTP parser refused, as a problem; `undefined` where no answer can be sent. */
+function clientErrorProblem(code: string | undefined): Problem | undefined {
+  switch (code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'HPE_HEADER_OVERFLOW':
+      return problem('headers-too-large', 'the request header fields are larger than the server accepts');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return problem('request-timeout', 'the request was not received in time');
+    default:
+      return problem('malformed-request', 'the request is not valid HTTP/1.1');
+  }
+}
+
+const REQUEST_LINE = /^([A-Z]{1,16}) (\S{0,128})/;
+
+function requestLine(packet: Buffer | undefined): { method: string | undefined; target: string | undefined } {
+  const line = REQUEST_LINE.exec(packet?.subarray(0, 160).toString('latin1') ?? '');
+  return { method: line?.[1], target: line?.[2] };
+}
+
+const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported: this is not a forward proxy');
+
+export function createHttpServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  limits: HttpLimits,
+  onRefused: (refusal: Refusal) => void,
+): Server {
+  const server = createServer(
+    {
+      requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often the timeouts above are checked; a tenth of the shortest keeps the cut prompt.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 10))),
+    },
+    handler,
+  );
+  server.maxConnections = limits.maxConnections;
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    const refused = clientErrorProblem(err.code);
+    if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(err.rawPacket) });
+    if (refused !== undefined && socket.writable && (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0) socket.end(rawProblemResponse(refused, '/'));
+    else socket.destroy();
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
+    socket.end(rawProblemResponse({ ...CONNECT_REFUSED, headers: { allow: 'GET, HEAD' } }, '/'));
+  });
+  return server;
+}
