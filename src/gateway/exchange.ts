@@ -27,6 +27,8 @@ export interface PipelineDeps {
   readonly ipLimits: TokenBuckets;
   /** True once the gateway is shutting down: every answer then closes its connection. */
   readonly isDraining: () => boolean;
+  /** Responses not yet finished, so that a drain can tell each to close its connection. */
+  readonly unfinished: Set<ServerResponse>;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly coalescer: Coalescer<FillOutcome>;

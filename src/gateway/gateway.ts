@@ -4,6 +4,7 @@
  * destination and the metrics registry are injectable so tests drive freshness without sleeping
  * and run several gateways in one process.
  */
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DestinationStream } from 'pino';
@@ -90,6 +91,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
+  const unfinished = new Set<ServerResponse>();
   const limits = httpLimits(config);
   const onRefused = reportRefusals(logger, credentialNames, (reason) => {
     metrics.refused(reason);
@@ -102,6 +104,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
         tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
         ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
         isDraining: () => draining,
+        unfinished,
         verifier,
         cache,
         coalescer,
@@ -146,6 +149,9 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       draining = true;
+      // Answers still to come close their connection, so keep-alive clients do not send another
+      // request on a connection that is about to go (nginx does the same on a graceful stop).
+      for (const res of unfinished) res.shouldKeepAlive = false;
       registration?.stop();
       await drain(api, shutdownMs);
       await origin.close();

@@ -73,7 +73,9 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
       else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(redactTarget(rawTarget, deps.credentialNames), deps.maxTargetBytes), false);
     };
     try {
-      if (deps.isDraining()) res.setHeader('connection', 'close');
+      if (deps.isDraining()) res.shouldKeepAlive = false;
+      deps.unfinished.add(res);
+      res.once('close', () => deps.unfinished.delete(res));
       const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(req.socket.remoteAddress ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;

@@ -25,9 +25,12 @@ export interface AccessRecord {
 /** A caller's request id is kept only if it cannot inject anything into logs or headers. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A JWT (three base64url segments): a client that sends its token as its request id must not see it echoed. */
+const JWT_SHAPED = /^[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*$/;
+
 /** Propagates a well-formed `X-Request-Id`; anything else is replaced, never echoed. */
 export function requestId(header: string | string[] | undefined): string {
-  return typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();
+  return typeof header === 'string' && SANE_REQUEST_ID.test(header) && !JWT_SHAPED.test(header) ? header : randomUUID();
 }
 
 export type AccessLog<R extends AccessRecord = AccessRecord> = (record: R) => void;
