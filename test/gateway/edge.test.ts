@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get, metricValue } from '../support/harness.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
 
@@ -190,6 +190,30 @@ test('10 000 idle connections do not stop a new client from being served', async
     for (const socket of sockets) socket.destroy();
     child.kill('SIGTERM');
     await once(child, 'exit');
+    await origin.close();
+  }
+});
+
+test('a client that goes away before its answer is logged as 499 with no bytes, not as the answer it never got', async () => {
+  let release: () => void = () => undefined;
+  const origin = await startScriptedOrigin((_req, res) => {
+    release = () => res.end('{"late":true}');
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  try {
+    const gone = new AbortController();
+    const pending = get(`${fx.gateway.url}/abandoned`, {}, 'GET', gone.signal).catch(() => undefined);
+    await until(() => Promise.resolve(origin.count('/abandoned') === 1));
+    gone.abort();
+    await pending;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await until(() => Promise.resolve(fx.logs.lines().some((l) => l.path === '/abandoned')));
+    const line = fx.logs.lines().find((l) => l.path === '/abandoned');
+    assert.equal(line?.status, 499);
+    assert.equal(line?.bytes, 0);
+  } finally {
+    await fx.stop();
     await origin.close();
   }
 });

@@ -61,8 +61,8 @@ export interface Reply {
   readonly body: string;
 }
 
-export async function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> {
-  const res = await request(url, { method, headers });
+export async function get(url: string, headers: Record<string, string> = {}, method = 'GET', signal?: AbortSignal): Promise<Reply> {
+  const res = await request(url, { method, headers, ...(signal === undefined ? {} : { signal }) });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 
