@@ -210,8 +210,9 @@ test('a client that goes away before its answer is logged as 499 with no bytes, 
     release();
     await until(() => Promise.resolve(fx.logs.lines().some((l) => l.path === '/abandoned')));
     const line = fx.logs.lines().find((l) => l.path === '/abandoned');
-    assert.equal(line?.status, 499);
-    assert.equal(line?.bytes, 0);
+    assert.ok(line !== undefined);
+    assert.equal(line.status, 499);
+    assert.equal(line.bytes, 0);
   } finally {
     await fx.stop();
     await origin.close();
