@@ -11,7 +11,7 @@
  */
 import { DatabaseSync, type SQLOutputValue, type StatementSync } from 'node:sqlite';
 import type { Book, Branch, BranchAvailability } from '../shared/api-types.ts';
-import { CATALOG_SCHEMA_VERSION } from './catalog-schema.ts';
+import { assertSchemaVersion } from './catalog-schema.ts';
 import type { SearchPlan } from './fts-query.ts';
 
 /** Which books a search keeps, besides matching the text. */
@@ -83,10 +83,6 @@ function toBook(row: Record<string, SQLOutputValue>): Book {
 
 const CACHE_KIB = 64 * 1024;
 
-export class CatalogError extends Error {
-  override name = 'CatalogError';
-}
-
 export class CatalogDb {
   readonly #db: DatabaseSync;
   readonly #search: Readonly<Record<SearchPlan['kind'], Readonly<Record<SearchFilter['kind'], StatementSync>>>>;
@@ -96,11 +92,7 @@ export class CatalogDb {
 
   constructor(path: string) {
     this.#db = new DatabaseSync(path, { readOnly: true });
-    const version = this.#db.prepare('PRAGMA user_version').get()?.user_version;
-    if (version !== CATALOG_SCHEMA_VERSION) {
-      this.#db.close();
-      throw new CatalogError(`${path} is not a catalog of schema version ${CATALOG_SCHEMA_VERSION} (found ${String(version)}); rebuild it with the seed command`);
-    }
+    assertSchemaVersion(this.#db, path);
     // The whole catalog (about 33 MiB at 100,000 books) fits in the page cache, so hot pages are
     // not re-read through system calls on every search. The value is a ceiling, not an allocation.
     this.#db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);

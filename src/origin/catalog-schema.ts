@@ -21,7 +21,21 @@
  * FTS5 itself computed it. A one-word search is then an index range scan that stops after one
  * page, at any depth, with exactly the order FTS5 would give.
  */
+import type { DatabaseSync } from 'node:sqlite';
+
 export const CATALOG_SCHEMA_VERSION = 4;
+
+export class CatalogError extends Error {
+  override name = 'CatalogError';
+}
+
+/** Closes `db` and throws when the file is not a catalog of this schema version. */
+export function assertSchemaVersion(db: DatabaseSync, path: string): void {
+  const version = db.prepare('PRAGMA user_version').get()?.user_version;
+  if (version === CATALOG_SCHEMA_VERSION) return;
+  db.close();
+  throw new CatalogError(`${path} is not a catalog of schema version ${CATALOG_SCHEMA_VERSION} (found ${String(version)}); rebuild it with the seed command`);
+}
 
 export const CATALOG_SCHEMA = `
 CREATE TABLE branch (

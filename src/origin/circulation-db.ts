@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { BranchAvailability } from '../shared/api-types.ts';
+import { assertSchemaVersion } from './catalog-schema.ts';
 
 export const AVAILABILITY_CHANGED = 'book.availability.changed';
 export const EVENT_TYPES: readonly string[] = [AVAILABILITY_CHANGED];
@@ -108,6 +109,7 @@ export class CirculationDb {
 
   constructor(path: string, now: () => number) {
     this.#db = new DatabaseSync(path);
+    assertSchemaVersion(this.#db, path);
     this.#now = now;
     // WAL lets searches on the read-only connection go on while a loan commits; NORMAL keeps a
     // commit durable against a process crash (not a power loss) without an fsync per loan.
