@@ -60,6 +60,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     const rawTarget = req.url ?? '/';
     const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), method, rawTarget, isHead: method === 'HEAD' };
     const finish = (answered: Answered): void => {
+      deps.unfinished.delete(res);
       const durationMs = performance.now() - started;
       // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
       const gone = res.destroyed && !res.writableFinished;
@@ -68,6 +69,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
       deps.accessLog({ reqId: ex.reqId, method, path: rawTarget, status, bytes: gone ? 0 : answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
     };
     const fail = (err: unknown): void => {
+      deps.unfinished.delete(res);
       deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
       if (res.headersSent) res.destroy();
       else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(redactTarget(rawTarget, deps.credentialNames), deps.maxTargetBytes), false);
@@ -75,7 +77,6 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     try {
       if (deps.isDraining()) res.shouldKeepAlive = false;
       deps.unfinished.add(res);
-      res.once('close', () => deps.unfinished.delete(res));
       const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(req.socket.remoteAddress ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;

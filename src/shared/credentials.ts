@@ -26,13 +26,25 @@ function decodedName(pair: string): string {
   }
 }
 
-/** Cheap test first: the hit path pays one scan of a short string when no name can be there. */
+const suspects = new Map<readonly string[], RegExp>();
+
+/**
+ * One regular expression per list of names, for the cheap test every request pays: a fragment,
+ * a parameter of one of the names, or a parameter name with a percent-escape (which might
+ * decode to one). Only a target it matches is taken apart.
+ */
+function suspect(names: readonly string[]): RegExp {
+  let re = suspects.get(names);
+  if (re === undefined) {
+    const alternatives = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    re = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%`, 'i');
+    suspects.set(names, re);
+  }
+  return re;
+}
+
 function mayCarry(target: string, names: readonly string[]): boolean {
-  if (target.includes('#')) return true;
-  const q = target.indexOf('?');
-  if (q === -1) return false;
-  const query = target.slice(q).toLowerCase();
-  return query.includes('%') || names.some((n) => query.includes(n));
+  return suspect(names).test(target);
 }
 
 /** The target with the value of every credential parameter, and any fragment, replaced by `REDACTED`. */
