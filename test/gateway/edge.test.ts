@@ -161,6 +161,31 @@ describe('slow and greedy clients', () => {
   });
 });
 
+test('a flood from one address gets 429 before authentication, while another address is served', async () => {
+  const origin = await startScriptedOrigin((_req, res) => res.end('{}'));
+  const fx = await startGatewayFixture(origin.url, {
+    'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }],
+    'gateway.rateLimit.perIpPerSecond': 1,
+    'gateway.rateLimit.perIpBurst': 3,
+  });
+  try {
+    const replies = await Promise.all(Array.from({ length: 10 }, () => get(`${fx.gateway.url}/a`)));
+    assert.equal(replies.filter((r) => r.status === 200).length, 3);
+    const limited = replies.find((r) => r.status === 429);
+    assert.match(String(limited?.headers['ratelimit-policy']), /^"per-address";q=3;w=3$/);
+    const { hostname, port } = new URL(fx.gateway.url);
+    const socket = connect({ host: hostname, port: Number(port), localAddress: '127.0.0.2' });
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.write('GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+    await once(socket, 'close');
+    assert.equal(statusOf(answer), 200, answer);
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});
+
 test('10 000 idle connections do not stop a new client from being served', async () => {
   const origin = await startScriptedOrigin((_req, res) => res.end('{}'));
   const child = spawn('node_modules/.bin/node', ['bin/catalog-gateway.js', 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url], {
