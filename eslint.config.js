@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'bench/results/', 'loadtest-results/'] },
+  { ignores: ['node_modules/', 'data/', 'bench/results/', 'bench-results/', 'loadtest-results/'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -16,6 +16,8 @@ export interface BenchOptions {
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
+  /** Write to the committed bench/results/ (the README's figures) instead of the ignored bench-results/. */
+  readonly updateCommitted: boolean;
   /** Scenario ids to run; all when absent. The bare ceiling always runs, since ratios need it. */
   readonly scenarios?: readonly string[];
 }
@@ -26,7 +28,8 @@ export const BENCH_HELP = () => `Usage: npm run bench -- [flags]
 
 Measures, in interleaved rounds, a bare node:http server (the ceiling), the origin, and the gateway
 on hits (one hot URL; 10,000 warmed URLs), on cold misses, and on the hit path with its access log
-off and on. Prints a markdown table and writes bench/results/latest.json.
+off and on. Prints a markdown table and writes the JSON to bench-results/ (git-ignored); the
+figures the README quotes are in bench/results/, written only with --update-committed.
 
 Flags:
   --duration SECONDS   length of each measured run (default 5)
@@ -40,7 +43,8 @@ Flags:
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
   --cache-mib N        cache bound in --memory mode (default 256)
-  --no-save            print only; do not write bench/results/
+  --no-save            print only; write no file
+  --update-committed   write bench/results/ (the committed figures) instead of bench-results/
   --help               show this help
 `;
 
@@ -67,6 +71,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
+        'update-committed': { type: 'boolean' },
         scenarios: { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -91,6 +96,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,
+    updateCommitted: values['update-committed'] === true,
     ...(list === undefined ? {} : { scenarios: [...new Set(['bare', ...list])] }),
   };
 }

@@ -1,14 +1,20 @@
-/** Bench results kept in the repository: `<name>-latest.json` plus a timestamped copy. */
+/**
+ * Bench results: `<name>-latest.json` plus a timestamped copy, in the ignored `bench-results/`,
+ * or in the committed `bench/results/` when the run is meant to update the README's figures.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './fleet.ts';
 
-export const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+const COMMITTED_DIR = join(REPO_ROOT, 'bench', 'results');
+/** Also where CPU profiles go: they are never committed. */
+export const LOCAL_DIR = join(REPO_ROOT, 'bench-results');
 
-export function saveResults(latestName: string, stampPrefix: string, startedAt: string, result: unknown): readonly string[] {
-  mkdirSync(RESULTS_DIR, { recursive: true });
+export function saveResults(latestName: string, stampPrefix: string, startedAt: string, result: unknown, committed: boolean): readonly string[] {
+  const dir = committed ? COMMITTED_DIR : LOCAL_DIR;
+  mkdirSync(dir, { recursive: true });
   const text = `${JSON.stringify(result, null, 2)}\n`;
-  const files = [join(RESULTS_DIR, latestName), join(RESULTS_DIR, `${stampPrefix}-${startedAt.replace(/[:.]/g, '-')}.json`)];
+  const files = [join(dir, latestName), join(dir, `${stampPrefix}-${startedAt.replace(/[:.]/g, '-')}.json`)];
   for (const file of files) writeFileSync(file, text);
   return files;
 }

@@ -30,12 +30,12 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.memory) {
       const report = await memoryBench(options, command, log);
       process.stdout.write(memoryMarkdown(report));
-      if (options.save) log(`saved ${saveResults('memory-latest.json', 'memory', report.startedAt, report).join(', ')}`);
+      if (options.save) log(`saved ${saveResults('memory-latest.json', 'memory', report.startedAt, report, options.updateCommitted).join(', ')}`);
       return 0;
     }
     const report = await throughputBench(options, command, log);
     process.stdout.write(throughputMarkdown(report));
-    if (options.save) log(`saved ${saveResults('latest.json', 'throughput', report.startedAt, report).join(', ')}`);
+    if (options.save) log(`saved ${saveResults('latest.json', 'throughput', report.startedAt, report, options.updateCommitted).join(', ')}`);
     return 0;
   } catch (err) {
     process.stderr.write(`bench: failed: ${err instanceof Error ? err.message : String(err)}\n`);

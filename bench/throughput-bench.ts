@@ -12,7 +12,7 @@ import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
 import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
-import { RESULTS_DIR } from './results-file.ts';
+import { LOCAL_DIR } from './results-file.ts';
 import type { Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
@@ -78,7 +78,7 @@ function newestProfile(dir: string): string | undefined {
 export async function throughputBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<ThroughputReport> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
-  const profileRoot = join(RESULTS_DIR, 'profiles', startedAt.replace(/[:.]/g, '-'));
+  const profileRoot = join(LOCAL_DIR, 'profiles', startedAt.replace(/[:.]/g, '-'));
   const PROFILED = ['bare', 'gateway', 'gateway-nolog'] as const;
   const profileFlags = (role: ServerRole): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : []);
   try {

@@ -3,4 +3,13 @@
 // whose built-in type stripping runs the TypeScript sources as they are (tsconfig keeps them
 // to erasable syntax), with no loader on the request path. The V8 flags are GATEWAY_NODE_FLAGS
 // (src/loadtest/server-process.ts), which says why.
+//
+// This file is plain JavaScript so that an older Node gets here: it says in one line what is
+// needed instead of failing on the first TypeScript import with a stack trace.
+const REQUIRED_MAJOR = 24;
+const major = Number(process.versions.node.split('.')[0]);
+if (major < REQUIRED_MAJOR) {
+  process.stderr.write(`catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Run it through npm (npm start, npx catalog-gateway), which uses the Node 24 the project installs, or install Node ${REQUIRED_MAJOR}.\n`);
+  process.exit(1);
+}
 await import('../src/cli/main.ts');

@@ -1,4 +1,5 @@
 /** `catalog-gateway <command>`: one program for the origin, the gateway and their tools. */
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/load.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import type { Command } from './command.ts';
@@ -7,7 +8,7 @@ import { COMMANDS } from './commands/index.ts';
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
   const rows = COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join('\n');
-  return `Usage: catalog-gateway <command> [flags]\n\nCommands:\n${rows}\n\nRun 'catalog-gateway <command> --help' for a command's flags.\n`;
+  return `Usage: catalog-gateway <command> [flags]\n       catalog-gateway --version\n\nCommands:\n${rows}\n\nRun 'catalog-gateway <command> --help' for a command's flags.\n`;
 }
 
 /** A port that is taken or not allowed is an operator's everyday mistake: say so in one line. */
@@ -19,8 +20,18 @@ function cannotListen(err: unknown): string | undefined {
   return `cannot listen on ${where}: ${reason} (choose another with the port flags or CATALOG_*_PORT)`;
 }
 
+/** The version in package.json, the one place it is kept. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    process.stdout.write(`catalog-gateway ${version()} (Node.js ${process.version})\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;

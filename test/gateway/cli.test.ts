@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
@@ -96,4 +97,23 @@ test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in
   assert.equal(second.body, 'hello from /any/path?free=form');
   assert.match(String(second.headers['cache-status']), /; hit;/);
   assert.equal(origin.count('/any/path?free=form'), 1);
+});
+
+test('--version prints the package version; an older Node gets one clear line, not a stack trace', async () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; engines: { node: string } };
+  const version = spawnSync(NODE, ['bin/catalog-gateway.js', '--version'], { encoding: 'utf8' });
+  assert.equal(version.status, 0);
+  assert.equal(version.stdout, `catalog-gateway ${pkg.version} (Node.js ${process.version})\n`);
+  assert.equal(pkg.engines.node, '>=24');
+  // The machine's own Node, outside node_modules/.bin (Node 20 here, which the brief says is installed).
+  const system = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
+  const major = Number(system.stdout.replace(/^v/, '').split('.')[0]);
+  const old = spawnSync('/usr/bin/node', ['bin/catalog-gateway.js', '--version'], { encoding: 'utf8' });
+  if (major < 24) {
+    assert.equal(old.status, 1);
+    assert.equal(old.stderr.split('\n').filter((l) => l !== '').length, 1, old.stderr);
+    assert.match(old.stderr, /^catalog-gateway needs Node\.js 24 or later; this is v/);
+  } else {
+    assert.equal(old.status, 0, 'a Node 24 or later runs it');
+  }
 });
