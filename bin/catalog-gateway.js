@@ -6,6 +6,8 @@
 //
 // This file is plain JavaScript so that an older Node gets here: it says in one line what is
 // needed instead of failing on the first TypeScript import with a stack trace.
+import process from 'node:process';
+
 const REQUIRED_MAJOR = 24;
 const major = Number(process.versions.node.split('.')[0]);
 if (major < REQUIRED_MAJOR) {

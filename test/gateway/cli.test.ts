@@ -99,7 +99,7 @@ test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in
   assert.equal(origin.count('/any/path?free=form'), 1);
 });
 
-test('--version prints the package version; an older Node gets one clear line, not a stack trace', async () => {
+test('--version prints the package version; an older Node gets one clear line, not a stack trace', () => {
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; engines: { node: string } };
   const version = spawnSync(NODE, ['bin/catalog-gateway.js', '--version'], { encoding: 'utf8' });
   assert.equal(version.status, 0);
