@@ -19,7 +19,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { requestId } from '../shared/access-log.ts';
+import { peerFields, requestId } from '../shared/access-log.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
@@ -59,6 +59,8 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
     const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), method, rawTarget, isHead: method === 'HEAD' };
+    // Read now: once the answer is sent, the request may have let go of its socket.
+    const peer = peerFields(req);
     const finish = (answered: Answered): void => {
       deps.unfinished.delete(res);
       const durationMs = performance.now() - started;
@@ -66,7 +68,18 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
       const gone = res.destroyed && !res.writableFinished;
       const status = gone ? CLIENT_CLOSED : answered.status;
       deps.metrics.request(answered.route, method, status, answered.cache, durationMs / 1000);
-      deps.accessLog({ reqId: ex.reqId, method, path: rawTarget, status, bytes: gone ? 0 : answered.bytes, durationMs, cache: answered.cache, originMs: answered.originMs, sub: answered.sub });
+      deps.accessLog({
+        reqId: ex.reqId,
+        method,
+        path: rawTarget,
+        status,
+        bytes: gone ? 0 : answered.bytes,
+        durationMs,
+        cache: answered.cache,
+        originMs: answered.originMs === undefined ? undefined : Math.round(answered.originMs * 1000) / 1000,
+        sub: answered.sub,
+        ...peer,
+      });
     };
     const fail = (err: unknown): void => {
       deps.unfinished.delete(res);
@@ -77,7 +90,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     try {
       if (deps.isDraining()) res.shouldKeepAlive = false;
       deps.unfinished.add(res);
-      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(req.socket.remoteAddress ?? '');
+      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(peer.remote ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);

@@ -18,7 +18,7 @@
  * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestId, type AccessLog } from '../shared/access-log.ts';
+import { peerFields, requestId, type AccessLog } from '../shared/access-log.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
@@ -111,6 +111,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const started = performance.now();
     const id = requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
+    const peer = peerFields(req);
     const shownTarget = redactTarget(req.url ?? '/', ctx.credentialNames);
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
@@ -143,6 +144,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
           bytes,
           durationMs: seconds * 1000,
           sub: handled.subject,
+          ...peer,
         });
       })
       .catch((err: unknown) => {

@@ -52,7 +52,7 @@ export function cacheControl(config: Config): string {
 
 export async function startOrigin(config: Config, deps: OriginDeps = {}): Promise<RunningOrigin> {
   const path = catalogPath(config);
-  const logger = createLogger(config, 'origin', deps.logDestination);
+  const logger = createLogger(config, 'catalog-origin', deps.logDestination);
   if (!existsSync(path)) {
     const started = performance.now();
     seedCatalog(path, config['origin.books']);

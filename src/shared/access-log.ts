@@ -5,6 +5,7 @@
  * token's subject, and the logger's redaction is a second line of defence.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { redactTarget } from './credentials.ts';
 import type { Logger } from './logger.ts';
 
@@ -20,6 +21,18 @@ export interface AccessRecord {
   readonly durationMs: number;
   /** The verified token's subject, when there was one. */
   readonly sub: string | undefined;
+  /** The peer address of the connection (not `X-Forwarded-For`, which any client can write). */
+  readonly remote: string | undefined;
+  /** `User-Agent`, at most 256 characters. */
+  readonly ua: string | undefined;
+  /** `HTTP/1.1`, `HTTP/1.0`. */
+  readonly proto: string;
+}
+
+/** The access record's fields about the client and its connection. */
+export function peerFields(req: IncomingMessage): Pick<AccessRecord, 'remote' | 'ua' | 'proto'> {
+  const ua = req.headers['user-agent'];
+  return { remote: req.socket.remoteAddress, ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto: `HTTP/${req.httpVersion}` };
 }
 
 /** A caller's request id is kept only if it cannot inject anything into logs or headers. */

@@ -6,6 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { reopenLogFiles } from './logger.ts';
 
 /** Binds a listener. */
 export async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
@@ -38,8 +39,14 @@ export async function drain(server: Server, deadlineMs: number): Promise<void> {
   }
 }
 
-/** Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. */
+/**
+ * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. SIGUSR1 and
+ * SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill the
+ * process: configuration is read at start only, so a reopen is what HUP can usefully do).
+ */
 export function onShutdownSignal(stop: () => Promise<void>): void {
+  process.on('SIGUSR1', reopenLogFiles);
+  process.on('SIGHUP', reopenLogFiles);
   let stopping = false;
   const handler = (): void => {
     if (stopping) return;

@@ -34,8 +34,17 @@ const FLUSH_EVERY_MS = 200;
  * instead of one write per request; a timer flushes what a quiet server has buffered, so no line
  * waits longer than FLUSH_EVERY_MS. pino flushes the rest when the process exits.
  */
+/** File destinations, so that a rotated file can be let go of (reopenLogFiles). */
+const files = new Set<ReturnType<typeof pino.destination>>();
+
+/** Reopens every log file by its path (after logrotate moved it away), as nginx does on SIGUSR1. */
+export function reopenLogFiles(): void {
+  for (const file of files) file.reopen();
+}
+
 function bufferedDestination(configured: string): DestinationStream {
   const dest = pino.destination({ dest: configured === 'stdout' ? 1 : configured, append: true, mkdir: true, minLength: 4096, sync: false });
+  if (configured !== 'stdout') files.add(dest);
   setInterval(() => {
     try {
       dest.flush();
@@ -50,9 +59,10 @@ export function createLogger(config: Config, name: string, destination?: Destina
   const dest = destination ?? bufferedDestination(config['log.destination']);
   return pino(
     {
-      name,
       level: config['log.level'],
-      base: null,
+      // Every line names its server, so origin and gateway lines can be told apart when they share
+      // a stream (`npm start`) or a log pipeline.
+      base: { service: name },
       timestamp: isoTime,
       redact: { paths: REDACT, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },

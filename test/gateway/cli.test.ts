@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
-import { get } from '../support/harness.ts';
+import { get, until } from '../support/harness.ts';
 import { startScriptedOrigin } from '../support/scripted-origin.ts';
 
 const NODE = 'node_modules/.bin/node';
@@ -116,4 +117,43 @@ test('--version prints the package version; an older Node gets one clear line, n
   } else {
     assert.equal(old.status, 0, 'a Node 24 or later runs it');
   }
+});
+
+test('access lines name the service and the client; SIGUSR1 and SIGHUP reopen a rotated log file instead of killing the process', async (t) => {
+  const dir = tempDir();
+  const logFile = join(dir, 'gateway.log');
+  const { child } = run(['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dir, CATALOG_LOG_DESTINATION: logFile, CATALOG_LOG_LEVEL: 'info' });
+  t.after(() => child.kill('SIGKILL'));
+  // With a file destination nothing reaches stdout: the file says when it is listening.
+  let listening: { url: string } | undefined;
+  await until(async () => {
+    const found = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"msg":"listening"')) : undefined;
+    listening = found === undefined ? undefined : (JSON.parse(found) as { url: string });
+    if (listening === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+    return listening !== undefined;
+  }, 500);
+  const url = listening?.url ?? '';
+  const access = async (file: string, path: string): Promise<Record<string, unknown>> => {
+    let found: string | undefined;
+    await until(async () => {
+      found = existsSync(file) ? readFileSync(file, 'utf8').split('\n').find((l) => l.includes(`"path":"${path}"`)) : undefined;
+      if (found === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      return found !== undefined;
+    }, 500);
+    return JSON.parse(found ?? '{}') as Record<string, unknown>;
+  };
+  await get(`${url}/v1/books?q=first`, { 'user-agent': 'cli-test/1.0' });
+  const first = await access(logFile, '/v1/books?q=first');
+  assert.equal(first.service, 'catalog-gateway');
+  assert.equal(first.remote, '127.0.0.1');
+  assert.equal(first.ua, 'cli-test/1.0');
+  assert.equal(first.proto, 'HTTP/1.1');
+  for (const signal of ['SIGUSR1', 'SIGHUP'] as const) {
+    renameSync(logFile, `${logFile}.${signal}`);
+    child.kill(signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await get(`${url}/v1/books?q=after-${signal}`);
+    assert.equal((await access(logFile, `/v1/books?q=after-${signal}`)).status, 401, `a new file after ${signal}`);
+  }
+  assert.equal(child.exitCode, null, 'still running');
 });
