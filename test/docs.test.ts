@@ -41,7 +41,7 @@ describe('README', () => {
   test('lists every metric of the gateway and the origin', async () => {
     const gateway = new Registry();
     const origin = new Registry();
-    new GatewayMetrics(gateway, () => ({ entries: 0, bytes: 0 }));
+    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0 }), inFlight: () => 0 });
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
     assert.ok(names.length >= 11);

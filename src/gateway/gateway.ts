@@ -83,7 +83,8 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
-  const metrics = new GatewayMetrics(registry, cacheStats);
+  const unfinished = new Set<ServerResponse>();
+  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size });
   const origin = new OriginClient(config);
   const coalescer = new Coalescer<FillOutcome>();
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
@@ -91,7 +92,6 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
-  const unfinished = new Set<ServerResponse>();
   const limits = httpLimits(config);
   const onRefused = reportRefusals(logger, credentialNames, (reason) => {
     metrics.refused(reason);

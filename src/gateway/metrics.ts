@@ -3,7 +3,8 @@
  * several gateways can run in one process. Every label has bounded cardinality: route templates,
  * methods folded to GET/HEAD/other, status codes, cache results; never a URL or a query.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../shared/process-metrics.ts';
 
 /**
  * How a request was answered, as the access log and the metrics name it: `hit` fresh from the
@@ -25,6 +26,13 @@ export type EventOutcome = 'purged' | 'duplicate' | 'refused';
 export interface CacheGauges {
   readonly entries: number;
   readonly bytes: number;
+}
+
+/** What the gauges read at scrape time. */
+export interface LiveState {
+  readonly cache: () => CacheGauges;
+  /** Requests being answered now. */
+  readonly inFlight: () => number;
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -55,9 +63,10 @@ export class GatewayMetrics {
    */
   readonly #children = new Map<string, { readonly requests: Counter.Internal; readonly duration: Histogram.Internal<'route' | 'cache'> }>();
 
-  constructor(registry: Registry, cache: () => CacheGauges) {
+  constructor(registry: Registry, live: LiveState) {
+    const cache = live.cache;
     this.registry = registry;
-    collectDefaultMetrics({ register: registry });
+    collectProcessMetrics(registry, 'catalog_gateway');
     const registers = [registry];
     this.#requests = new Counter({
       name: 'catalog_gateway_http_requests_total',
@@ -143,6 +152,14 @@ export class GatewayMetrics {
       help: 'Time from the change an event reports (its timestamp) to the purge it caused.',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
       registers,
+    });
+    new Gauge({
+      name: 'catalog_gateway_in_flight_requests',
+      help: 'Requests being answered now.',
+      registers,
+      collect() {
+        this.set(live.inFlight());
+      },
     });
     this.#refused = new Counter({
       name: 'catalog_gateway_refused_requests_total',

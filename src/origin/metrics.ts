@@ -2,7 +2,8 @@
  * The origin's Prometheus metrics, registered once per origin on its own registry. Labels are
  * bounded: the route is a template or "unmatched", never a raw path.
  */
-import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { collectProcessMetrics } from '../shared/process-metrics.ts';
 import type { RouteLabel } from '../shared/request-target.ts';
 import type { CirculationRoute } from './circulation.ts';
 import type { SearchPlan } from './fts-query.ts';
@@ -17,7 +18,7 @@ export class OriginMetrics {
 
   /** `outboxDepth` is read at scrape time, so the gauge is never stale. */
   constructor(registry: Registry, outboxDepth: () => number) {
-    collectDefaultMetrics({ register: registry });
+    collectProcessMetrics(registry, 'catalog_origin');
     this.#requests = new Counter({
       name: 'catalog_origin_http_requests_total',
       help: 'HTTP requests answered by the origin, by route template and status.',

@@ -1,0 +1,83 @@
+/**
+ * Both servers' `/metrics` against the real Prometheus tools (Debian's `prometheus` package,
+ * installed by test/support/system-deps.sh): `promtool check metrics` accepts them, and a real
+ * Prometheus server scrapes both admin listeners (`up` is 1, the build is known).
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { tempDir } from '../support/config.ts';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, until } from '../support/harness.ts';
+import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
+
+let origin: OriginFixture;
+let fx: GatewayFixture;
+before(async () => {
+  origin = await startOriginFixture();
+  fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir });
+  await fx.get('/v1/books?q=river');
+});
+after(async () => {
+  await fx.stop();
+  await origin.stop();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+test('promtool check metrics accepts both servers\' metrics', async () => {
+  for (const admin of [fx.gateway.adminUrl, origin.origin.adminUrl]) {
+    const text = (await get(`${admin}/metrics`)).body;
+    const checked = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    assert.equal(checked.status, 0, `${admin}: ${checked.stdout}${checked.stderr}`);
+  }
+});
+
+test('a real Prometheus scrapes both admin listeners', async () => {
+  const dir = tempDir();
+  const port = await freePort();
+  const hostOf = (url: string): string => new URL(url).host;
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s, scrape_timeout: 1s }',
+      'scrape_configs:',
+      `  - job_name: gateway\n    static_configs: [{ targets: ['${hostOf(fx.gateway.adminUrl)}'] }]`,
+      `  - job_name: origin\n    static_configs: [{ targets: ['${hostOf(origin.origin.adminUrl)}'] }]`,
+      '',
+    ].join('\n'),
+  );
+  const server = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+  try {
+    const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
+      const reply = await get(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => undefined);
+      if (reply?.status !== 200) return [];
+      return (JSON.parse(reply.body) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+    };
+    await until(async () => {
+      const up = await query('up == 1');
+      if (up.length < 2) await new Promise((resolve) => setTimeout(resolve, 250));
+      return up.length === 2;
+    }, 120);
+    const builds = await query('catalog_gateway_build_info or catalog_origin_build_info');
+    assert.equal(builds.length, 2);
+    assert.ok(builds.every((b) => b.metric.version !== undefined && b.metric.node === process.version));
+    const hits = await query('catalog_gateway_http_requests_total');
+    assert.ok(hits.length > 0, 'the gateway\'s request counter is in Prometheus');
+  } finally {
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+  }
+});
