@@ -1,12 +1,14 @@
 /**
  * Both servers' `/metrics` against the real Prometheus tools (Debian's `prometheus` package,
  * installed by test/support/system-deps.sh): `promtool check metrics` accepts them, and a real
- * Prometheus server scrapes both admin listeners (`up` is 1, the build is known).
+ * Prometheus server scrapes both admin listeners (`up` is 1, the build is known); the rules in
+ * ops/prometheus pass their promtool unit tests, and the dashboard in ops/grafana queries only
+ * metrics that exist.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -79,5 +81,36 @@ test('a real Prometheus scrapes both admin listeners', async () => {
   } finally {
     server.kill('SIGTERM');
     await once(server, 'exit');
+  }
+});
+
+test('the alerting and recording rules pass promtool check rules and their unit tests', () => {
+  const checked = spawnSync('promtool', ['check', 'rules', 'ops/prometheus/rules.yml'], { encoding: 'utf8' });
+  assert.equal(checked.status, 0, checked.stdout + checked.stderr);
+  const tested = spawnSync('promtool', ['test', 'rules', 'rules.test.yml'], { cwd: 'ops/prometheus', encoding: 'utf8' });
+  assert.equal(tested.status, 0, tested.stdout + tested.stderr);
+});
+
+test('every query of the Grafana dashboard names metrics the servers or the recording rules produce', async () => {
+  const dashboard = JSON.parse(readFileSync('ops/grafana/catalog-gateway.json', 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[]; templating: { list: { query?: unknown }[] } };
+  const produced = new Set<string>();
+  for (const admin of [fx.gateway.adminUrl, origin.origin.adminUrl]) {
+    for (const line of (await get(`${admin}/metrics`)).body.split('\n')) {
+      const name = /^# TYPE (\S+) (\S+)/.exec(line);
+      if (name?.[1] === undefined) continue;
+      produced.add(name[1]);
+      if (name[2] === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) produced.add(`${name[1]}${suffix}`);
+    }
+  }
+  for (const match of readFileSync('ops/prometheus/rules.yml', 'utf8').matchAll(/record: (\S+)/g)) produced.add(match[1] ?? '');
+  const exprs = [...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...dashboard.templating.list.map((v) => v.query).filter((q): q is string => typeof q === 'string' && q.includes('('))];
+  assert.ok(exprs.length >= 10);
+  const FUNCTIONS = new Set(['sum', 'by', 'rate', 'histogram_quantile', 'label_values', 'le', 'instance', 'cache', 'status', 'reason', 'outcome', 'kind', 'mode']);
+  for (const expr of exprs) {
+    const withoutStrings = expr.replace(/"[^"]*"/g, '').replace(/\[[^\]]*\]/g, '').replace(/\{[^}]*\}/g, '');
+    for (const [word] of withoutStrings.matchAll(/[a-z_][a-z0-9_:]*/g)) {
+      if (FUNCTIONS.has(word)) continue;
+      assert.ok(produced.has(word), `dashboard query names ${word}, which nothing produces: ${expr}`);
+    }
   }
 });
