@@ -25,7 +25,7 @@ describe('README', () => {
   test('npm start and the bin run the gateway with the same V8 flags as the loadtest and the bench', () => {
     const flags = GATEWAY_NODE_FLAGS.join(' ');
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
-    assert.equal(pkg.scripts.start, `node ${flags} src/cli/main.ts start`);
+    assert.equal(pkg.scripts.start, `node ${flags} bin/catalog-gateway.js start`);
     const shebang = readFileSync(new URL('../bin/catalog-gateway.js', import.meta.url), 'utf8').split('\n')[0];
     assert.equal(shebang, `#!/usr/bin/env -S node ${flags}`);
   });

@@ -121,6 +121,11 @@ export class CatalogDb {
     return row === undefined ? undefined : toBook(row);
   }
 
+  /** Books in the catalog, at start: ids are 1..N, so the last id is the count, read without a scan. */
+  bookCount(): number {
+    return Number(this.#db.prepare('SELECT max(id) AS n FROM book').get()?.n ?? 0);
+  }
+
   branches(): Branch[] {
     return this.#branches.all().map((row) => ({ id: row.id as string, name: row.name as string }));
   }

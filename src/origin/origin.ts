@@ -63,6 +63,11 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   // The writer first: it turns the file to WAL, which the read-only search connection then shares.
   const circulation = new CirculationDb(path, now);
   const db = new CatalogDb(path);
+  const books = db.bookCount();
+  if (books !== config['origin.books']) {
+    // origin.books only says how many to seed; an existing catalog is served as it is.
+    logger.warn({ path, books, configured: config['origin.books'] }, `the catalog holds ${books} books; origin.books applies only when seeding (rebuild with: catalog-gateway seed --books ${config['origin.books']} --db ${path})`);
+  }
   const metrics = new OriginMetrics(registry, () => circulation.outboxDepth);
   const events = new EventDelivery(circulation, metrics, logger, {
     retryForMs: config['origin.events.retryForSeconds'] * 1000,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { get } from '../support/harness.ts';
-import { json, openBusyConnection, startOriginFixture } from '../support/origin-fixture.ts';
+import { json, openBusyConnection, startOriginFixture, TEST_BOOKS } from '../support/origin-fixture.ts';
 
 test('while draining: a request on an open connection gets 503 with Connection: close, /readyz is 503, then the origin stops', async (t) => {
   const f = await startOriginFixture();
@@ -34,4 +34,16 @@ test('stop() is idempotent and an idle origin stops at once', async () => {
   await Promise.all([f.stop(), f.stop()]);
   await f.stop();
   await assert.rejects(request(`${f.origin.adminUrl}/healthz`), { code: 'ECONNREFUSED' });
+});
+
+test('an existing catalog of another size is served as it is, with a warning that origin.books applies only when seeding', async () => {
+  const f = await startOriginFixture({ 'origin.books': 5000 });
+  try {
+    const warning = f.logs.lines().find((l) => typeof l.msg === 'string' && l.msg.includes('applies only when seeding'));
+    assert.ok(warning !== undefined);
+    assert.equal(warning.books, TEST_BOOKS);
+    assert.equal(warning.configured, 5000);
+  } finally {
+    await f.stop();
+  }
 });

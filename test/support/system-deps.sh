@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages whose programs the tests run for real, when they are missing:
-# prometheus (the prometheus server and promtool). Run by `npm test` before the tests.
+# prometheus (the prometheus server and promtool) and systemd (systemd-analyze). Run by `npm test`
+# before the tests.
 set -euo pipefail
 need=()
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -61,6 +61,8 @@ export const start: Command = {
   flags: [
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'gateway API port (0 picks a free one)' },
     { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (0 picks a free one)' },
+    { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'gateway admin port (0 picks a free one)' },
+    { name: 'origin-admin-port', key: 'origin.adminPort', value: 'PORT', description: 'origin admin port (0 picks a free one)' },
   ],
   async run(args) {
     const config = loadConfig(args.config);
