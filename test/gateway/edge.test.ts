@@ -11,26 +11,9 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get, metricValue, until } from '../support/harness.ts';
+import { get, metricValue, rawExchange, until } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
-
-/** Raw bytes in, everything until the server closes (or `waitMs` passes) out. */
-function raw(url: string, bytes: string, waitMs = 2000): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    let received = '';
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    const timer = setTimeout(() => socket.destroy(), waitMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(received);
-    });
-    socket.on('error', reject);
-  });
-}
 
 const statusOf = (response: string): number => Number(response.split(' ')[1]);
 const typeOf = (response: string): string => (JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { type: string }).type;
@@ -64,12 +47,12 @@ describe('strict framing and credentials, on both servers', () => {
     ];
     for (const [name, url] of servers()) {
       for (const request of cases) {
-        const response = await raw(url, request);
+        const response = await rawExchange(url, request);
         assert.equal(statusOf(response), 400, `${name}: ${request.split('\r\n')[0] ?? ''} → ${response.slice(0, 200)}`);
         assert.equal(typeOf(response), 'https://catalog.example/problems/malformed-request');
         assert.match(response, /\r\nconnection: close\r\n/i, name);
       }
-      const ten = await raw(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      const ten = await rawExchange(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
       assert.equal(statusOf(ten), 200, `${name}: HTTP/1.0 needs no Host`);
     }
   });
@@ -94,7 +77,7 @@ describe('strict framing and credentials, on both servers', () => {
 
   test('requests the parser refuses are logged with a redacted excerpt and counted', async () => {
     const secret = 'SECRET-in-a-broken-request';
-    const response = await raw(fx.gateway.url, `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
+    const response = await rawExchange(fx.gateway.url, `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
     assert.equal(statusOf(response), 400);
     const line = fx.logs.lines().map((l) => JSON.stringify(l)).findLast((l) => l.includes('refused before parsing'));
     assert.ok(line !== undefined, 'the refusal is logged');

@@ -4,19 +4,11 @@
  * with `max-age=3600` so that nothing but the purge can.
  */
 import assert from 'node:assert/strict';
-import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import type { Book } from '../../src/shared/api-types.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { metricValue, send, until } from '../support/harness.ts';
-import { sharedCatalog, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
-
-function freeSingleCopies(count: number): { book: string; branch: string }[] {
-  const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-  const rows = db.prepare('SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE copies = 1 AND on_loan = 0 GROUP BY book_id ORDER BY book_id DESC LIMIT ?').all(count);
-  db.close();
-  return rows.map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
-}
+import { freeHoldings, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 const availableAt = (book: Book, branch: string): boolean | undefined => book.availability.find((a) => a.branch === branch)?.available;
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,7 +17,7 @@ describe('availability events from the real origin purge the gateway', () => {
   let origin: OriginFixture;
   let fx: GatewayFixture;
   let writer: Record<string, string>;
-  const [first, second] = freeSingleCopies(2);
+  const [first, second] = freeHoldings(1, 2, 'DESC');
 
   before(async () => {
     origin = await startOriginFixture({ 'origin.maxAgeSeconds': 3600 });

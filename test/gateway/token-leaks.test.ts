@@ -3,11 +3,10 @@
  * `/metrics`, and every response (status line, fields, body) are searched for the tokens sent.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get } from '../support/harness.ts';
+import { get, rawExchange } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 let origin: OriginFixture;
@@ -20,21 +19,6 @@ after(async () => {
   await fx.stop();
   await origin.stop();
 });
-
-function rawExchange(url: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    let received = '';
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    const timer = setTimeout(() => socket.destroy(), 1000);
-    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(received);
-    });
-    socket.on('error', () => { resolve(received); });
-  });
-}
 
 test('tokens in headers, queries, fragments, cookies and broken requests appear in no output', async () => {
   const valid = await fx.token();

@@ -3,22 +3,9 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { Book } from '../../src/shared/api-types.ts';
-import { json, sharedCatalog, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
+import { freeHoldings, json, sharedCatalog, startOriginFixture, type Holding, type OriginFixture } from '../support/origin-fixture.ts';
 import { metricValue, send, until } from '../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-
-interface Holding {
-  readonly book: string;
-  readonly branch: string;
-}
-
-/** Holdings of the test catalog with exactly `copies` copies, none out, each of another book. */
-function freeHoldings(copies: number, count: number): Holding[] {
-  const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-  const rows = db.prepare('SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE copies = ? AND on_loan = 0 GROUP BY book_id ORDER BY book_id LIMIT ?').all(copies, count);
-  db.close();
-  return rows.map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
-}
 
 function availableAt(book: Book, branch: string): boolean | undefined {
   return book.availability.find((a) => a.branch === branch)?.available;

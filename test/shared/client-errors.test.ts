@@ -1,23 +1,11 @@
 /** Requests Node's HTTP parser refuses still get a problem, and are reported, on every listener built with createHttpServer(). */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createHttpServer, type Refusal } from '../../src/shared/http-server.ts';
 import { drain, listen } from '../../src/shared/lifecycle.ts';
 import { PROBLEM_BASE } from '../../src/shared/problem.ts';
-
-/** Sends raw bytes, leaves the connection open, and collects everything until the server closes it. */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let received = '';
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('close', () => { resolve(received); });
-    socket.on('error', reject);
-  });
-}
+import { rawExchange } from '../support/harness.ts';
 
 function problemOf(raw: string): { status: number; type: string; contentType: string | undefined } {
   const [head = '', body = ''] = raw.split('\r\n\r\n');
@@ -42,19 +30,19 @@ describe('client errors', () => {
   after(() => drain(server, 100));
 
   test('bytes that are not HTTP get a 400 malformed-request problem and a closed connection', async () => {
-    const reply = problemOf(await exchange(port, 'GARBAGE\r\n\r\n'));
+    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'GARBAGE\r\n\r\n'));
     assert.deepEqual(reply, { status: 400, type: `${PROBLEM_BASE}malformed-request`, contentType: 'application/problem+json' });
     assert.equal(refusals.at(-1)?.reason, 'HPE_INVALID_METHOD');
   });
 
   test('a smuggling attempt (Content-Length and chunked together) is refused and reported with its request line', async () => {
-    const reply = problemOf(await exchange(port, 'POST /v1/books?q=x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'));
+    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'POST /v1/books?q=x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'));
     assert.equal(reply.status, 400);
     assert.deepEqual({ method: refusals.at(-1)?.method, target: refusals.at(-1)?.target }, { method: 'POST', target: '/v1/books?q=x' });
   });
 
   test('CONNECT gets a 405 problem instead of an empty reply', async () => {
-    const raw = await exchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const raw = await rawExchange(`http://127.0.0.1:${port}`, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     const reply = problemOf(raw);
     assert.equal(reply.status, 405);
     assert.equal(reply.type, `${PROBLEM_BASE}method-not-allowed`);
@@ -63,13 +51,13 @@ describe('client errors', () => {
   });
 
   test('an oversized header section gets 431 headers-too-large', async () => {
-    const reply = problemOf(await exchange(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
     assert.equal(reply.status, 431);
     assert.equal(reply.type, `${PROBLEM_BASE}headers-too-large`);
   });
 
   test('headers that never finish get 408 request-timeout', async () => {
-    const reply = problemOf(await exchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n'));
+    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'GET / HTTP/1.1\r\nHost: x\r\n'));
     assert.equal(reply.status, 408);
     assert.equal(reply.type, `${PROBLEM_BASE}request-timeout`);
     assert.equal(answered, 0, 'no refused request reached the handler');

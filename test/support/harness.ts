@@ -2,6 +2,7 @@
  * What every server test needs: a hand-driven clock, log lines captured from an injected
  * destination, a plain HTTP client, a wait on real server state, and Prometheus text reading.
  */
+import { connect } from 'node:net';
 import { setImmediate } from 'node:timers/promises';
 import type { DestinationStream } from 'pino';
 import { request } from 'undici';
@@ -64,6 +65,27 @@ export interface Reply {
 export async function get(url: string, headers: Record<string, string> = {}, method = 'GET', signal?: AbortSignal): Promise<Reply> {
   const res = await request(url, { method, headers, ...(signal === undefined ? {} : { signal }) });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+}
+
+/**
+ * Sends raw bytes to a server and collects everything it writes until it closes the connection,
+ * or `waitMs` passes (then the connection is closed from this side).
+ */
+export function rawExchange(url: string, bytes: string, waitMs = 2000): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    let received = '';
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const timer = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+    socket.on('error', () => {
+      resolve(received);
+    });
+  });
 }
 
 /** A request with a body (a JSON value is sent as application/json unless `headers` say otherwise). */

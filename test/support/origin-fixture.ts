@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
 import { seedCatalog } from '../../src/origin/seed.ts';
@@ -25,6 +26,19 @@ export function sharedCatalog(): string {
     seeded = path;
   }
   return seeded;
+}
+
+export interface Holding {
+  readonly book: string;
+  readonly branch: string;
+}
+
+/** Holdings of the test catalog with exactly `copies` copies, none on loan, each of another book. */
+export function freeHoldings(copies: number, count: number, order: 'ASC' | 'DESC' = 'ASC'): Holding[] {
+  const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
+  const rows = db.prepare(`SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE copies = ? AND on_loan = 0 GROUP BY book_id ORDER BY book_id ${order} LIMIT ?`).all(copies, count);
+  db.close();
+  return rows.map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
 }
 
 export interface TokenOptions {
