@@ -19,7 +19,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { peerFields, requestId } from '../shared/access-log.ts';
+import { peerFields, requestId, roundMs } from '../shared/access-log.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
@@ -74,11 +74,13 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
         path: rawTarget,
         status,
         bytes: gone ? 0 : answered.bytes,
-        durationMs,
+        durationMs: roundMs(durationMs),
         cache: answered.cache,
-        originMs: answered.originMs === undefined ? undefined : Math.round(answered.originMs * 1000) / 1000,
+        originMs: answered.originMs === undefined ? undefined : roundMs(answered.originMs),
         sub: answered.sub,
-        ...peer,
+        remote: peer.remote,
+        ua: peer.ua,
+        proto: peer.proto,
       });
     };
     const fail = (err: unknown): void => {

@@ -18,7 +18,7 @@
  * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { peerFields, requestId, type AccessLog } from '../shared/access-log.ts';
+import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
@@ -142,9 +142,11 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
           path: shownTarget,
           status: res.statusCode,
           bytes,
-          durationMs: seconds * 1000,
+          durationMs: roundMs(seconds * 1000),
           sub: handled.subject,
-          ...peer,
+          remote: peer.remote,
+          ua: peer.ua,
+          proto: peer.proto,
         });
       })
       .catch((err: unknown) => {

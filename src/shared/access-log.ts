@@ -52,7 +52,14 @@ export type AccessLog<R extends AccessRecord = AccessRecord> = (record: R) => vo
 export function createAccessLog<R extends AccessRecord>(logger: Logger, enabled: boolean, credentialNames: readonly string[]): AccessLog<R> {
   if (!enabled) return () => undefined;
   return (record) => {
-    const line: AccessRecord = { ...record, path: redactTarget(record.path, credentialNames), durationMs: Math.round(record.durationMs * 1000) / 1000 };
+    // The record is logged as it is unless its path carries something to redact: no copy per line.
+    const path = redactTarget(record.path, credentialNames);
+    const line: AccessRecord = path === record.path ? record : { ...record, path };
     logger.info(line, 'request');
   };
+}
+
+/** Milliseconds as the log shows them: to the microsecond. */
+export function roundMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }
