@@ -20,6 +20,8 @@ import type { OriginClient } from './upstream/origin-client.ts';
 
 export interface PipelineDeps {
   readonly maxTargetBytes: number;
+  /** Origin response fields clients never see: the tag field unless `gateway.purge.exposeTagHeader`. */
+  readonly hiddenFields: readonly string[];
   /** `http.credentialParameters`, parsed. */
   readonly credentialNames: readonly string[];
   /** Per-token and per-address rate limits (`gateway.rateLimit`). */

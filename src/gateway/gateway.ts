@@ -101,6 +101,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       {
         maxTargetBytes,
         credentialNames,
+        hiddenFields: tags.expose ? [] : [tags.header],
         tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
         ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
         isDraining: () => draining,

@@ -53,9 +53,12 @@ describe('purge API', () => {
   };
   const status = async (path: string): Promise<string> => String((await fx.get(path)).headers['cache-status']);
 
-  test('the tag field is not passed on to clients', async () => {
+  test('the tag field is not passed on to clients, stored or relayed', async () => {
     const reply = await fx.get('/a');
     assert.equal(reply.headers['surrogate-key'], undefined);
+    const relayed = await fx.get('/a', {}, 'POST');
+    assert.match(String(relayed.headers['cache-status']), /fwd=method/);
+    assert.equal(relayed.headers['surrogate-key'], undefined);
   });
 
   test('a purge needs a catalog:admin token and a well-formed body, and a refused one purges nothing', async () => {

@@ -51,7 +51,7 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   }
   if (invalidated > 0) deps.metrics.invalidated(invalidated);
   const cacheStatus = forwardStatus({ fwd, fwdStatus: answer.status });
-  const outcome = await relay(answer, ex.res, ex.method, ['cache-status', cacheStatus, 'x-request-id', ex.reqId]);
+  const outcome = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus, 'x-request-id', ex.reqId]);
   deps.metrics.originAnswer(outcome.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (outcome.brokenBody !== undefined) {
     deps.logger.warn({ reqId: ex.reqId, code: outcome.brokenBody, bytes: outcome.bytes }, 'origin body broke off after the headers were relayed; client connection closed');

@@ -26,10 +26,11 @@ export interface RelayOutcome {
  */
 const NO_LENGTH = ['content-length'];
 
-export async function relay(answer: OpenedAnswer, res: ServerResponse, method: string, extra: readonly string[]): Promise<RelayOutcome> {
+/** `hidden`: origin fields clients never see (the tag field, unless exposed); `extra`: fields the gateway adds. */
+export async function relay(answer: OpenedAnswer, res: ServerResponse, method: string, hidden: readonly string[], extra: readonly string[]): Promise<RelayOutcome> {
   const { status, body } = answer;
   const noContent = hasNoContent(status, method);
-  res.writeHead(status, [...endToEndFields(answer.headers, noContent && method !== 'HEAD' ? NO_LENGTH : undefined), ...extra]);
+  res.writeHead(status, [...endToEndFields(answer.headers, noContent && method !== 'HEAD' ? [...hidden, ...NO_LENGTH] : hidden), ...extra]);
   if (noContent) {
     discard(body);
     res.end();
