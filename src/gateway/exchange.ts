@@ -8,7 +8,6 @@ import type { AccessLog, AccessRecord } from '../shared/access-log.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
-import { redactTarget } from '../shared/credentials.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
@@ -73,6 +72,6 @@ export type Step = Answered | Promise<Answered>;
 /** Ends the request with a problem (RFC 9457). */
 export function refuse(ex: Exchange, route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered {
   ex.res.setHeader('x-request-id', ex.reqId);
-  const bytes = sendProblem(ex.res, p, problemInstance(redactTarget(ex.rawTarget, ex.deps.credentialNames), ex.deps.maxTargetBytes), ex.isHead);
+  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.deps.maxTargetBytes, ex.deps.credentialNames), ex.isHead);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, cache, sub };
 }

@@ -14,19 +14,19 @@ import { createAccessLog } from '../shared/access-log.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
-import { TokenBuckets } from './steps/token-bucket.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier, loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
 import { EventReceiver } from './events/event-receiver.ts';
 import { EventRegistration } from './events/registration.ts';
 import { Coalescer } from './fill/coalescer.ts';
-import { Filler, type FillOutcome } from './fill/fill.ts';
+import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
 import { purgeEndpoint, PURGE_SCOPE } from './purge/purge-endpoint.ts';
 import { Purger } from './purge/purger.ts';
 import { RouteTable } from './routes/route-table.ts';
+import { TokenBuckets } from './steps/token-bucket.ts';
 import { ResponseCache } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 
@@ -101,7 +101,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       {
         maxTargetBytes,
         credentialNames,
-        hiddenFields: tags.expose ? [] : [tags.header],
+        hiddenFields: hiddenFields(tags),
         tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
         ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
         isDraining: () => draining,

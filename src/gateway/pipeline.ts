@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
 import { peerFields, requestId, roundMs } from '../shared/access-log.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
-import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
+import { credentialsInTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
 import { refuse, type Answered, type Exchange, type PipelineDeps, type Step } from './exchange.ts';
@@ -87,7 +87,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
       deps.unfinished.delete(res);
       deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
       if (res.headersSent) res.destroy();
-      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(redactTarget(rawTarget, deps.credentialNames), deps.maxTargetBytes), false);
+      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(rawTarget, deps.maxTargetBytes, deps.credentialNames), false);
     };
     try {
       if (deps.isDraining()) res.shouldKeepAlive = false;

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { BranchAvailability } from '../shared/api-types.ts';
+import { BOOK_ID, type BranchAvailability } from '../shared/api-types.ts';
 import { assertSchemaVersion } from './catalog-schema.ts';
 
 export const AVAILABILITY_CHANGED = 'book.availability.changed';
@@ -49,7 +49,6 @@ export interface OutboxRow {
   readonly attempts: number;
 }
 
-const BOOK_ID = /^bk_([1-9][0-9]{0,9})$/;
 const LOAN_ID = /^ln_([1-9][0-9]{0,15})$/;
 const WEBHOOK_ID = /^wh_([1-9][0-9]{0,15})$/;
 

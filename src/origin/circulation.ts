@@ -4,6 +4,7 @@
  * (`Cache-Control: no-store`), and a loan's effect reaches the searches through the events.
  */
 import type { IncomingMessage } from 'node:http';
+import { BRANCH_ID } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import { readJsonObject } from '../shared/request-body.ts';
 import { AVAILABILITY_CHANGED, EVENT_TYPES, idNumber, type CirculationDb } from './circulation-db.ts';
@@ -40,7 +41,6 @@ export type CirculationAnswer =
 
 /** Webhook bodies and loan bodies are a few dozen bytes; anything near this is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
-const BRANCH_ID = /^branch_[a-z0-9_]{1,56}$/;
 
 function invalid(detail: string): CirculationAnswer {
   return { kind: 'problem', problem: problem('invalid-body', detail) };

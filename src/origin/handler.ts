@@ -119,7 +119,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
         return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, tags: a.tags, next: a.next });
       }
       if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
-      const bytes = sendProblem(res, a.problem, problemInstance(shownTarget, ctx.maxTargetBytes), handled.isHead);
+      const bytes = sendProblem(res, a.problem, problemInstance(req.url ?? '/', ctx.maxTargetBytes, ctx.credentialNames), handled.isHead);
       return handled.isHead ? 0 : bytes;
     };
     const respond = async (): Promise<number> => {

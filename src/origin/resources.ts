@@ -2,7 +2,7 @@
  * The catalog's resources: maps a parsed, authorised request target to the JSON document it
  * names, or to the problem that says why there is none.
  */
-import type { Book, BooksPage, Branch, BranchList } from '../shared/api-types.ts';
+import { BOOK_ID, BRANCH_ID, type Book, type BooksPage, type Branch, type BranchList } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import type { BooksQuery, Target } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
@@ -16,9 +16,6 @@ export type Resolution =
   | { readonly ok: true; readonly document: ApiDocument; readonly tags: string; readonly next?: string | null }
   | { readonly ok: false; readonly problem: Problem };
 
-/** `bk_` and a positive id without leading zeros, so each book has exactly one URL. */
-const BOOK_ID = /^bk_([1-9][0-9]{0,9})$/;
-const BRANCH_ID = /^branch_[a-z0-9_]+$/;
 
 /**
  * Every book shown, and for a search filtered by availability the tag of the branch it filters

@@ -1,5 +1,10 @@
 /** The catalog API's resources, as both the origin and the gateway speak them (docs/openapi.json). */
 
+/** A book id: `bk_` and a positive number without leading zeros, so each book has exactly one URL. */
+export const BOOK_ID = /^bk_([1-9][0-9]{0,9})$/;
+/** A branch id. */
+export const BRANCH_ID = /^branch_[a-z0-9_]{1,56}$/;
+
 export interface BranchAvailability {
   /** Matches `^branch_[a-z0-9_]+$`. */
   readonly branch: string;

@@ -47,20 +47,34 @@ function mayCarry(target: string, names: readonly string[]): boolean {
   return suspect(names).test(target);
 }
 
+/** A target taken apart: what precedes the query (with its `?`), the query's pairs, and whether a fragment followed. */
+interface Parts {
+  readonly head: string;
+  readonly pairs: readonly string[];
+  readonly fragment: boolean;
+}
+
+function parts(target: string): Parts {
+  const hash = target.indexOf('#');
+  const beforeHash = hash === -1 ? target : target.slice(0, hash);
+  const q = beforeHash.indexOf('?');
+  return {
+    head: q === -1 ? beforeHash : beforeHash.slice(0, q + 1),
+    pairs: q === -1 ? [] : beforeHash.slice(q + 1).split('&'),
+    fragment: hash !== -1,
+  };
+}
+
 /** The target with the value of every credential parameter, and any fragment, replaced by `REDACTED`. */
 export function redactTarget(target: string, names: readonly string[]): string {
   if (!mayCarry(target, names)) return target;
-  const hash = target.indexOf('#');
-  const beforeHash = hash === -1 ? target : target.slice(0, hash);
-  const fragment = hash === -1 ? '' : `#${REDACTED}`;
-  const q = beforeHash.indexOf('?');
-  if (q === -1) return beforeHash + fragment;
-  const pairs = beforeHash.slice(q + 1).split('&').map((pair) => {
+  const { head, pairs, fragment } = parts(target);
+  const redacted = pairs.map((pair) => {
     if (!names.includes(decodedName(pair))) return pair;
     const eq = pair.indexOf('=');
     return `${eq === -1 ? pair : pair.slice(0, eq)}=${REDACTED}`;
   });
-  return `${beforeHash.slice(0, q + 1)}${pairs.join('&')}${fragment}`;
+  return `${head}${redacted.join('&')}${fragment ? `#${REDACTED}` : ''}`;
 }
 
 const IN_TARGET = problem('credentials-in-target', 'send the token in the Authorization header; a token in the URI is not accepted (RFC 6750 §2.3)');
@@ -68,9 +82,5 @@ const IN_TARGET = problem('credentials-in-target', 'send the token in the Author
 /** A 400 problem when the target's query names a credential parameter. */
 export function credentialsInTarget(target: string, names: readonly string[]): Problem | undefined {
   if (!mayCarry(target, names)) return undefined;
-  const hash = target.indexOf('#');
-  const beforeHash = hash === -1 ? target : target.slice(0, hash);
-  const q = beforeHash.indexOf('?');
-  if (q === -1) return undefined;
-  return beforeHash.slice(q + 1).split('&').some((pair) => names.includes(decodedName(pair))) ? IN_TARGET : undefined;
+  return parts(target).pairs.some((pair) => names.includes(decodedName(pair))) ? IN_TARGET : undefined;
 }

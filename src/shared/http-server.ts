@@ -44,7 +44,7 @@ export function reportRefusals(logger: Logger, credentialNames: readonly string[
 
 /** A request refused before any handler saw it. */
 export interface Refusal {
-  /** Bounded: the parser's error code, `CONNECT`, or `timeout`. */
+  /** Bounded: the parser's error code (timeouts included), or `CONNECT`. */
   readonly reason: string;
   readonly method: string | undefined;
   /** The start of the target, at most 128 characters; redact it before logging. */
@@ -73,7 +73,7 @@ function requestLine(packet: Buffer | undefined): { method: string | undefined; 
   return { method: line?.[1], target: line?.[2] };
 }
 
-const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported: this is not a forward proxy');
+const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported: this is not a forward proxy', { allow: 'GET, HEAD' });
 
 export function createHttpServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
@@ -100,7 +100,7 @@ export function createHttpServer(
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
-    socket.end(rawProblemResponse({ ...CONNECT_REFUSED, headers: { allow: 'GET, HEAD' } }, '/'));
+    socket.end(rawProblemResponse(CONNECT_REFUSED, '/'));
   });
   return server;
 }

@@ -8,6 +8,8 @@
  * share one cache entry (`?q=a&limit=5` and `?limit=5&q=a`), and the gateway forwards exactly the
  * canonical target, so a stored response always matches its key.
  */
+import { BRANCH_ID } from './api-types.ts';
+import { redactTarget } from './credentials.ts';
 import { problem, type Problem } from './problem.ts';
 
 export const ROUTE_TEMPLATES = ['/v1/books', '/v1/books/{id}', '/v1/branches', '/v1/branches/{id}'] as const;
@@ -20,7 +22,6 @@ export const ALLOWED_METHODS = 'GET, HEAD';
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 export const MAX_QUERY_CHARS = 256;
-const BRANCH_ID = /^branch_[a-z0-9_]{1,56}$/;
 const LIMIT = /^[1-9][0-9]{0,2}$/;
 const CURSOR = /^[A-Za-z0-9_-]{1,512}$/;
 
@@ -187,9 +188,12 @@ export function canonicalBooksTarget(query: BooksQuery): string {
   return target;
 }
 
-/** A problem's `instance`: the target as sent, unless it is the over-long one being refused. */
-export function problemInstance(rawTarget: string, maxTargetBytes: number): string {
-  if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return rawTarget;
+/**
+ * A problem's `instance`: the target as sent, with credentials redacted (credentials.ts), unless
+ * it is the over-long one being refused.
+ */
+export function problemInstance(rawTarget: string, maxTargetBytes: number, credentialNames: readonly string[]): string {
+  if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return redactTarget(rawTarget, credentialNames);
   const path = rawTarget.split('?', 1)[0] ?? '/';
   return Buffer.byteLength(path) <= maxTargetBytes ? path : '/';
 }

@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { sendJson } from '../../shared/admin-server.ts';
+import { BOOK_ID, BRANCH_ID } from '../../shared/api-types.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { problem, sendProblem, type Problem } from '../../shared/problem.ts';
 import { readJsonText } from '../../shared/request-body.ts';
@@ -31,8 +32,6 @@ const INSTANCE = '/events';
 const MAX_BODY_BYTES = 64 * 1024;
 const REMEMBERED_IDS = 100_000;
 const REMEMBER_MS = 10 * 60_000;
-const BOOK = /^bk_[0-9]{1,12}$/;
-const BRANCH = /^branch_[a-z0-9_]{1,56}$/;
 
 interface AvailabilityChanged {
   readonly timestamp: string;
@@ -44,7 +43,7 @@ function isAvailabilityChanged(event: unknown): event is AvailabilityChanged {
   const { type, timestamp, data } = event as Record<string, unknown>;
   if (type !== 'book.availability.changed' || typeof timestamp !== 'string' || typeof data !== 'object' || data === null) return false;
   const { book, branch, available } = data as Record<string, unknown>;
-  return typeof book === 'string' && BOOK.test(book) && typeof branch === 'string' && BRANCH.test(branch) && typeof available === 'boolean';
+  return typeof book === 'string' && BOOK_ID.test(book) && typeof branch === 'string' && BRANCH_ID.test(branch) && typeof available === 'boolean';
 }
 
 export class EventReceiver {

@@ -72,6 +72,11 @@ export interface TagPolicy {
   readonly expose: boolean;
 }
 
+/** Origin fields clients never see, whether an answer is stored or relayed: the tag field, unless exposed. */
+export function hiddenFields(tags: TagPolicy): readonly string[] {
+  return tags.expose ? [] : [tags.header];
+}
+
 export class Filler {
   readonly #origin: OriginClient;
   readonly #cache: ResponseCache;
@@ -87,7 +92,7 @@ export class Filler {
     this.#metrics = metrics;
     this.#now = now;
     this.#tagHeader = tags.header;
-    this.#hidden = tags.expose ? [] : [tags.header];
+    this.#hidden = hiddenFields(tags);
   }
 
   /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
