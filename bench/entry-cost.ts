@@ -67,7 +67,7 @@ async function main(entries: number): Promise<void> {
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': 16 * GIB } });
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
-    const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0 });
+    const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
     const filler = new Filler(client, cache, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
     const fill = async (count: number): Promise<void> => {

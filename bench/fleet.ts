@@ -42,9 +42,13 @@ export class Fleet {
     return this.#start('origin', [CLI, 'origin', '--port', '0', '--admin-port', '0'], { CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', ...env });
   }
 
-  /** A gateway with the V8 flags the shipped entry points give it (GATEWAY_NODE_FLAGS). */
-  gateway(name: string, originUrl: string, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
-    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', originUrl], env, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
+  /**
+   * A gateway with the V8 flags the shipped entry points give it (GATEWAY_NODE_FLAGS), probing
+   * the origin's admin `/readyz`, or `/` of an origin without an admin listener.
+   */
+  gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+    const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
+    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], env, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
   }
 
   /** A bench script such as bare-server.ts or tiny-origin.ts, run by Node's own type stripping like the servers. */

@@ -87,7 +87,7 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const headers = { authorization: `Bearer ${token}` };
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     // The access log is off: a million lines on disk are not what this measures.
-    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) });
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) });
     const admin = gateway.adminUrl ?? '';
     const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin))];
     const sample = (second: number): void => {

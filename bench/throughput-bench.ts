@@ -89,8 +89,8 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
     const headers = { authorization: `Bearer ${token}` };
     log('starting the gateways (access log on, to a file; and off)…');
-    const gateway = await fleet.gateway('gateway', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
-    const quiet = await fleet.gateway('gateway-nolog', origin.url, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
+    const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
 
     const hotTarget = await findHotTarget(origin.url, space, headers);
     const hot: PlannedRequest = { path: hotTarget, headers };

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
+import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
 const CONFIG_FILE_ENV = 'CATALOG_CONFIG';
@@ -68,10 +69,10 @@ function flatten(value: unknown, source: string, prefix: string, into: Map<Confi
   }
 }
 
-function expected(spec: KeySpec): string {
+function expected(spec: KeySpec, unit: Unit | undefined): string {
   switch (spec.type) {
     case 'integer':
-      return `an integer from ${spec.min} to ${spec.max}`;
+      return unit === undefined ? `an integer from ${spec.min} to ${spec.max}` : `from ${spec.min} to ${spec.max} ${unit}, as an integer or with a unit (${unitExamples(unit).replaceAll('`', '')})`;
     case 'boolean':
       return 'true or false';
     case 'enum':
@@ -127,11 +128,12 @@ function parseJson(text: string): unknown {
 }
 
 /** Values from env and flags are strings; file values are JSON. Both go through one check. */
-function coerce(spec: KeySpec, raw: unknown, fromText: boolean): Coerced {
+function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | undefined): Coerced {
   const text = typeof raw === 'string' ? raw.trim() : undefined;
   switch (spec.type) {
     case 'integer': {
-      const n = fromText && text !== undefined && /^-?[0-9]+$/.test(text) ? Number(text) : raw;
+      let n = fromText && text !== undefined && /^-?[0-9]+$/.test(text) ? Number(text) : raw;
+      if (unit !== undefined && text !== undefined) n = parseQuantity(text, unit);
       return typeof n === 'number' && Number.isSafeInteger(n) && n >= spec.min && n <= spec.max ? { ok: true, value: n } : { ok: false };
     }
     case 'boolean': {
@@ -183,10 +185,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   for (const key of KEYS) {
     const [raw, source] = layers.get(key) ?? [undefined, 'nowhere'];
     const spec: KeySpec = SCHEMA[key];
-    const result = coerce(spec, raw, textual.has(key));
+    const unit = unitOf(key);
+    const result = coerce(spec, raw, textual.has(key), unit);
     if (!result.ok) {
       const why = result.why === undefined ? '' : ` (${result.why})`;
-      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec)}${why}`);
+      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec, unit)}${why}`);
     }
     config[key] = result.value;
   }

@@ -6,7 +6,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import type { DestinationStream } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
@@ -29,6 +28,7 @@ import { RouteTable } from './routes/route-table.ts';
 import { TokenBuckets } from './steps/token-bucket.ts';
 import { ResponseCache } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
+import { OriginHealth } from './upstream/origin-health.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -49,9 +49,6 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Readiness probes are cached this long so scrapes and probes do not hammer the origin. */
-const PROBE_CACHE_MS = 1000;
-
 /** The token the gateway registers with: configured, or minted with the development HMAC secret. */
 function registrationToken(config: Config): () => Promise<string> {
   const configured = config['gateway.events.token'];
@@ -59,15 +56,6 @@ function registrationToken(config: Config): () => Promise<string> {
   if (config['auth.jwks'] !== null) throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');
   const secret = loadOrCreateSecret(secretPath(config));
   return () => mintToken(secret, { subject: 'catalog-gateway', scope: PURGE_SCOPE, ttlSeconds: 300, issuer: config['auth.issuer'], audience: config['auth.audience'] });
-}
-
-function cachedProbe(probe: () => Promise<boolean>): () => Promise<boolean> {
-  let last: { readonly at: number; readonly result: Promise<boolean> } | undefined;
-  return () => {
-    const at = performance.now();
-    if (last === undefined || at - last.at > PROBE_CACHE_MS) last = { at, result: probe() };
-    return last.result;
-  };
 }
 
 export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
@@ -84,8 +72,11 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();
-  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size });
-  const origin = new OriginClient(config);
+  const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
+  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
+  const origin = new OriginClient(config, () => {
+    health.nudge();
+  });
   const coalescer = new Coalescer<FillOutcome>();
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
   const maxTargetBytes = config['http.maxTargetBytes'];
@@ -130,15 +121,11 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     metrics,
     logger,
   );
-  const originReachable = cachedProbe(() => origin.reachable());
   const admin = createAdminServer({
     registry,
     limits,
     onRefused,
-    notReadyReason: async () => {
-      if (draining) return 'the gateway is shutting down';
-      return (await originReachable()) ? undefined : 'the origin is not reachable';
-    },
+    notReadyReason: () => (draining ? 'the gateway is shutting down' : health.reason),
     endpoints: {
       '/purge': purgeEndpoint(verifier, purger, (url) => cacheKeyOf(routes, url, maxTargetBytes)),
       '/events': receiver.handle,
@@ -155,7 +142,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       for (const res of unfinished) res.shouldKeepAlive = false;
       registration?.stop();
       await drain(api, shutdownMs);
-      await origin.close();
+      await Promise.all([origin.close(), health.close()]);
       await drain(admin, shutdownMs);
       logger.info('stopped');
       logger.flush();
@@ -166,7 +153,9 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   try {
     const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
     const adminUrl = baseUrl(await listen(admin, config['gateway.host'], config['gateway.adminPort']));
-    logger.info({ url, adminUrl, origin: config['gateway.origin'] }, 'listening');
+    await health.start();
+    logger.info({ url, adminUrl, origin: config['gateway.origin'], originUp: health.up }, 'listening');
+    if (!health.up) logger.warn({ reason: health.reason }, 'the origin is not up; /readyz answers 503 until it is');
     if (registrationTokens !== undefined) {
       registration = new EventRegistration({
         origin: config['gateway.origin'].replace(/\/$/, ''),

@@ -33,6 +33,8 @@ export interface LiveState {
   readonly cache: () => CacheGauges;
   /** Requests being answered now. */
   readonly inFlight: () => number;
+  /** The last origin health probe's verdict. */
+  readonly originUp: () => boolean;
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -159,6 +161,14 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(live.inFlight());
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_origin_up',
+      help: "1 when the origin's health check (gateway.upstream.probe) last answered 2xx, else 0.",
+      registers,
+      collect() {
+        this.set(live.originUp() ? 1 : 0);
       },
     });
     this.#refused = new Counter({

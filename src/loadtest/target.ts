@@ -78,7 +78,7 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
     options.onStep?.('starting the gateway…');
     const gateway = await startServerProcess({
       name: 'gateway',
-      args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, ...configArgs],
+      args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl}/readyz`, ...configArgs],
       nodeFlags: GATEWAY_NODE_FLAGS,
       env,
       logFile: join(logs, 'gateway.log'),

@@ -104,7 +104,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
     registry,
     limits,
     onRefused,
-    notReadyReason: () => Promise.resolve(draining ? 'the origin is shutting down' : undefined),
+    notReadyReason: () => (draining ? 'the origin is shutting down' : undefined),
   });
   const timeoutMs = config['http.shutdownTimeoutMs'];
   const close = async (): Promise<void> => {

@@ -12,8 +12,8 @@ import { problem, sendProblem } from './problem.ts';
 
 export interface AdminOptions {
   readonly registry: Registry;
-  /** Resolves to undefined when ready, or to the reason it is not. */
-  readonly notReadyReason: () => Promise<string | undefined>;
+  /** Undefined when ready, or the reason it is not; never waits on anything (a probe reads state). */
+  readonly notReadyReason: () => string | undefined;
   readonly limits: HttpLimits;
   readonly onRefused: (refusal: Refusal) => void;
   /** `POST` endpoints by path; each answers its request in full. */
@@ -41,7 +41,7 @@ export function createAdminServer(options: AdminOptions): Server {
           sendJson(res, 200, { status: 'ok' });
           return;
         case '/readyz': {
-          const reason = await options.notReadyReason();
+          const reason = options.notReadyReason();
           if (reason === undefined) sendJson(res, 200, { status: 'ready' });
           else sendProblem(res, problem('not-ready', reason), '/readyz', req.method === 'HEAD');
           return;

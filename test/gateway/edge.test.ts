@@ -25,7 +25,7 @@ describe('strict framing and credentials, on both servers', () => {
 
   before(async () => {
     origin = await startOriginFixture();
-    fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir });
+    fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir });
     token = await fx.token();
   });
   after(async () => {

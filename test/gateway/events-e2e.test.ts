@@ -21,7 +21,7 @@ describe('availability events from the real origin purge the gateway', () => {
 
   before(async () => {
     origin = await startOriginFixture({ 'origin.maxAgeSeconds': 3600 });
-    fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir, 'gateway.events.register': true });
+    fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir, 'gateway.events.register': true });
     writer = { authorization: `Bearer ${await fx.token('catalog:read catalog:write')}` };
   });
   after(async () => {
@@ -74,7 +74,7 @@ describe('availability events from the real origin purge the gateway', () => {
     assert.equal((await send(`${origin.origin.url}/v1/loans`, 'POST', originWriter, second)).status, 201);
     await until(async () => metricValue(await origin.metrics(), 'catalog_origin_event_deliveries_total', { outcome: 'failed' }) >= 1);
 
-    fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir, 'gateway.events.register': true, 'gateway.adminPort': adminPort });
+    fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir, 'gateway.events.register': true, 'gateway.adminPort': adminPort });
     await fx.get(`/v1/books/${second.book}`);
     await until(async () => {
       origin.clock.advance(2000);

@@ -109,6 +109,7 @@ describe('gateway when the origin fails', () => {
       assert.equal((await t.fx.get(target)).status, 502, 'the failure was not cached');
       assert.equal((await get(`${t.fx.gateway.adminUrl}/healthz`)).status, 200);
       await until(async () => (await readyz()) === 503);
+      assert.equal(metricValue(await t.fx.metrics(), 'catalog_gateway_origin_up'), 0);
     } finally {
       t.origin.up();
     }
@@ -117,6 +118,7 @@ describe('gateway when the origin fails', () => {
     assert.match(String(back.headers['cache-status']), /fwd=miss; stored/);
     assert.equal(t.origin.count(target), 1);
     await until(async () => (await readyz()) === 200);
+    assert.equal(metricValue(await t.fx.metrics(), 'catalog_gateway_origin_up'), 1);
   });
 
   test('failed fills are counted as origin errors', async () => {
@@ -144,7 +146,7 @@ describe('gateway when the origin is down', () => {
     assert.equal((await get(`${fx.gateway.adminUrl}/healthz`)).status, 200);
     const ready = await get(`${fx.gateway.adminUrl}/readyz`);
     assert.equal(ready.status, 503);
-    assert.match(ready.body, /origin is not reachable/);
+    assert.match(ready.body, /health check http:\/\/127.0.0.1:1\/__health failed: the origin refused the connection/);
     assert.equal((await fx.get('/v1/books?q=down')).status, 502, 'tried again, not cached');
   });
 });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
 import { tempDir, testConfig } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get, metricValue } from '../support/harness.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 
 interface Page {
   readonly results: readonly { readonly id: string }[];
@@ -16,7 +16,7 @@ describe('gateway in front of the real origin', () => {
   before(async () => {
     const dataDir = tempDir();
     origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
-    fx = await startGatewayFixture(origin.url, { dataDir, 'origin.books': 2000 });
+    fx = await startGatewayFixture(origin, { dataDir, 'origin.books': 2000 });
   });
   after(async () => {
     await fx.stop();
@@ -100,7 +100,7 @@ describe('the real origin with max-age=1 and stale-if-error=60 behind the gatewa
   before(async () => {
     const dataDir = tempDir();
     origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000, 'origin.maxAgeSeconds': 1, 'origin.staleIfErrorSeconds': 60 }));
-    fx = await startGatewayFixture(origin.url, { dataDir, 'origin.books': 2000 });
+    fx = await startGatewayFixture(origin, { dataDir, 'origin.books': 2000 });
   });
   after(async () => {
     await fx.stop();
@@ -130,4 +130,28 @@ describe('the real origin with max-age=1 and stale-if-error=60 behind the gatewa
     const cold = await fx.get('/v1/books?q=never-cached');
     assert.equal(cold.status, 502, 'nothing stored: nothing stale to serve');
   });
+});
+
+test("/readyz and catalog_gateway_origin_up follow the origin's own readiness check, and say why not", async (t) => {
+  const dataDir = tempDir();
+  const origin = await startOrigin(testConfig({ dataDir, 'origin.books': 200 }));
+  const fx = await startGatewayFixture(origin, { dataDir });
+  const misprobed = await startGatewayFixture(origin.url, { dataDir, 'gateway.upstream.probe': `${origin.adminUrl}/nowhere` });
+  t.after(async () => {
+    await Promise.all([fx.stop(), misprobed.stop()]);
+    await origin.stop();
+  });
+  assert.equal((await get(`${fx.gateway.adminUrl}/readyz`)).status, 200);
+  assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_origin_up'), 1);
+  const wrong = await get(`${misprobed.gateway.adminUrl}/readyz`);
+  assert.equal(wrong.status, 503);
+  assert.match((JSON.parse(wrong.body) as { detail: string }).detail, /health check http:\/\/127\.0\.0\.1:\d+\/nowhere answered 404/);
+  assert.equal(metricValue(await misprobed.metrics(), 'catalog_gateway_origin_up'), 0);
+  const served = await fx.get('/v1/books?q=the');
+  assert.equal(served.status, 200, 'a probe is no gate: requests still go to the origin');
+
+  await origin.stop();
+  await until(async () => (await get(`${fx.gateway.adminUrl}/readyz`)).status === 503);
+  assert.match((await get(`${fx.gateway.adminUrl}/readyz`)).body, /health check .*\/readyz failed: the origin refused the connection/);
+  assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_origin_up'), 0);
 });

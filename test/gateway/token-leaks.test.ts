@@ -13,7 +13,7 @@ let origin: OriginFixture;
 let fx: GatewayFixture;
 before(async () => {
   origin = await startOriginFixture();
-  fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir });
+  fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir });
 });
 after(async () => {
   await fx.stop();

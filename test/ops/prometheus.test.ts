@@ -21,7 +21,7 @@ let origin: OriginFixture;
 let fx: GatewayFixture;
 before(async () => {
   origin = await startOriginFixture();
-  fx = await startGatewayFixture(origin.origin.url, { dataDir: origin.config.dataDir });
+  fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir });
   await fx.get('/v1/books?q=river');
 });
 after(async () => {

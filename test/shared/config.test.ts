@@ -50,4 +50,26 @@ describe('config loader', () => {
     assert.equal(envName('gateway.cache.maxBytes'), 'CATALOG_GATEWAY_CACHE_MAX_BYTES');
     assert.equal(envName('dataDir'), 'CATALOG_DATA_DIR');
   });
+
+  test('sizes and durations take units, from a file, env or flags, and must come out whole', () => {
+    const file = join(tempDir(), 'c.jsonc');
+    writeFileSync(file, '{ "gateway": { "cache": { "maxBytes": "512MiB", "maxEntryBytes": "64KiB" } }, "origin": { "maxAgeSeconds": "1h" } }');
+    const config = loadConfig({
+      env: { CATALOG_HTTP_SHUTDOWN_TIMEOUT_MS: '90s', CATALOG_GATEWAY_UPSTREAM_MAX_RESPONSE_BYTES: '2MB' },
+      file,
+      flags: [{ key: 'gateway.upstream.connectTimeoutMs', flag: '--x', value: '1.5s' }],
+    });
+    assert.equal(config['gateway.cache.maxBytes'], 512 * 1024 * 1024);
+    assert.equal(config['gateway.cache.maxEntryBytes'], 64 * 1024);
+    assert.equal(config['origin.maxAgeSeconds'], 3600);
+    assert.equal(config['http.shutdownTimeoutMs'], 90_000);
+    assert.equal(config['gateway.upstream.maxResponseBytes'], 2_000_000);
+    assert.equal(config['gateway.upstream.connectTimeoutMs'], 1500);
+    assert.equal(loadConfig({ env: { CATALOG_ORIGIN_MAX_AGE_SECONDS: '120' } })['origin.maxAgeSeconds'], 120, 'a bare number is the key\'s own unit');
+    assert.throws(() => loadConfig({ env: { CATALOG_ORIGIN_MAX_AGE_SECONDS: '1500ms' } }), /origin\.maxAgeSeconds = "1500ms" \(from env CATALOG_ORIGIN_MAX_AGE_SECONDS\): expected from 0 to 31536000 s, as an integer or with a unit/);
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_CACHE_MAX_BYTES: '256 parsecs' } }), /gateway\.cache\.maxBytes = "256 parsecs"/);
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_CACHE_MAX_BYTES: '0.5B' } }), /gateway\.cache\.maxBytes/, 'half a byte is not whole');
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_CACHE_MAX_BYTES: '100TiB' } }), /from 1048576 to/, 'bounds still hold');
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_PORT: '80s' } }), /gateway\.port/, 'a key without a unit takes none');
+  });
 });

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { baseUrl, listen } from '../../src/shared/lifecycle.ts';
+import { answeredHealthCheck } from './health-check.ts';
 
 export type Behaviour =
   /** A JSON answer. Header values override the defaults; `null` removes a default header. */
@@ -97,6 +98,7 @@ export async function startFaultOrigin(): Promise<FaultOrigin> {
   let gate: Promise<void> | undefined;
 
   const server = createServer((req, res) => {
+    if (answeredHealthCheck(req, res)) return;
     const target = req.url ?? '/';
     counts.set(target, (counts.get(target) ?? 0) + 1);
     received.push({ method: req.method ?? 'GET', target, headers: req.headers });

@@ -7,6 +7,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts'
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { after, before } from 'node:test';
 import { testConfig } from './config.ts';
+import { HEALTH_PATH } from './health-check.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
 import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
 
@@ -24,8 +25,12 @@ export interface GatewayFixture {
   stop(): Promise<void>;
 }
 
-export async function startGatewayFixture(originUrl: string, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture> {
-  const config = testConfig({ 'gateway.origin': originUrl, 'log.level': 'info', ...overrides });
+/** An origin to stand in front of: a catalog origin (probed on its admin `/readyz`) or a test double's URL. */
+export type FixtureOrigin = string | { readonly url: string; readonly adminUrl: string };
+
+export async function startGatewayFixture(origin: FixtureOrigin, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture> {
+  const [url, probe] = typeof origin === 'string' ? [origin, HEALTH_PATH] : [origin.url, `${origin.adminUrl}/readyz`];
+  const config = testConfig({ 'gateway.origin': url, 'gateway.upstream.probe': probe, 'gateway.upstream.probeIntervalMs': 200, 'log.level': 'info', ...overrides });
   const clock = manualClock();
   const logs = captureLogs();
   const gateway = await startGateway(config, { logDestination: logs, now: () => clock.now() });

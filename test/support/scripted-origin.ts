@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { baseUrl, listen } from '../../src/shared/lifecycle.ts';
+import { answeredHealthCheck } from './health-check.ts';
 
 export interface Seen {
   readonly method: string;
@@ -33,6 +34,7 @@ export async function startScriptedOrigin(initial: Script): Promise<ScriptedOrig
   let handler = initial;
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
+    if (answeredHealthCheck(req, res)) return;
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {

@@ -8,6 +8,7 @@ export const gateway: Command = {
   summary: 'Serve the catalog API through the caching gateway in front of an origin.',
   flags: [
     { name: 'origin', key: 'gateway.origin', value: 'URL', description: 'base URL of the catalog origin' },
+    { name: 'origin-probe', key: 'gateway.upstream.probe', value: 'URL', description: "the origin's health check (absolute, or a path on --origin)" },
     { name: 'host', key: 'gateway.host', value: 'ADDRESS', description: 'address to listen on' },
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'API port (0 picks a free one)' },
     { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'admin port for /metrics, /healthz, /readyz' },

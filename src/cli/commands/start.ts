@@ -67,7 +67,7 @@ export const start: Command = {
   async run(args) {
     const config = loadConfig(args.config);
     const origin = await startOrigin(config);
-    const gateway = await startGateway(loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.events.register': true } })).catch(async (err: unknown) => {
+    const gateway = await startGateway(loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } })).catch(async (err: unknown) => {
       await origin.stop();
       throw err;
     });

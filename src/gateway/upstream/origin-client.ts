@@ -10,7 +10,7 @@
  * when it is idempotent and has no body to replay (RFC 9110 §9.2.2).
  */
 import type { Readable } from 'node:stream';
-import { Client, Pool } from 'undici';
+import { Pool } from 'undici';
 import type { Config } from '../../config/schema.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { hasNoContent } from '../rules/message.ts';
@@ -37,8 +37,6 @@ export interface OpenedAnswer {
 
 export type Opened = { readonly ok: true; readonly answer: OpenedAnswer } | { readonly ok: false; readonly failure: UpstreamFailure };
 
-const PROBE_TIMEOUT_MS = 1000;
-
 /** RFC 9110 §9.2.2. */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
@@ -54,17 +52,20 @@ export function discard(body: Readable): void {
   body.destroy();
 }
 
+/** Failures that say the origin could not be reached at all, not that one exchange went wrong. */
+const UNREACHABLE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
 const EMPTY = Buffer.alloc(0);
 
 const TOO_LARGE = Object.assign(new Error('the origin response is larger than the gateway accepts'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
 
 export class OriginClient {
   readonly #pool: Pool;
-  /** Its own connection, so a readiness probe never queues behind a saturated pool. */
-  readonly #probe: Client;
   readonly #maxResponseBytes: number;
+  readonly #onUnreachable: () => void;
 
-  constructor(config: Config) {
+  /** `onUnreachable` hears of every request that could not reach the origin at all. */
+  constructor(config: Config, onUnreachable: () => void = () => undefined) {
     const origin = config['gateway.origin'];
     this.#pool = new Pool(origin, {
       connections: config['gateway.upstream.connections'],
@@ -75,7 +76,7 @@ export class OriginClient {
       keepAliveTimeout: config['gateway.upstream.keepAliveTimeoutMs'],
     });
     this.#maxResponseBytes = config['gateway.upstream.maxResponseBytes'];
-    this.#probe = new Client(origin, { connectTimeout: PROBE_TIMEOUT_MS, headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS });
+    this.#onUnreachable = onUnreachable;
   }
 
   /** Sends a request and returns once the response headers are in; the body is the caller's to read or destroy. */
@@ -91,7 +92,9 @@ export class OriginClient {
       }
       return { ok: true, answer: { status: answer.statusCode, headers: answer.headers, body: answer.body } };
     } catch (err) {
-      return { ok: false, failure: upstreamFailure(err) };
+      const failure = upstreamFailure(err);
+      if (UNREACHABLE.has(failure.code)) this.#onUnreachable();
+      return { ok: false, failure };
     }
   }
 
@@ -132,19 +135,8 @@ export class OriginClient {
     return RESET_BEFORE_ANSWER.has(upstreamFailure(err).code);
   }
 
-  /** True when the origin answers HTTP at all (any status): it is reachable. */
-  async reachable(): Promise<boolean> {
-    try {
-      const answer = await this.#probe.request({ method: 'HEAD', path: '/', signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-      await answer.body.dump();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   /** Called after the API listener has drained: any fill still running has no one to answer. */
   async close(): Promise<void> {
-    await Promise.all([this.#pool.destroy(), this.#probe.destroy()]);
+    await this.#pool.destroy();
   }
 }
