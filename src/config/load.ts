@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { invalidProxyEntry } from '../shared/client-address.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
 import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
@@ -81,6 +82,8 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
       return 'an http:// or https:// URL';
     case 'routes':
       return 'a non-empty list of routes (README, "Routes")';
+    case 'addresses':
+      return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
     case 'string':
       return spec.nullable === true ? 'a non-empty string or null' : 'a non-empty string';
   }
@@ -119,6 +122,12 @@ function coerceRoutes(raw: unknown): Coerced {
   return { ok: true, value: Object.freeze(routes) };
 }
 
+function coerceAddresses(raw: unknown): Coerced {
+  if (!Array.isArray(raw) || !raw.every((entry) => typeof entry === 'string')) return { ok: false };
+  const why = raw.map((entry) => invalidProxyEntry(entry)).find((reason) => reason !== undefined);
+  return why === undefined ? { ok: true, value: Object.freeze([...raw]) } : { ok: false, why };
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -149,6 +158,8 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
     }
     case 'routes':
       return coerceRoutes(fromText && text !== undefined ? parseJson(text) : raw);
+    case 'addresses':
+      return coerceAddresses(text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw);
     case 'string':
       if (spec.nullable === true && (raw === null || (fromText && text === 'null'))) return { ok: true, value: null };
       return text !== undefined && text !== '' ? { ok: true, value: text } : { ok: false };

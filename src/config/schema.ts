@@ -28,11 +28,15 @@ interface UrlSpec {
   readonly type: 'url';
   readonly doc: string;
 }
+interface AddressesSpec {
+  readonly type: 'addresses';
+  readonly doc: string;
+}
 interface RoutesSpec {
   readonly type: 'routes';
   readonly doc: string;
 }
-export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | RoutesSpec;
+export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | AddressesSpec | RoutesSpec;
 
 /** How a route's requests go through the gateway (README, "Routes"). */
 export type RouteMode = 'catalog' | 'http' | 'pass';
@@ -60,6 +64,7 @@ const MIB = 1024 * 1024;
 export const SCHEMA = {
   dataDir: { type: 'string', doc: 'Directory for generated state: the catalog database and the development signing secret.' },
   'log.level': { type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Least severity that is logged.' },
+  'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result and `service=`. Other lines stay JSON.' },
   'log.destination': { type: 'string', doc: '`stdout`, or a file path that log lines are appended to.' },
   'auth.secretFile': { type: 'string', nullable: true, doc: 'HMAC (HS256) signing secret file; `null` means `<dataDir>/signing-secret`, generated on first start.' },
   'auth.jwks': { type: 'string', nullable: true, doc: 'JWKS file path or `https://` URL. When set, tokens are verified against it instead of the HMAC secret.' },
@@ -73,6 +78,7 @@ export const SCHEMA = {
   'http.keepAliveTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'How long an idle keep-alive client connection is kept open.' },
   'http.maxConnections': { type: 'integer', min: 1, max: 1_000_000, doc: 'Client connections per listener; more are closed as they arrive (mind the process\'s file descriptor limit).' },
   'http.credentialParameters': { type: 'string', doc: 'Comma-separated query parameter names that carry credentials (`access_token`, RFC 6750 §2.3): such requests get 400 and the values are redacted wherever the target is written.' },
+  'http.trustedProxies': { type: 'addresses', doc: 'Addresses and CIDR blocks of proxies in front of this server whose `X-Forwarded-For` is believed: the client address logged, rate-limited and forwarded is then the last untrusted hop. Empty: the connection\'s peer is the client. A list, or comma-separated in env.' },
   'http.shutdownTimeoutMs': { type: 'integer', min: 0, max: 600_000, doc: 'On SIGTERM/SIGINT, how long in-flight requests may take before connections are closed.' },
   'origin.host': { type: 'string', doc: 'Address the origin listens on.' },
   'origin.port': { ...PORT, doc: 'Origin API port (0 picks a free one).' },
@@ -122,6 +128,8 @@ type ValueOf<S> = S extends { type: 'integer' }
     ? boolean
     : S extends { type: 'routes' }
       ? readonly RouteConfig[]
+      : S extends { type: 'addresses' }
+        ? readonly string[]
       : S extends { type: 'enum'; values: readonly (infer V)[] }
         ? V
         : S extends { nullable: true }

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessLog, AccessRecord } from '../shared/access-log.ts';
+import type { ClientAddress } from '../shared/client-address.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
@@ -23,6 +24,8 @@ export interface PipelineDeps {
   readonly hiddenFields: readonly string[];
   /** `http.credentialParameters`, parsed. */
   readonly credentialNames: readonly string[];
+  /** Who the client is, and what `X-Forwarded-For` the origin gets. */
+  readonly clients: ClientAddress;
   /** Per-token and per-address rate limits (`gateway.rateLimit`). */
   readonly tokenLimits: TokenBuckets;
   readonly ipLimits: TokenBuckets;

@@ -11,6 +11,7 @@ import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
 import { createAdminServer } from '../shared/admin-server.ts';
+import { ClientAddress } from '../shared/client-address.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
@@ -92,6 +93,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       {
         maxTargetBytes,
         credentialNames,
+        clients: new ClientAddress(config['http.trustedProxies']),
         hiddenFields: hiddenFields(tags),
         tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
         ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
@@ -103,7 +105,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
         filler: new Filler(origin, cache, metrics, now, tags),
         origin,
         metrics,
-        accessLog: createAccessLog(logger, config['gateway.accessLog'], credentialNames),
+        accessLog: createAccessLog(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway' }),
         logger,
         now,
       },

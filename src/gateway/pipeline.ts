@@ -60,7 +60,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
     const rawTarget = req.url ?? '/';
     const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), method, rawTarget, isHead: method === 'HEAD' };
     // Read now: once the answer is sent, the request may have let go of its socket.
-    const peer = peerFields(req);
+    const peer = peerFields(req, deps.clients);
     const finish = (answered: Answered): void => {
       deps.unfinished.delete(res);
       const durationMs = performance.now() - started;

@@ -19,6 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import type { ClientAddress } from '../shared/client-address.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
@@ -46,6 +47,7 @@ export interface HandlerContext {
   readonly maxTargetBytes: number;
   /** `http.credentialParameters`, parsed: refused in targets and redacted when one is written. */
   readonly credentialNames: readonly string[];
+  readonly clients: ClientAddress;
   readonly cacheControl: string;
   readonly isDraining: () => boolean;
 }
@@ -111,7 +113,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const started = performance.now();
     const id = requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
-    const peer = peerFields(req);
+    const peer = peerFields(req, ctx.clients);
     const shownTarget = redactTarget(req.url ?? '/', ctx.credentialNames);
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {

@@ -14,6 +14,7 @@ import { parseCredentialNames } from '../shared/credentials.ts';
 import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createAccessLog } from '../shared/access-log.ts';
+import { ClientAddress } from '../shared/client-address.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { CatalogDb } from './catalog-db.ts';
@@ -91,9 +92,10 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
       metrics,
       logger,
-      accessLog: createAccessLog(logger, true, credentialNames),
+      accessLog: createAccessLog(logger, { enabled: true, format: config['log.format'], credentialNames, service: 'catalog-origin' }),
       maxTargetBytes: config['http.maxTargetBytes'],
       credentialNames,
+      clients: new ClientAddress(config['http.trustedProxies']),
       cacheControl: cacheControl(config),
       isDraining: () => draining,
     }),

@@ -1,13 +1,15 @@
 /**
- * One JSON access-log line per request, the same fields from the origin and the gateway. The
+ * One access-log line per request, the same fields from the origin and the gateway: JSON by
+ * default, or nginx's `combined` line for people who grep (`log.format`). The
  * path is logged with its query string (the specification wants searches visible in access
  * logs); a token never is: the record has no field that could hold one, only the verified
  * token's subject, and the logger's redaction is a second line of defence.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { ClientAddress } from './client-address.ts';
 import { redactTarget } from './credentials.ts';
-import type { Logger } from './logger.ts';
+import { lineWriter, type Logger } from './logger.ts';
 
 export interface AccessRecord {
   /** `X-Request-Id` as propagated or generated. */
@@ -21,7 +23,7 @@ export interface AccessRecord {
   readonly durationMs: number;
   /** The verified token's subject, when there was one. */
   readonly sub: string | undefined;
-  /** The peer address of the connection (not `X-Forwarded-For`, which any client can write). */
+  /** The client's address: the connection's peer, or behind trusted proxies the client they name (client-address.ts). */
   readonly remote: string | undefined;
   /** `User-Agent`, at most 256 characters. */
   readonly ua: string | undefined;
@@ -30,9 +32,9 @@ export interface AccessRecord {
 }
 
 /** The access record's fields about the client and its connection. */
-export function peerFields(req: IncomingMessage): Pick<AccessRecord, 'remote' | 'ua' | 'proto'> {
+export function peerFields(req: IncomingMessage, clients: ClientAddress): Pick<AccessRecord, 'remote' | 'ua' | 'proto'> {
   const ua = req.headers['user-agent'];
-  return { remote: req.socket.remoteAddress, ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto: `HTTP/${req.httpVersion}` };
+  return { remote: clients.client(req), ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto: `HTTP/${req.httpVersion}` };
 }
 
 /** A caller's request id is kept only if it cannot inject anything into logs or headers. */
@@ -48,15 +50,80 @@ export function requestId(header: string | string[] | undefined): string {
 
 export type AccessLog<R extends AccessRecord = AccessRecord> = (record: R) => void;
 
-/** `credentialNames`: query parameters whose values are redacted from the logged path (credentials.ts). */
-export function createAccessLog<R extends AccessRecord>(logger: Logger, enabled: boolean, credentialNames: readonly string[]): AccessLog<R> {
-  if (!enabled) return () => undefined;
+export type LogFormat = 'json' | 'combined';
+
+export interface AccessLogOptions {
+  readonly enabled: boolean;
+  readonly format: LogFormat;
+  /** Query parameters whose values are redacted from the logged path (credentials.ts). */
+  readonly credentialNames: readonly string[];
+  /** The server's name, ending each `combined` line as `service=…`. */
+  readonly service: string;
+}
+
+export function createAccessLog<R extends AccessRecord>(logger: Logger, options: AccessLogOptions): AccessLog<R> {
+  if (!options.enabled) return () => undefined;
+  const { credentialNames } = options;
+  if (options.format === 'combined') {
+    const write = lineWriter(logger);
+    const clock = new CommonLogTime();
+    return (record) => {
+      if (logger.isLevelEnabled('info')) write(combinedLine(record, redactTarget(record.path, credentialNames), clock.now(), options.service));
+    };
+  }
   return (record) => {
     // The record is logged as it is unless its path carries something to redact: no copy per line.
     const path = redactTarget(record.path, credentialNames);
     const line: AccessRecord = path === record.path ? record : { ...record, path };
     logger.info(line, 'request');
   };
+}
+
+/** Fields the combined part of a line already shows; any others a server adds follow as `name=value`. */
+const IN_COMBINED: ReadonlySet<string> = new Set(['method', 'path', 'status', 'bytes', 'durationMs', 'sub', 'remote', 'ua', 'proto', 'reqId']);
+
+/** A field as it may stand in a quoted or bare part of a line: no quotes, no control characters. */
+function safe(value: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    out += code < 0x20 || code === 0x7f || code === 0x22 || code === 0x5c ? `\\x${code.toString(16).padStart(2, '0')}` : value.charAt(i);
+  }
+  return out;
+}
+
+/**
+ * nginx's `combined` format, then what it lacks: `$remote_addr - $remote_user [$time_local]
+ * "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"` with the token subject
+ * as the user and no referer kept, then `rt=` in seconds (nginx's `$request_time`), `reqid=`, the
+ * server's own fields (the gateway's `cache=`, `originMs=`) and `service=`.
+ */
+export function combinedLine(record: AccessRecord, path: string, time: string, service: string): string {
+  let line = `${record.remote ?? '-'} - ${record.sub === undefined ? '-' : safe(record.sub)} [${time}] "${record.method} ${safe(path)} ${record.proto}" ${record.status} ${record.bytes} "-" "${record.ua === undefined ? '-' : safe(record.ua)}" rt=${(record.durationMs / 1000).toFixed(6)} reqid=${record.reqId}`;
+  for (const [name, value] of Object.entries(record)) {
+    if (!IN_COMBINED.has(name) && value !== undefined) line += ` ${name}=${safe(String(value))}`;
+  }
+  return `${line} service=${service}\n`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `23/Nov/2026:23:40:01 +0000`, formatted once a second. */
+class CommonLogTime {
+  #second = -1;
+  #text = '';
+
+  now(): string {
+    const ms = Date.now();
+    const second = Math.floor(ms / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      const d = new Date(ms);
+      const two = (n: number): string => String(n).padStart(2, '0');
+      this.#text = `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()] ?? ''}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+    }
+    return this.#text;
+  }
 }
 
 /** Milliseconds as the log shows them: to the microsecond. */

@@ -29,11 +29,6 @@ function isoTime(): string {
 
 const FLUSH_EVERY_MS = 200;
 
-/**
- * Lines are written in blocks of at least 4 KiB, so under load one write carries many lines
- * instead of one write per request; a timer flushes what a quiet server has buffered, so no line
- * waits longer than FLUSH_EVERY_MS. pino flushes the rest when the process exits.
- */
 /** File destinations, so that a rotated file can be let go of (reopenLogFiles). */
 const files = new Set<ReturnType<typeof pino.destination>>();
 
@@ -42,6 +37,11 @@ export function reopenLogFiles(): void {
   for (const file of files) file.reopen();
 }
 
+/**
+ * Lines are written in blocks of at least 4 KiB, so under load one write carries many lines
+ * instead of one write per request; a timer flushes what a quiet server has buffered, so no line
+ * waits longer than FLUSH_EVERY_MS. pino flushes the rest when the process exits.
+ */
 function bufferedDestination(configured: string): DestinationStream {
   const dest = pino.destination({ dest: configured === 'stdout' ? 1 : configured, append: true, mkdir: true, minLength: 4096, sync: false });
   if (configured !== 'stdout') files.add(dest);
@@ -69,4 +69,16 @@ export function createLogger(config: Config, name: string, destination?: Destina
     },
     dest,
   );
+}
+
+/**
+ * Writes a finished line (newline included) to the logger's own destination, in order with its
+ * JSON lines, for log formats that are not JSON (`log.format: combined`).
+ */
+export function lineWriter(logger: Logger): (line: string) => void {
+  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
+  if (stream === undefined) throw new Error('the logger has no destination stream');
+  return (line) => {
+    stream.write(line);
+  };
 }

@@ -12,10 +12,13 @@ import { serveCached } from '../steps/cached.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route } from './route-table.ts';
 
-/** What the origin needs of the client's request: it authenticates too, and logs the id. */
+/**
+ * What the origin needs of the client's request: it authenticates too, and logs the id and the
+ * client (of the request that caused the fill, as nginx does).
+ */
 function originHeaders(ex: Exchange): Record<string, string> {
   const { authorization, accept } = ex.req.headers;
-  const headers: Record<string, string> = { 'x-request-id': ex.reqId };
+  const headers: Record<string, string> = { 'x-request-id': ex.reqId, 'x-forwarded-for': ex.deps.clients.forwardFor(ex.req) };
   if (authorization !== undefined) headers.authorization = authorization;
   if (accept !== undefined) headers.accept = accept;
   return headers;

@@ -20,7 +20,7 @@ import type { Route } from './route-table.ts';
 const NOT_FILLED = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 
 function originHeaders(ex: Exchange): Record<string, string | string[]> {
-  return forwardedHeaders(ex.req, ex.reqId, NOT_FILLED);
+  return forwardedHeaders(ex, NOT_FILLED);
 }
 
 /** The key a GET of `target` is stored under: the origin-form target as sent. */

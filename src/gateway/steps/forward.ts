@@ -19,13 +19,14 @@ import { relay } from '../upstream/relay.ts';
 const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for'];
 
 /**
- * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and the
- * peer the gateway saw as `X-Forwarded-For` (a client's own claim is not passed on).
+ * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and
+ * `X-Forwarded-For` ending with the peer the gateway saw (a client's own claim is passed on only
+ * from a trusted proxy).
  */
-export function forwardedHeaders(req: IncomingMessage, requestId: string, drop: readonly string[] = []): Record<string, string | string[]> {
-  const headers = asHeaderFields(endToEndFields(req.headers, [...SET_BY_GATEWAY, ...drop]));
-  headers['x-request-id'] = requestId;
-  headers['x-forwarded-for'] = req.socket.remoteAddress ?? 'unknown';
+export function forwardedHeaders(ex: Exchange, drop: readonly string[] = []): Record<string, string | string[]> {
+  const headers = asHeaderFields(endToEndFields(ex.req.headers, [...SET_BY_GATEWAY, ...drop]));
+  headers['x-request-id'] = ex.reqId;
+  headers['x-forwarded-for'] = ex.deps.clients.forwardFor(ex.req);
   return headers;
 }
 
@@ -38,7 +39,7 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   const { deps, req } = ex;
   const target = originForm(ex.rawTarget);
   const started = performance.now();
-  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(req, ex.reqId), body: hasBody(req) ? req : undefined });
+  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(ex), body: hasBody(req) ? req : undefined });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     ex.res.setHeader('cache-status', forwardStatus({ fwd, detail: opened.failure.code }));
