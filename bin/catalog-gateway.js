@@ -11,7 +11,7 @@ import process from 'node:process';
 const REQUIRED_MAJOR = 24;
 const major = Number(process.versions.node.split('.')[0]);
 if (major < REQUIRED_MAJOR) {
-  process.stderr.write(`catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Run it through npm (npm start, npx catalog-gateway), which uses the Node 24 the project installs, or install Node ${REQUIRED_MAJOR}.\n`);
+  process.stderr.write(`catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Install Node.js ${REQUIRED_MAJOR}, or run it through npm scripts after a full \`npm ci\`, which brings a Node ${REQUIRED_MAJOR} of its own.\n`);
   process.exit(1);
 }
 await import('../src/cli/main.ts');
