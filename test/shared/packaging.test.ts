@@ -58,7 +58,7 @@ test('npm ci --omit=dev: the gateway starts and serves on Node 24; an older Node
   const old = await olderNode();
   const refused = await run(old, [bin, 'start']).then(
     () => assert.fail('an older Node must be refused'),
-    (err: { code: number; stdout: string; stderr: string }) => err,
+    (err: unknown) => err as { code: number; stdout: string; stderr: string },
   );
   assert.equal(refused.code, 1);
   assert.equal(refused.stdout, '');
