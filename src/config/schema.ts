@@ -84,7 +84,7 @@ export const SCHEMA = {
   'origin.port': { ...PORT, doc: 'Origin API port (0 picks a free one).' },
   'origin.adminPort': { ...PORT, doc: 'Origin admin port: `/metrics`, `/healthz`, `/readyz`.' },
   'origin.db': { type: 'string', nullable: true, doc: 'Catalog database file; `null` means `<dataDir>/catalog.db`, seeded on first start.' },
-  'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded.' },
+  'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded; once the file exists it is not reseeded, and a different value only draws a warning at start.' },
   'origin.maxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: '`Cache-Control: public, max-age=N` on successful responses.' },
   'origin.staleWhileRevalidateSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-while-revalidate=N` to the origin\'s Cache-Control; 0 sends none.' },
   'origin.staleIfErrorSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-if-error=N` to the origin\'s Cache-Control; 0 sends none.' },

@@ -45,7 +45,9 @@ export interface SecondSample {
   readonly second: number;
   readonly responses: number;
   readonly non2xx: number;
+  readonly errors: number;
   readonly p50Ms: number;
+  readonly p90Ms: number;
   readonly p99Ms: number;
 }
 
@@ -66,6 +68,7 @@ export interface LoadRunResult {
 interface Bucket {
   responses: number;
   non2xx: number;
+  errors: number;
   readonly latency: LatencyHistogram;
 }
 
@@ -128,13 +131,17 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
   instance.on('start', () => {
     start = performance.now();
   });
-  instance.on('response', (_client, status, resBytes, responseTime) => {
+  const bucketNow = (): Bucket => {
     const index = Math.floor((performance.now() - start) / 1000);
     let bucket = buckets[index];
     if (bucket === undefined) {
-      bucket = { responses: 0, non2xx: 0, latency: new LatencyHistogram() };
+      bucket = { responses: 0, non2xx: 0, errors: 0, latency: new LatencyHistogram() };
       buckets[index] = bucket;
     }
+    return bucket;
+  };
+  instance.on('response', (_client, status, resBytes, responseTime) => {
+    const bucket = bucketNow();
     bucket.responses++;
     if (status < 200 || status > 299) bucket.non2xx++;
     bucket.latency.record(responseTime);
@@ -146,6 +153,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     const code = errorCode(err);
     errors[code] = (errors[code] ?? 0) + 1;
     errorCount++;
+    bucketNow().errors++;
   });
   let second = 0;
   const ticker = options.onSecond === undefined ? undefined : setInterval(() => { options.onSecond?.(++second); }, 1000);
@@ -155,13 +163,18 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
     const durationSeconds = (performance.now() - start) / 1000;
     const timeline: SecondSample[] = [];
-    for (let i = 0; i < buckets.length; i++) {
+    // Only whole seconds: answers that land after the last full second would plot as a collapse
+    // of throughput that never happened.
+    const seconds = Math.min(buckets.length, Math.max(1, Math.floor(durationSeconds)));
+    for (let i = 0; i < seconds; i++) {
       const bucket = buckets[i];
       timeline.push({
         second: i + 1,
         responses: bucket?.responses ?? 0,
         non2xx: bucket?.non2xx ?? 0,
+        errors: bucket?.errors ?? 0,
         p50Ms: bucket?.latency.percentile(50) ?? 0,
+        p90Ms: bucket?.latency.percentile(90) ?? 0,
         p99Ms: bucket?.latency.percentile(99) ?? 0,
       });
     }

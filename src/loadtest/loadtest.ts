@@ -13,7 +13,7 @@ import { readCatalogVocabulary } from './catalog-vocabulary.ts';
 import { runLoad, type PlannedRequest } from './load-run.ts';
 import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
-import { gatewayCounters, gatewayIncrease, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
+import { gatewayCounters, gatewayIncrease, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
 import { embeddedTarget, externalTarget, type LoadTarget } from './target.ts';
 import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
@@ -135,10 +135,10 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
         : { onSecond: (second: number) => perSecond.set(second, scrapeMetrics(gatewayAdmin).then(gatewayCounters, () => undefined)) }),
     });
     const after = await settledSnapshot(target);
-    const hitRatios = await hitRatioTimeline(before.gateway, perSecond);
+    const cacheTimeline = await cacheTimelineOf(before.gateway, perSecond);
     const cache = before.gateway !== undefined && after.gateway !== undefined ? gatewayIncrease(before.gateway, after.gateway) : undefined;
     const origin = before.origin !== undefined && after.origin !== undefined ? originIncrease(before.origin, after.origin) : undefined;
-    const timeline: TimelinePoint[] = run.timeline.map((p) => ({ ...p, hitRatio: hitRatios.get(p.second) ?? null }));
+    const timeline: TimelinePoint[] = run.timeline.map((p) => ({ ...p, hitRatio: cacheTimeline.get(p.second)?.hitRatio ?? null, offload: cacheTimeline.get(p.second)?.offload ?? null }));
     return {
       tool: 'catalog-gateway loadtest',
       startedAt,
@@ -174,7 +174,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
           : {
               requests: cache.requests,
               byCache: cache.byCache,
-              hitRatio: cache.requests === 0 ? 0 : (cache.byCache.hit ?? 0) / cache.requests,
+              hitRatio: hitRatio(cache.byCache) ?? 0,
               originRequests: cache.originRequests,
               entries: cache.cacheEntries ?? null,
               bytes: cache.cacheBytes ?? null,
@@ -196,9 +196,12 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
   }
 }
 
-/** Per-second hit ratios from the gateway's counters scraped once a second during the run. */
-async function hitRatioTimeline(start: GatewayCounters | undefined, perSecond: ReadonlyMap<number, Promise<GatewayCounters | undefined>>): Promise<Map<number, number>> {
-  const ratios = new Map<number, number>();
+/** Per-second hit ratio and offload from the gateway's counters scraped once a second during the run. */
+async function cacheTimelineOf(
+  start: GatewayCounters | undefined,
+  perSecond: ReadonlyMap<number, Promise<GatewayCounters | undefined>>,
+): Promise<Map<number, { readonly hitRatio: number | null; readonly offload: number }>> {
+  const ratios = new Map<number, { readonly hitRatio: number | null; readonly offload: number }>();
   let previous = start;
   for (const second of [...perSecond.keys()].sort((a, b) => a - b)) {
     const now = await perSecond.get(second);
@@ -207,7 +210,7 @@ async function hitRatioTimeline(start: GatewayCounters | undefined, perSecond: R
       continue;
     }
     const step = gatewayIncrease(previous, now);
-    if (step.requests > 0) ratios.set(second, (step.byCache.hit ?? 0) / step.requests);
+    if (step.requests > 0) ratios.set(second, { hitRatio: hitRatio(step.byCache), offload: 1 - step.originRequests / step.requests });
     previous = now;
   }
   return ratios;

@@ -11,10 +11,15 @@ export interface TimelinePoint {
   readonly second: number;
   readonly responses: number;
   readonly non2xx: number;
+  /** Requests that got no response in this second (refused, reset, timed out). */
+  readonly errors: number;
   readonly p50Ms: number;
+  readonly p90Ms: number;
   readonly p99Ms: number;
-  /** Share of the gateway's requests in this second answered from its cache. */
+  /** The gateway's hit ratio in this second (server-metrics.ts `hitRatio`). */
   readonly hitRatio: number | null;
+  /** Share of the gateway's requests in this second that it did not send on to the origin, by its own count. */
+  readonly offload: number | null;
 }
 
 export interface LoadtestResult {
