@@ -1,7 +1,9 @@
 /**
- * What an operator installs: the working tree's tracked files, `npm ci --omit=dev` (no TypeScript,
- * no test tools, no pinned Node), then the gateway started on Node 24 and refused in one line on
- * an older Node (the machine's own, where it has one).
+ * What an operator installs: exactly the files the container recipe copies
+ * (ops/container/Containerfile), `npm ci --omit=dev` (no TypeScript, no test tools, no pinned
+ * Node), then the gateway started on Node 24 as the image's entry point starts it, and refused
+ * in one line on an older Node (the machine's own). No image is built here: no container registry
+ * is reachable for the base image (README, "Packaging").
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -40,11 +42,15 @@ function bannerOf(child: ChildProcess): Promise<string> {
 
 test('npm ci --omit=dev: the gateway starts and serves on Node 24; an older Node gets one clear line', async (t) => {
   const dir = tempDir('catalog-package-');
-  const { stdout: files } = await run('git', ['ls-files', '-co', '--exclude-standard'], { cwd: ROOT });
+  const recipe = readFileSync(join(ROOT, 'ops/container/Containerfile'), 'utf8');
+  const copied = [...recipe.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => (m[1] ?? '').split(' '));
+  assert.deepEqual(copied, ['package.json', 'package-lock.json', 'package.json', 'bin', 'src', 'config']);
+  const { stdout: files } = await run('git', ['ls-files', '-co', '--exclude-standard', ...new Set(copied)], { cwd: ROOT });
   for (const file of files.split('\n').filter((f) => f !== '' && existsSync(join(ROOT, f)))) {
     mkdirSync(join(dir, dirname(file)), { recursive: true });
     cpSync(join(ROOT, file), join(dir, file));
   }
+  assert.match(recipe, /^ENTRYPOINT \["node", "--max-semi-space-size=8", "bin\/catalog-gateway\.js"\]$/m, 'the image starts the way this test does');
   await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, env: { ...process.env, npm_config_engine_strict: 'false' } });
 
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
