@@ -1,6 +1,7 @@
 /** `npm run bench` flags, checked like the load test's: a bad value names its flag and exits 2. */
 import { parseArgs } from 'node:util';
 import { UsageError } from '../src/cli/args.ts';
+import { SCENARIO_IDS } from './throughput-bench.ts';
 
 export interface BenchOptions {
   /** Seconds per measured run. */
@@ -22,23 +23,23 @@ export interface BenchOptions {
   readonly scenarios?: readonly string[];
 }
 
-export const SCENARIO_IDS = ['bare', 'origin', 'gateway-hot', 'gateway-10k', 'gateway-miss', 'gateway-hot-nolog'] as const;
 
 export const BENCH_HELP = () => `Usage: npm run bench -- [flags]
 
-Measures, in interleaved rounds, a bare node:http server (the ceiling), the origin, and the gateway
-on hits (one hot URL; 10,000 warmed URLs), on cold misses, and on the hit path with its access log
-off and on. Prints a markdown table and writes the JSON to bench-results/ (git-ignored); the
+Measures with wrk (pinned to one core, the servers to the other), in interleaved rounds: a bare
+node:http server (the ceiling), nginx proxy_cache with an access log (the peer), and the gateway
+with its access log on and off, on one hot URL and on 1,000 URLs in Zipf order; then the origin
+and the gateway on cold misses. Prints a markdown table and writes the JSON to bench-results/ (git-ignored); the
 figures the README quotes are in bench/results/, written only with --update-committed.
 
 Flags:
   --duration SECONDS   length of each measured run (default 5)
-  --connections N      concurrent connections (default 50)
-  --rounds N           repetitions, scenario order rotated each round (default 3)
+  --connections N      concurrent connections (default 64)
+  --rounds N           repetitions, scenario order rotated each round (default 5)
   --data DIR           catalog and signing secret (default data/bench)
   --scenarios LIST     comma-separated subset of: ${SCENARIO_IDS.join(', ')}
-                       (bare always runs: every ratio is to it)
-  --cpu-prof           profile the access-logged gateway and print where its time goes
+                       (bare-hot and bare-zipf always run: every ratio is to them)
+  --cpu-prof           profile the Node servers and print where the gateway's time goes
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -88,8 +89,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   if (unknown !== undefined) throw new UsageError(`--scenarios: unknown scenario "${unknown}"; known: ${SCENARIO_IDS.join(', ')}`);
   return {
     duration: integer('duration', text('duration'), 5, 1, 3600),
-    connections: integer('connections', text('connections'), 50, 1, 10_000),
-    rounds: integer('rounds', text('rounds'), 3, 1, 100),
+    connections: integer('connections', text('connections'), 64, 1, 10_000),
+    rounds: integer('rounds', text('rounds'), 5, 1, 100),
     dataDir: data ?? 'data/bench',
     cpuProf: values['cpu-prof'] === true,
     memory: values.memory === true,
@@ -97,6 +98,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,
     updateCommitted: values['update-committed'] === true,
-    ...(list === undefined ? {} : { scenarios: [...new Set(['bare', ...list])] }),
+    ...(list === undefined ? {} : { scenarios: [...new Set(['bare-hot', 'bare-zipf', ...list])] }),
   };
 }

@@ -30,17 +30,18 @@ export function scenarioTable(scenarios: readonly ScenarioResult[]): string {
     [
       s.label,
       withRange(s.requestsPerSecond, whole),
-      s.id === 'bare' ? '1.00' : withRange(s.rpsVsBare, (n) => fixed(n, 2)),
+      s.id.startsWith('bare') ? '1.00' : withRange(s.rpsVsBare, (n) => fixed(n, 2)),
       fixed(s.p50Ms.median, 2),
       withRange(s.p99Ms, (n) => fixed(n, 2)),
-      s.id === 'bare' ? '1.00' : fixed(s.p99VsBare.median, 2),
+      s.id.startsWith('bare') ? '1.00' : fixed(s.p99VsBare.median, 2),
+      fixed(s.serverCpuUs.median, 1),
       s.originCallsPerRun.max === 0 ? '0' : withRange(s.originCallsPerRun, whole),
       s.non2xx + s.errors === 0 ? '0' : `${s.non2xx} / ${s.errors}`,
     ].join(' | '),
   );
   return [
-    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | origin calls per run | non-2xx / errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | server CPU µs/req | origin calls per run | non-2xx / errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r} |`),
   ].join('\n');
 }

@@ -1,30 +1,37 @@
 /**
  * `npm run bench` (default mode): starts the origin, two gateways (access log on, to a file; and
- * off) and the bare ceiling, warms the caches, runs the rounds and assembles the report.
+ * off), nginx proxy_cache and the bare ceiling, pins them to one core, warms every cache with the
+ * same 1,000 URLs, runs the interleaved rounds with wrk on the other core and assembles the report.
  */
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
-import type { PlannedRequest } from '../src/loadtest/load-run.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import { ZipfSampler } from '../src/loadtest/zipf.ts';
+import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
+import { startNginx, type NginxProcess } from './nginx.ts';
+import { CORES, pin } from './process-cpu.ts';
 import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
 import { LOCAL_DIR } from './results-file.ts';
-import type { Spread } from './stats.ts';
+import { spread, type Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
-  captureResponse, findHotTarget, gatewayMemory, runRounds, warmCache, warmUp,
-  type GatewayMemory, type Scenario, type ScenarioResult, type ServerRole, type Servers,
+  captureResponse, findHotTarget, gatewayMemory, runRounds, warmCache,
+  type GatewayMemory, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
 } from './throughput.ts';
 
-export const WARMED_URLS = 10_000;
-/** The issue's targets for the hit path with authentication and access logging on. */
+export const ZIPF_URLS = 1000;
+const ZIPF_SEQUENCE = 100_000;
+/** Distinct targets written per miss run and second: well above what a miss can be answered at. */
+const DISTINCT_PER_SECOND = 4000;
+/** The issue's targets for the hit path with authentication, access log and metrics on. */
 export const TARGET_RPS_VS_BARE = 0.8;
 export const TARGET_P99_VS_BARE = 1.5;
-const HIT_PATH = 'gateway-hot';
+const HIT_PATHS = ['gateway-hot', 'gateway-zipf'] as const;
 
 export interface ThroughputReport {
   readonly tool: 'catalog-gateway bench';
@@ -35,34 +42,37 @@ export interface ThroughputReport {
   readonly settings: {
     readonly duration: number;
     readonly connections: number;
-    readonly pipelining: 1;
     readonly rounds: number;
     readonly catalogBooks: number;
-    readonly warmedUrls: number;
+    readonly zipfUrls: number;
     readonly loadGenerator: string;
+    readonly pinning: string;
   };
   readonly hotTarget: string;
   readonly hitResponseBytes: number;
   readonly hitCacheStatus: string;
   readonly scenarios: readonly ScenarioResult[];
-  readonly targets: {
-    readonly scenario: string;
-    readonly rpsVsBare: Spread;
-    readonly p99VsBare: Spread;
-    readonly rpsTarget: number;
-    readonly p99Target: number;
-    readonly rpsMet: boolean;
-    readonly p99Met: boolean;
-  };
+  readonly targets: readonly Target[];
   readonly gatewayAfterBench: GatewayMemory;
-  /** With --cpu-prof: a V8 CPU profile per server answering hits, and its busy time per request served. */
+  /** With --cpu-prof: a V8 CPU profile per Node server answering hits, and its busy time per request served. */
   readonly profiles: readonly ServerProfile[] | null;
+}
+
+export interface Target {
+  readonly scenario: string;
+  readonly rpsVsBare: Spread;
+  readonly p99VsBare: Spread;
+  /** The gateway's req/s over nginx's, same workload, same round. */
+  readonly rpsVsNginx: Spread;
+  readonly rpsMet: boolean;
+  readonly p99Met: boolean;
+  readonly aheadOfNginx: boolean;
 }
 
 export interface ServerProfile extends ProfileSummary {
   readonly server: ServerRole;
   readonly file: string;
-  /** Requests the server answered while profiled, warm-up included. */
+  /** Requests the server answered while profiled, warm-up excluded. */
   readonly served: number;
   readonly busyUsPerRequest: number;
 }
@@ -75,74 +85,90 @@ function newestProfile(dir: string): string | undefined {
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
 
+const SCENARIOS: readonly Scenario[] = [
+  { id: 'bare-hot', label: 'bare node:http, prebuilt hit bytes (ceiling), one URL', server: 'bare', workload: 'hot', hits: true },
+  { id: 'nginx-hot', label: 'nginx proxy_cache + access log, one URL', server: 'nginx', workload: 'hot', hits: true },
+  { id: 'gateway-hot', label: 'gateway hit, one URL (auth + access log + metrics)', server: 'gateway', workload: 'hot', hits: true },
+  { id: 'gateway-hot-nolog', label: 'gateway hit, one URL, access log off', server: 'gateway-nolog', workload: 'hot', hits: true },
+  { id: 'bare-zipf', label: 'bare node:http, same bytes for 1,000 URLs (ceiling)', server: 'bare', workload: 'zipf', hits: true },
+  { id: 'nginx-zipf', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf)', server: 'nginx', workload: 'zipf', hits: true },
+  { id: 'gateway-zipf', label: 'gateway hits, 1,000 URLs (Zipf; auth + access log + metrics)', server: 'gateway', workload: 'zipf', hits: true },
+  { id: 'gateway-zipf-nolog', label: 'gateway hits, 1,000 URLs (Zipf), access log off', server: 'gateway-nolog', workload: 'zipf', hits: true },
+  { id: 'origin', label: 'origin directly, distinct searches', server: 'origin', workload: 'distinct', hits: false },
+  { id: 'gateway-miss', label: 'gateway cold misses, distinct searches (fill)', server: 'gateway', workload: 'distinct', hits: false },
+];
+
+export const SCENARIO_IDS = SCENARIOS.map((s) => s.id);
+
 export async function throughputBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<ThroughputReport> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
   const profileRoot = join(LOCAL_DIR, 'profiles', startedAt.replace(/[:.]/g, '-'));
   const PROFILED = ['bare', 'gateway', 'gateway-nolog'] as const;
   const profileFlags = (role: ServerRole): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : []);
+  let nginx: NginxProcess | undefined;
   try {
     log('starting the origin (seeds the 100,000-book catalog on first start)…');
     const origin = await fleet.origin();
     const vocabulary = readCatalogVocabulary(join(fleet.dataDir, 'catalog.db'));
     const space = new QuerySpace(vocabulary);
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
-    const headers = { authorization: `Bearer ${token}` };
-    log('starting the gateways (access log on, to a file; and off)…');
+    const authorization = `Bearer ${token}`;
+    log('starting the gateways (access log on, to a file; and off) and nginx…');
     const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
     const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
+    nginx = await startNginx(join(fleet.logDir, 'nginx'), origin.url);
 
-    const hotTarget = await findHotTarget(origin.url, space, headers);
-    const hot: PlannedRequest = { path: hotTarget, headers };
-    await warmCache(gateway.url, [hotTarget], headers);
-    await warmCache(quiet.url, [hotTarget], headers);
-    const hit = await captureResponse(`${gateway.url}${hotTarget}`, headers);
+    const hotTarget = await findHotTarget(origin.url, space, authorization);
+    const zipfTargets = [hotTarget, ...Array.from({ length: ZIPF_URLS - 1 }, () => space.take())];
+    for (const server of [gateway, quiet, nginx]) await warmCache(server.url, zipfTargets, authorization);
+    const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization);
     if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a hit after warming (Cache-Status: ${hit.cacheStatus})`);
+    const nginxHit = await captureResponse(`${nginx.url}${hotTarget}`, authorization);
+    if (nginxHit.cacheStatus !== 'HIT') throw new Error(`nginx does not serve the hot URL from its cache (Cache-Status: ${nginxHit.cacheStatus})`);
     const responseFile = join(fleet.logDir, 'hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
     const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], profileFlags('bare'));
 
-    const selected = (id: string): boolean => options.scenarios?.includes(id) ?? true;
-    const warmed = selected('gateway-10k') ? Array.from({ length: WARMED_URLS }, () => space.take()) : [];
-    if (warmed.length > 0) log(`warming ${WARMED_URLS} URLs in the gateway…`);
-    await warmCache(gateway.url, warmed, headers);
-    // Each connection cycles through its own share of the warmed URLs, prebuilt, so the
-    // generator costs no more here than on the hot URL.
-    const shares = Array.from({ length: options.connections }, (_, c) => warmed.filter((_, i) => i % options.connections === c).map((path) => ({ path, headers })));
+    const servers: Servers = { bare, nginx, gateway, 'gateway-nolog': quiet, origin };
+    for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
 
-    const servers: Servers = { bare, origin, gateway, 'gateway-nolog': quiet };
-    const distinct = (): { next: () => PlannedRequest } => ({ next: () => ({ path: space.take(), headers }) });
-    const scenarios: Scenario[] = ([
-      { id: 'bare', label: 'bare node:http, prebuilt hit bytes (ceiling)', server: 'bare', requests: () => hot, hits: true },
-      { id: 'origin', label: 'origin directly, distinct searches', server: 'origin', requests: distinct, hits: false },
-      { id: 'gateway-hot', label: 'gateway hit, one hot URL (auth + access log on)', server: 'gateway', requests: () => hot, hits: true },
-      { id: 'gateway-10k', label: `gateway hits over ${WARMED_URLS.toLocaleString('en-US')} warmed URLs`, server: 'gateway', requests: () => ({ perConnection: shares }), hits: true },
-      { id: 'gateway-miss', label: 'gateway cold misses, distinct searches', server: 'gateway', requests: distinct, hits: false },
-      { id: 'gateway-hot-nolog', label: 'gateway hit, one hot URL, access log off', server: 'gateway-nolog', requests: () => hot, hits: true },
-    ] satisfies Scenario[]).filter((s) => selected(s.id));
+    const zipfFile = join(fleet.logDir, 'zipf-targets.txt');
+    writeFileSync(zipfFile, `${zipfTargets.join('\n')}\n`);
+    const orderFile = join(fleet.logDir, 'zipf-order.txt');
+    const zipf = new ZipfSampler(ZIPF_URLS, 1, new SeededRandom(1));
+    writeFileSync(orderFile, `${Array.from({ length: ZIPF_SEQUENCE }, () => zipf.next() + 1).join('\n')}\n`);
+    let distinctRuns = 0;
+    const workload = (kind: Workload): WorkloadFiles => {
+      if (kind === 'hot') return {};
+      if (kind === 'zipf') return { targetsFile: zipfFile, orderFile };
+      const file = join(fleet.logDir, `distinct-${++distinctRuns}.txt`);
+      writeFileSync(file, `${Array.from({ length: options.duration * DISTINCT_PER_SECOND }, () => space.take()).join('\n')}\n`);
+      return { targetsFile: file };
+    };
+
+    const selected = SCENARIOS.filter((s) => options.scenarios?.includes(s.id) ?? true);
+    const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, workload, log };
     log('warming up each server for 2 s…');
-    const warmServed = await warmUp(scenarios.filter((s) => s.id !== 'gateway-miss' && s.id !== 'gateway-10k'), servers, options.connections);
-    const results = await runRounds(scenarios, servers, { duration: options.duration, connections: options.connections, rounds: options.rounds, log });
-    for (const s of scenarios) {
+    await runRounds(selected.filter((s) => s.workload === 'hot'), servers, origin, { ...rounds, duration: 2, rounds: 1, log: () => undefined });
+    const results = await runRounds(selected, servers, origin, rounds);
+    for (const s of selected) {
       const result = results.find((r) => r.id === s.id);
-      if (s.hits && s.server !== 'bare' && (result?.originCallsPerRun.max ?? 0) > 0) log(`warning: ${s.id} reached the origin: hits are not hits`);
+      if (s.hits && (result?.originCallsPerRun.max ?? 0) > 0) log(`warning: ${s.id} reached the origin: hits are not hits`);
     }
     const memory = await gatewayMemory(gateway);
     let profiles: ServerProfile[] | null = null;
     if (options.cpuProf) {
       profiles = [];
       for (const role of PROFILED) {
-        await fleet.stop(servers[role]);
+        await fleet.stop({ bare, gateway, 'gateway-nolog': quiet }[role]);
         const file = newestProfile(join(profileRoot, role));
         if (file === undefined) continue;
-        const served = (warmServed.get(role) ?? 0) + results.filter((r) => scenarios.find((s) => s.id === r.id)?.server === role).reduce((n, r) => n + r.runs.reduce((m, run) => m + run.responses, 0), 0);
+        const served = results.filter((r) => selected.find((s) => s.id === r.id)?.server === role).reduce((n, r) => n + r.runs.reduce((m, run) => m + run.responses, 0), 0);
         const summary = summariseProfile(file, REPO_ROOT);
         profiles.push({ server: role, file: file.replace(`${REPO_ROOT}/`, ''), served, busyUsPerRequest: served === 0 ? 0 : (summary.busyMs * 1000) / served, ...summary });
       }
     }
-    const hitPath = results.find((r) => r.id === HIT_PATH);
-    const rpsVsBare = hitPath?.rpsVsBare ?? { median: Number.NaN, min: Number.NaN, max: Number.NaN };
-    const p99VsBare = hitPath?.p99VsBare ?? rpsVsBare;
     return {
       tool: 'catalog-gateway bench',
       mode: 'throughput',
@@ -152,45 +178,62 @@ export async function throughputBench(options: BenchOptions, command: string, lo
       settings: {
         duration: options.duration,
         connections: options.connections,
-        pipelining: 1,
         rounds: options.rounds,
         catalogBooks: vocabulary.titles.length,
-        warmedUrls: WARMED_URLS,
-        loadGenerator: 'autocannon 9 (one process, the bench itself); each server in its own child process',
+        zipfUrls: ZIPF_URLS,
+        loadGenerator: `wrk, 1 thread, ${options.connections} connections, keep-alive`,
+        pinning: CORES === undefined ? 'none (one core)' : `servers on CPU ${CORES.server}, wrk on CPU ${CORES.generator} (taskset)`,
       },
       hotTarget,
       hitResponseBytes: Buffer.from(hit.body, 'base64').length,
       hitCacheStatus: hit.cacheStatus,
       scenarios: results,
-      targets: {
-        scenario: HIT_PATH,
-        rpsVsBare,
-        p99VsBare,
-        rpsTarget: TARGET_RPS_VS_BARE,
-        p99Target: TARGET_P99_VS_BARE,
-        rpsMet: rpsVsBare.median >= TARGET_RPS_VS_BARE,
-        p99Met: p99VsBare.median <= TARGET_P99_VS_BARE,
-      },
+      targets: targetsOf(results),
       gatewayAfterBench: memory,
       profiles,
     };
   } finally {
+    await nginx?.stop();
     await fleet.close();
   }
 }
 
+function targetsOf(results: readonly ScenarioResult[]): Target[] {
+  return HIT_PATHS.flatMap((id) => {
+    const hit = results.find((r) => r.id === id);
+    if (hit === undefined) return [];
+    const peer = results.find((r) => r.id === `nginx-${hit.workload}`);
+    const peerByRound = new Map((peer?.runs ?? []).map((r) => [r.round, r.requestsPerSecond]));
+    const rpsVsNginx = spread(hit.runs.flatMap((r) => {
+      const theirs = peerByRound.get(r.round);
+      return theirs === undefined || theirs === 0 ? [] : [r.requestsPerSecond / theirs];
+    }));
+    return [{
+      scenario: id,
+      rpsVsBare: hit.rpsVsBare,
+      p99VsBare: hit.p99VsBare,
+      rpsVsNginx,
+      rpsMet: hit.rpsVsBare.median >= TARGET_RPS_VS_BARE,
+      p99Met: hit.p99VsBare.median <= TARGET_P99_VS_BARE,
+      aheadOfNginx: rpsVsNginx.median > 1,
+    }];
+  });
+}
+
 export function throughputMarkdown(report: ThroughputReport): string {
-  const t = report.targets;
   const verdict = (met: boolean): string => (met ? 'met' : '**missed**');
+  const range = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
   const g = report.gatewayAfterBench;
   const lines = [
     scenarioTable(report.scenarios),
     '',
-    `Targets, hit path with authentication and access logging on (\`${t.scenario}\`): req/s ${t.rpsVsBare.median.toFixed(2)}× the bare server (target ≥ ${t.rpsTarget}×) — ${verdict(t.rpsMet)}; p99 ${t.p99VsBare.median.toFixed(2)}× (target ≤ ${t.p99Target}×) — ${verdict(t.p99Met)}.`,
+    ...report.targets.map(
+      (t) =>
+        `Target \`${t.scenario}\`: req/s ${range(t.rpsVsBare)} bare (≥ ${TARGET_RPS_VS_BARE}×) — ${verdict(t.rpsMet)}; p99 ${range(t.p99VsBare)} bare (≤ ${TARGET_P99_VS_BARE}×) — ${verdict(t.p99Met)}; req/s ${range(t.rpsVsNginx)} nginx — ${t.aheadOfNginx ? 'ahead' : '**behind**'}.`,
+    ),
     `Gateway after the bench: RSS ${mib(g.rssBytes)} with ${g.cacheEntries ?? 'n/a'} cached responses (${mib(g.cacheBytes)} counted against the 256 MiB bound); access log written: ${mib(g.accessLogBytes)}.`,
-    ...saturationNote(report.scenarios),
-    `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`.`,
-    `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.connections} connections, pipelining 1; ${report.settings.loadGenerator}. Ratios are per round against the bare server of the same round, then the median.`,
+    `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`; the Zipf workload asks ${report.settings.zipfUrls.toLocaleString('en-US')} warmed URLs in a Zipf(s = 1) order (the hot URL first).`,
+    `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}. Ratios are per round against the bare server on the same workload in the same round, then the median (range over rounds). Server µs/req is the server process's own CPU time (all threads) per response.`,
     `Machine: ${machineLine(report.machine)}. Catalog: ${report.settings.catalogBooks.toLocaleString('en-US')} books. Command: \`${report.command}\`.`,
   ];
   if (report.profiles !== null) {
@@ -209,10 +252,4 @@ export function throughputMarkdown(report: ThroughputReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A generator that is itself near one full core cannot show a faster server: say so beside the figures. */
-function saturationNote(scenarios: readonly ScenarioResult[]): string[] {
-  const busy = scenarios.filter((s) => s.generatorCpu.median >= 0.85);
-  if (busy.length === 0) return [];
-  const which = busy.map((s) => `\`${s.id}\` ${(s.generatorCpu.median * 100).toFixed(0)} %`).join(', ');
-  return [`The load generator (one core) was near saturation in ${which} of CPU: those req/s are lower bounds, so ratios to the bare ceiling are, if anything, flattering.`];
-}
+

@@ -35,12 +35,12 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   const defaults = parseBenchArgs([]);
   assert.ok(defaults !== 'help');
   assert.equal(defaults.duration, 5);
-  assert.equal(defaults.connections, 50);
-  assert.equal(defaults.rounds, 3);
+  assert.equal(defaults.connections, 64);
+  assert.equal(defaults.rounds, 5);
   assert.equal(defaults.scenarios, undefined);
   const subset = parseBenchArgs(['--scenarios', 'gateway-hot,origin']);
   assert.ok(subset !== 'help');
-  assert.deepEqual(subset.scenarios, ['bare', 'gateway-hot', 'origin']);
+  assert.deepEqual(subset.scenarios, ['bare-hot', 'bare-zipf', 'gateway-hot', 'origin']);
   assert.throws(() => parseBenchArgs(['--rounds', '0']), (e: unknown) => e instanceof UsageError && e.message.includes('--rounds'));
   assert.throws(() => parseBenchArgs(['--scenarios', 'gateway-warm']), (e: unknown) => e instanceof UsageError && e.message.includes('"gateway-warm"'));
   assert.equal(parseBenchArgs(['--help']), 'help');
