@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../shared/process-metrics.ts';
+import { RequestSeries } from './request-series.ts';
 
 /**
  * How a request was answered, as the access log and the metrics name it: `hit` fresh from the
@@ -45,8 +46,7 @@ function methodLabel(method: string): string {
 
 export class GatewayMetrics {
   readonly registry: Registry;
-  readonly #requests: Counter<'route' | 'method' | 'status' | 'cache'>;
-  readonly #duration: Histogram<'route' | 'cache'>;
+  readonly #requests: RequestSeries;
   readonly #evictions: Counter;
   readonly #originRequests: Counter<'status'>;
   readonly #originDuration: Histogram;
@@ -59,29 +59,15 @@ export class GatewayMetrics {
   readonly #purgeLag: Histogram;
   readonly #events: Counter<'outcome'>;
   readonly #refused: Counter<'reason'>;
-  /**
-   * Label children resolved once per combination (bounded: routes × methods × statuses × cache
-   * results), so a request increments without prom-client hashing its labels again.
-   */
-  readonly #children = new Map<string, { readonly requests: Counter.Internal; readonly duration: Histogram.Internal<'route' | 'cache'> }>();
 
   constructor(registry: Registry, live: LiveState) {
     const cache = live.cache;
     this.registry = registry;
     collectProcessMetrics(registry, 'catalog_gateway');
     const registers = [registry];
-    this.#requests = new Counter({
-      name: 'catalog_gateway_http_requests_total',
-      help: 'Requests answered by the gateway, by route template, method, status and cache result.',
-      labelNames: ['route', 'method', 'status', 'cache'],
-      registers,
-    });
-    this.#duration = new Histogram({
-      name: 'catalog_gateway_request_duration_seconds',
-      help: 'Time from request arrival to the last byte of the response, by route template and cache result.',
-      labelNames: ['route', 'cache'],
-      buckets: DURATION_BUCKETS,
-      registers,
+    this.#requests = new RequestSeries(registry, {
+      counter: { name: 'catalog_gateway_http_requests_total', help: 'Requests answered by the gateway, by route template, method, status and cache result.' },
+      histogram: { name: 'catalog_gateway_request_duration_seconds', help: 'Time from request arrival to the last byte of the response, by route template and cache result.', buckets: DURATION_BUCKETS },
     });
     new Gauge({
       name: 'catalog_gateway_cache_entries',
@@ -201,15 +187,7 @@ export class GatewayMetrics {
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {
-    const folded = methodLabel(method);
-    const key = `${route} ${folded} ${status} ${cache}`;
-    let child = this.#children.get(key);
-    if (child === undefined) {
-      child = { requests: this.#requests.labels({ route, method: folded, status, cache }), duration: this.#duration.labels({ route, cache }) };
-      this.#children.set(key, child);
-    }
-    child.requests.inc();
-    child.duration.observe(seconds);
+    this.#requests.child({ route, method: methodLabel(method), status, cache }).observe(seconds);
   }
 
   originAnswer(status: number | 'error', seconds: number): void {

@@ -16,9 +16,10 @@ let stamp = '';
 
 /**
  * pino's isoTime formats a Date for every line; under load many lines share a millisecond, so
- * the formatted stamp is reused until the clock moves on.
+ * the formatted stamp (`,"time":"…"`) is reused until the clock moves on. Access lines, which are
+ * written without pino, use it too, so every line of a server carries the same time field.
  */
-function isoTime(): string {
+export function isoTime(): string {
   const now = Date.now();
   if (now !== stampedAt) {
     stampedAt = now;

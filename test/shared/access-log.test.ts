@@ -1,0 +1,53 @@
+/** Access lines are written without pino's serializer; they must still be JSON a log pipeline parses, field for field. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createAccessLog, type AccessRecord } from '../../src/shared/access-log.ts';
+import { createLogger } from '../../src/shared/logger.ts';
+import { testConfig } from '../support/config.ts';
+import { captureLogs } from '../support/harness.ts';
+
+interface GatewayLike extends AccessRecord {
+  readonly cache: string;
+  readonly originMs: number | undefined;
+}
+
+test('a JSON access line parses to exactly the record, whatever a client put in its strings', () => {
+  const logs = captureLogs();
+  const log = createAccessLog<GatewayLike>(createLogger(testConfig({ 'log.level': 'info' }), 'catalog-gateway', logs), {
+    enabled: true,
+    format: 'json',
+    credentialNames: ['access_token'],
+    service: 'catalog-gateway',
+  });
+  const record: GatewayLike = {
+    reqId: 'req-1',
+    method: 'GET',
+    path: '/v1/books?q=%22quoted%22&q2="raw"\\x',
+    status: 200,
+    bytes: 3983,
+    durationMs: 0.125,
+    cache: 'hit',
+    originMs: undefined,
+    sub: 'dev "admin"\n',
+    remote: '::1',
+    ua: 'curl/8 "x" \u0001 é ☃ \\',
+    proto: 'HTTP/1.1',
+  };
+  log(record);
+  log({ ...record, path: '/v1/books?access_token=secret&q=a', sub: undefined, ua: undefined, originMs: 8.5, cache: 'miss' });
+  const [first, second] = logs.lines();
+  const { time, ...rest } = first ?? {};
+  assert.match(String(time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.deepEqual(rest, { level: 'info', service: 'catalog-gateway', ...JSON.parse(JSON.stringify(record)) as object, msg: 'request' });
+  assert.equal(second?.path, '/v1/books?access_token=REDACTED&q=a');
+  assert.equal(second.originMs, 8.5);
+  assert.equal(second.cache, 'miss');
+  assert.ok(!('sub' in second) && !('ua' in second), 'absent fields are left out, as JSON.stringify leaves undefined out');
+});
+
+test('an access log below its level, or turned off, writes nothing', () => {
+  const logs = captureLogs();
+  const quiet = createAccessLog(createLogger(testConfig({ 'log.level': 'warn' }), 'catalog-origin', logs), { enabled: true, format: 'json', credentialNames: [], service: 'catalog-origin' });
+  quiet({ reqId: 'r', method: 'GET', path: '/', status: 200, bytes: 0, durationMs: 1, sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
+  assert.equal(logs.text(), '');
+});
