@@ -14,6 +14,8 @@ export interface BenchOptions {
   readonly cpuProf: boolean;
   /** The cache-memory mode instead of the throughput rounds. */
   readonly memory: boolean;
+  /** The hit-path ladder instead: what each part of a hit costs. */
+  readonly ladder: boolean;
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
@@ -40,6 +42,8 @@ Flags:
   --scenarios LIST     comma-separated subset of: ${SCENARIO_IDS.join(', ')}
                        (bare-hot and bare-zipf always run: every ratio is to them)
   --cpu-prof           profile the Node servers and print where the gateway's time goes
+  --ladder             instead: price each part of a cache hit (bench/hit-ladder.ts levels and
+                       the gateway, interleaved) for docs/performance.md
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -69,6 +73,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         data: { type: 'string' },
         'cpu-prof': { type: 'boolean' },
         memory: { type: 'boolean' },
+        ladder: { type: 'boolean' },
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
@@ -94,6 +99,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     dataDir: data ?? 'data/bench',
     cpuProf: values['cpu-prof'] === true,
     memory: values.memory === true,
+    ladder: values.ladder === true,
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,

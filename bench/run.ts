@@ -5,6 +5,7 @@
  */
 import { UsageError } from '../src/cli/args.ts';
 import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
+import { ladderBench, ladderMarkdown } from './ladder-bench.ts';
 import { memoryBench, memoryMarkdown } from './memory-bench.ts';
 import { saveResults } from './results-file.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
@@ -27,6 +28,12 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`bench: ${message}\n`);
   };
   try {
+    if (options.ladder) {
+      const report = await ladderBench(options, command, log);
+      process.stdout.write(ladderMarkdown(report));
+      if (options.save) log(`saved ${saveResults('ladder-latest.json', 'ladder', report.startedAt, report, options.updateCommitted).join(', ')}`);
+      return 0;
+    }
     if (options.memory) {
       const report = await memoryBench(options, command, log);
       process.stdout.write(memoryMarkdown(report));

@@ -26,7 +26,8 @@ export interface BenchServer {
 export interface Scenario {
   readonly id: string;
   readonly label: string;
-  readonly server: ServerRole;
+  /** A key of the servers map: a ServerRole, or a ladder level. */
+  readonly server: string;
   readonly workload: Workload;
   /** Hits must cost the origin nothing; a hit scenario that reaches it is reported as broken. */
   readonly hits: boolean;
@@ -65,7 +66,7 @@ export interface ScenarioResult {
   readonly runs: readonly RunRecord[];
 }
 
-export type Servers = Readonly<Record<ServerRole, BenchServer>>;
+export type Servers = Readonly<Record<string, BenchServer>>;
 
 /** The files wrk reads for a workload's targets and their order (absent: the hot URL alone). */
 export interface WorkloadFiles {
@@ -96,6 +97,7 @@ async function originRequests(origin: BenchServer & { readonly adminUrl?: string
 
 async function measure(scenario: Scenario, servers: Servers, origin: ServerProcess, options: RoundsOptions, round: number, position: number): Promise<RunRecord> {
   const server = servers[scenario.server];
+  if (server === undefined) throw new Error(`no server ${scenario.server}`);
   const before = await originRequests(origin);
   const cpuBefore = cpuSeconds(server.pid);
   const run = await wrk({

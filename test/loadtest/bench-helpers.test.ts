@@ -44,4 +44,6 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   assert.throws(() => parseBenchArgs(['--rounds', '0']), (e: unknown) => e instanceof UsageError && e.message.includes('--rounds'));
   assert.throws(() => parseBenchArgs(['--scenarios', 'gateway-warm']), (e: unknown) => e instanceof UsageError && e.message.includes('"gateway-warm"'));
   assert.equal(parseBenchArgs(['--help']), 'help');
+  const ladder = parseBenchArgs(['--ladder', '--rounds', '7']);
+  assert.ok(ladder !== 'help' && ladder.ladder && ladder.rounds === 7 && !defaults.ladder);
 });
