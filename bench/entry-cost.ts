@@ -4,8 +4,10 @@
  * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
  * backing stores), after full garbage collections, with what the cache counts.
  *
- *   node --expose-gc bench/entry-cost.ts [entries, default 100000]
+ *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--data DIR] [--json]
  *
+ * DIR holds the catalog the query texts come from (default data/bench); `--json` prints the
+ * per-entry figures as one JSON object, for test/gateway/entry-cost.test.ts.
  * The figure in response-cache.ts comes from this script.
  */
 import { readFileSync } from 'node:fs';
@@ -60,8 +62,8 @@ function settled(): Memory {
   return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident() };
 }
 
-async function main(entries: number): Promise<void> {
-  const fleet = new Fleet('data/bench');
+async function main(entries: number, dataDir: string, json: boolean): Promise<void> {
+  const fleet = new Fleet(dataDir);
   try {
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
@@ -92,6 +94,18 @@ async function main(entries: number): Promise<void> {
     const bytesBefore = cache.bytes;
     await fill(entries);
     const after = settled();
+    if (json) {
+      const perEntry = (a: number, b: number): number => (a - b) / entries;
+      console.log(JSON.stringify({
+        entries,
+        heapUsed: perEntry(after.heapUsed, before.heapUsed),
+        external: perEntry(after.external, before.external),
+        malloc: perEntry(after.malloc, before.malloc),
+        counted: perEntry(cache.bytes, bytesBefore),
+      }));
+      await client.close();
+      return;
+    }
     const per = (a: number, b: number): string => ((a - b) / entries).toFixed(0).padStart(6);
     console.log(`${entries} entries, measured per entry after full GCs:`);
     console.log(`  V8 heap used      ${per(after.heapUsed, before.heapUsed)} B`);
@@ -105,4 +119,6 @@ async function main(entries: number): Promise<void> {
   }
 }
 
-await main(Number(process.argv[2] ?? 100_000));
+const args = process.argv.slice(2);
+const dataFlag = args.indexOf('--data');
+await main(Number(args.find((a) => /^[0-9]+$/.test(a)) ?? 100_000), dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));
