@@ -80,6 +80,8 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
       return `one of ${spec.values.join(', ')}`;
     case 'url':
       return 'an http:// or https:// URL';
+    case 'url-or-path':
+      return 'an http:// or https:// URL, or a path starting with /';
     case 'routes':
       return 'a non-empty list of routes (README, "Routes")';
     case 'addresses':
@@ -155,6 +157,10 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       if (text === undefined || !URL.canParse(text)) return { ok: false };
       const url = new URL(text);
       return url.protocol === 'http:' || url.protocol === 'https:' ? { ok: true, value: url.origin } : { ok: false };
+    }
+    case 'url-or-path': {
+      if (text?.startsWith('/') === true && !/\s/.test(text)) return { ok: true, value: text };
+      return text !== undefined && URL.canParse(text) && /^https?:$/.test(new URL(text).protocol) ? { ok: true, value: text } : { ok: false };
     }
     case 'routes':
       return coerceRoutes(fromText && text !== undefined ? parseJson(text) : raw);

@@ -3,7 +3,8 @@
  * default, or nginx's `combined` line for people who grep (`log.format`). The
  * path is logged with its query string (the specification wants searches visible in access
  * logs); a token never is: the record has no field that could hold one, only the verified
- * token's subject, and the logger's redaction is a second line of defence.
+ * token's subject, and credential parameters in the path are redacted (credentials.ts). Lines
+ * are formatted here and written to the logger's own destination, in order with its other lines.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -89,7 +90,7 @@ export function createAccessLog<R extends AccessRecord>(logger: Logger, options:
 function jsonFields(record: AccessRecord, path: string): string {
   let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${JSON.stringify(path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs}`;
   for (const name in record) {
-    if (KNOWN.has(name)) continue;
+    if (SHARED_FIELDS.has(name)) continue;
     const value = (record as unknown as Record<string, unknown>)[name];
     if (value !== undefined) line += `,"${name}":${typeof value === 'number' ? String(value) : JSON.stringify(value)}`;
   }
@@ -99,11 +100,11 @@ function jsonFields(record: AccessRecord, path: string): string {
   return `${line},"proto":"${record.proto}"`;
 }
 
-/** The shared fields jsonFields writes itself; a server's own (the gateway's cache result) follow the first group. */
-const KNOWN: ReadonlySet<string> = new Set(['reqId', 'method', 'path', 'status', 'bytes', 'durationMs', 'sub', 'remote', 'ua', 'proto']);
-
-/** Fields the combined part of a line already shows; any others a server adds follow as `name=value`. */
-const IN_COMBINED: ReadonlySet<string> = new Set(['method', 'path', 'status', 'bytes', 'durationMs', 'sub', 'remote', 'ua', 'proto', 'reqId']);
+/**
+ * The AccessRecord fields both formats write in their own places; fields a server adds (the
+ * gateway's cache result and origin time) follow as they come.
+ */
+const SHARED_FIELDS: ReadonlySet<string> = new Set(['reqId', 'method', 'path', 'status', 'bytes', 'durationMs', 'sub', 'remote', 'ua', 'proto']);
 
 /** A field as it may stand in a quoted or bare part of a line: no quotes, no control characters. */
 function safe(value: string): string {
@@ -124,7 +125,7 @@ function safe(value: string): string {
 export function combinedLine(record: AccessRecord, path: string, time: string, service: string): string {
   let line = `${record.remote ?? '-'} - ${record.sub === undefined ? '-' : safe(record.sub)} [${time}] "${record.method} ${safe(path)} ${record.proto}" ${record.status} ${record.bytes} "-" "${record.ua === undefined ? '-' : safe(record.ua)}" rt=${(record.durationMs / 1000).toFixed(6)} reqid=${record.reqId}`;
   for (const [name, value] of Object.entries(record)) {
-    if (!IN_COMBINED.has(name) && value !== undefined) line += ` ${name}=${safe(String(value))}`;
+    if (!SHARED_FIELDS.has(name) && value !== undefined) line += ` ${name}=${safe(String(value))}`;
   }
   return `${line} service=${service}\n`;
 }

@@ -72,4 +72,11 @@ describe('config loader', () => {
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_CACHE_MAX_BYTES: '100TiB' } }), /from 1048576 to/, 'bounds still hold');
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_PORT: '80s' } }), /gateway\.port/, 'a key without a unit takes none');
   });
+
+  test('the origin probe is an absolute http(s) URL or a path', () => {
+    assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: '/healthz' } })['gateway.upstream.probe'], '/healthz');
+    assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'http://10.0.0.5:9091/readyz' } })['gateway.upstream.probe'], 'http://10.0.0.5:9091/readyz');
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'healthz' } }), /config key gateway\.upstream\.probe = "healthz" \(from env CATALOG_GATEWAY_UPSTREAM_PROBE\): expected an http:\/\/ or https:\/\/ URL, or a path starting with \//);
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'ftp://x/readyz' } }), /gateway\.upstream\.probe/);
+  });
 });

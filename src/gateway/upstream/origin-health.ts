@@ -11,7 +11,7 @@ import { upstreamFailure } from './upstream-failure.ts';
 /** A probe nudged by failing traffic runs at most this often. */
 const NUDGE_GAP_MS = 250;
 
-export interface ProbeResult {
+interface ProbeResult {
   readonly up: boolean;
   /** Why it is down, in words for `/readyz`. */
   readonly reason?: string;
