@@ -62,11 +62,11 @@ export interface Target {
   readonly scenario: string;
   readonly rpsVsBare: Spread;
   readonly p99VsBare: Spread;
-  /** The gateway's req/s over nginx's, same workload, same round. */
-  readonly rpsVsNginx: Spread;
+  /** The gateway's req/s over nginx's, same workload, same round; null when nginx did not run. */
+  readonly rpsVsNginx: Spread | null;
   readonly rpsMet: boolean;
   readonly p99Met: boolean;
-  readonly aheadOfNginx: boolean;
+  readonly aheadOfNginx: boolean | null;
 }
 
 export interface ServerProfile extends ProfileSummary {
@@ -204,7 +204,7 @@ function targetsOf(results: readonly ScenarioResult[]): Target[] {
     if (hit === undefined) return [];
     const peer = results.find((r) => r.id === `nginx-${hit.workload}`);
     const peerByRound = new Map((peer?.runs ?? []).map((r) => [r.round, r.requestsPerSecond]));
-    const rpsVsNginx = spread(hit.runs.flatMap((r) => {
+    const rpsVsNginx = peer === undefined ? null : spread(hit.runs.flatMap((r) => {
       const theirs = peerByRound.get(r.round);
       return theirs === undefined || theirs === 0 ? [] : [r.requestsPerSecond / theirs];
     }));
@@ -215,7 +215,7 @@ function targetsOf(results: readonly ScenarioResult[]): Target[] {
       rpsVsNginx,
       rpsMet: hit.rpsVsBare.median >= TARGET_RPS_VS_BARE,
       p99Met: hit.p99VsBare.median <= TARGET_P99_VS_BARE,
-      aheadOfNginx: rpsVsNginx.median > 1,
+      aheadOfNginx: rpsVsNginx === null ? null : rpsVsNginx.median > 1,
     }];
   });
 }
@@ -229,7 +229,7 @@ export function throughputMarkdown(report: ThroughputReport): string {
     '',
     ...report.targets.map(
       (t) =>
-        `Target \`${t.scenario}\`: req/s ${range(t.rpsVsBare)} bare (≥ ${TARGET_RPS_VS_BARE}×) — ${verdict(t.rpsMet)}; p99 ${range(t.p99VsBare)} bare (≤ ${TARGET_P99_VS_BARE}×) — ${verdict(t.p99Met)}; req/s ${range(t.rpsVsNginx)} nginx — ${t.aheadOfNginx ? 'ahead' : '**behind**'}.`,
+        `Target \`${t.scenario}\`: req/s ${range(t.rpsVsBare)} bare (≥ ${TARGET_RPS_VS_BARE}×) — ${verdict(t.rpsMet)}; p99 ${range(t.p99VsBare)} bare (≤ ${TARGET_P99_VS_BARE}×) — ${verdict(t.p99Met)}; ${t.rpsVsNginx === null ? 'nginx not in this run' : `req/s ${range(t.rpsVsNginx)} nginx — ${t.aheadOfNginx === true ? 'ahead' : '**behind**'}`}.`,
     ),
     `Gateway after the bench: RSS ${mib(g.rssBytes)} with ${g.cacheEntries ?? 'n/a'} cached responses (${mib(g.cacheBytes)} counted against the 256 MiB bound); access log written: ${mib(g.accessLogBytes)}.`,
     `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`; the Zipf workload asks ${report.settings.zipfUrls.toLocaleString('en-US')} warmed URLs in a Zipf(s = 1) order (the hot URL first).`,
