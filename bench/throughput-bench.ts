@@ -24,13 +24,13 @@ import {
   type GatewayMemory, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
 } from './throughput.ts';
 
-export const ZIPF_URLS = 1000;
+const ZIPF_URLS = 1000;
 const ZIPF_SEQUENCE = 100_000;
 /** Distinct targets written per miss run and second: well above what a miss can be answered at. */
 const DISTINCT_PER_SECOND = 4000;
 /** The targets for the hit path with authentication, access log and metrics on. */
-export const TARGET_RPS_VS_BARE = 0.8;
-export const TARGET_P99_VS_BARE = 1.5;
+const TARGET_RPS_VS_BARE = 0.8;
+const TARGET_P99_VS_BARE = 1.5;
 const HIT_PATHS = ['gateway-hot', 'gateway-zipf'] as const;
 
 export interface ThroughputReport {

@@ -87,7 +87,7 @@ export interface RoundsOptions {
 }
 
 /** The scenario each one is divided by: the bare server on the same workload (misses: on the hot URL). */
-export function baselineOf(workload: Workload): string {
+function baselineOf(workload: Workload): string {
   return workload === 'zipf' ? 'bare-zipf' : 'bare-hot';
 }
 

@@ -125,12 +125,10 @@ export class RequestSeries {
     const key = `${labels.route} ${labels.method} ${labels.status} ${labels.cache}`;
     let child = this.#children.get(key);
     if (child === undefined) {
+      // A new combination is a new counter; the histogram is shared by every method and status.
+      const counter = new CounterCell({ route: labels.route, method: labels.method, status: labels.status, cache: labels.cache });
+      this.#counters.set(key, counter);
       const histogramKey = `${labels.route} ${labels.cache}`;
-      let counter = this.#counters.get(key);
-      if (counter === undefined) {
-        counter = new CounterCell({ route: labels.route, method: labels.method, status: labels.status, cache: labels.cache });
-        this.#counters.set(key, counter);
-      }
       let histogram = this.#histograms.get(histogramKey);
       if (histogram === undefined) {
         histogram = new HistogramCell({ route: labels.route, cache: labels.cache }, this.#buckets.length);

@@ -22,7 +22,7 @@ pre { background: #f5f5f5; padding: .8rem; overflow-x: auto; font-size: 12px; }
 table { border-collapse: collapse; } td, th { padding: .2rem .8rem .2rem 0; text-align: left; }
 `;
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 

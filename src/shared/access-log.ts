@@ -122,7 +122,7 @@ function safe(value: string): string {
  * as the user and no referer kept, then `rt=` in seconds (nginx's `$request_time`), `reqid=`, the
  * server's own fields (the gateway's `cache=`, `originMs=`) and `service=`.
  */
-export function combinedLine(record: AccessRecord, path: string, time: string, service: string): string {
+function combinedLine(record: AccessRecord, path: string, time: string, service: string): string {
   let line = `${record.remote ?? '-'} - ${record.sub === undefined ? '-' : safe(record.sub)} [${time}] "${record.method} ${safe(path)} ${record.proto}" ${record.status} ${record.bytes} "-" "${record.ua === undefined ? '-' : safe(record.ua)}" rt=${(record.durationMs / 1000).toFixed(6)} reqid=${record.reqId}`;
   for (const [name, value] of Object.entries(record)) {
     if (!SHARED_FIELDS.has(name) && value !== undefined) line += ` ${name}=${safe(String(value))}`;

@@ -11,7 +11,7 @@ const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 
 /** `::ffff:10.0.0.1` is 10.0.0.1: a dual-stack listener reports IPv4 peers that way. */
 function plain(address: string): string {
-  return MAPPED_V4.exec(address)?.[1] ?? address;
+  return address.startsWith('::ffff:') || address.startsWith('::FFFF:') ? (MAPPED_V4.exec(address)?.[1] ?? address) : address;
 }
 
 /** Why an entry of `http.trustedProxies` is not an address or a CIDR block, or undefined when it is one. */
