@@ -16,6 +16,7 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { Filler } from '../src/gateway/fill/fill.ts';
+import { NO_DIRECTIVES } from '../src/gateway/rules/reuse.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
 import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
@@ -80,7 +81,7 @@ async function main(entries: number, dataDir: string, json: boolean): Promise<vo
           if (!target.ok) throw new Error('the query space made a bad target');
           const key = cacheKey(target.canonical);
           const outcome = await filler.fill(
-            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, noStore: false, policy: NO_STALE, relayServerErrors: false },
+            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false },
             undefined,
           );
           if (outcome.kind !== 'response' || !outcome.stored) throw new Error('an answer was not stored');

@@ -53,7 +53,7 @@ if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
 const filler = new Filler(origin, cache, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false });
 const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 0 };
-const filled = await filler.fill({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, noStore: false, policy, relayServerErrors: false }, undefined);
+const filled = await filler.fill({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false }, undefined);
 if (filled.kind !== 'response' || !filled.stored) throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
 if (entry.kind !== 'found') throw new Error('the hot target is not in the cache');

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parseRedisUrl, RedisUrlError } from '../gateway/fleet/redis-url.ts';
 import { invalidProxyEntry } from '../shared/client-address.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
 import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
@@ -86,6 +87,10 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
       return 'a non-empty list of routes (README, "Routes")';
     case 'addresses':
       return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
+    case 'workers':
+      return `an integer from 1 to ${spec.max}, or auto (one per core)`;
+    case 'redis-url':
+      return 'null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL';
     case 'string':
       return spec.nullable === true ? 'a non-empty string or null' : 'a non-empty string';
   }
@@ -166,6 +171,21 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       return coerceRoutes(fromText && text !== undefined ? parseJson(text) : raw);
     case 'addresses':
       return coerceAddresses(text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw);
+    case 'workers': {
+      if (text === 'auto') return { ok: true, value: 'auto' };
+      const n = fromText && text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : raw;
+      return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 && n <= spec.max ? { ok: true, value: n } : { ok: false };
+    }
+    case 'redis-url':
+      if (raw === null || (fromText && text === 'null')) return { ok: true, value: null };
+      if (text === undefined) return { ok: false };
+      try {
+        parseRedisUrl(text);
+        return { ok: true, value: text };
+      } catch (err) {
+        if (err instanceof RedisUrlError) return { ok: false, why: err.message };
+        throw err;
+      }
     case 'string':
       if (spec.nullable === true && (raw === null || (fromText && text === 'null'))) return { ok: true, value: null };
       return text !== undefined && text !== '' ? { ok: true, value: text } : { ok: false };

@@ -37,11 +37,22 @@ interface AddressesSpec {
   readonly type: 'addresses';
   readonly doc: string;
 }
+/** A count, or `auto` for one per core. */
+interface WorkersSpec {
+  readonly type: 'workers';
+  readonly max: number;
+  readonly doc: string;
+}
+/** A Redis URL (src/gateway/fleet/redis-url.ts), or null. */
+interface RedisUrlSpec {
+  readonly type: 'redis-url';
+  readonly doc: string;
+}
 interface RoutesSpec {
   readonly type: 'routes';
   readonly doc: string;
 }
-export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | UrlOrPathSpec | AddressesSpec | RoutesSpec;
+export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | UrlOrPathSpec | AddressesSpec | WorkersSpec | RedisUrlSpec | RoutesSpec;
 
 /** How a route's requests go through the gateway (README, "Routes"). */
 export type RouteMode = 'catalog' | 'http' | 'pass';
@@ -101,6 +112,7 @@ export const SCHEMA = {
   'gateway.adminPort': { ...PORT, doc: 'Gateway admin port: `/metrics`, `/healthz`, `/readyz`.' },
   'gateway.origin': { type: 'url', doc: 'Base URL of the catalog origin.' },
   'gateway.accessLog': { type: 'boolean', doc: 'Write one access-log line per request.' },
+  'gateway.workers': { type: 'workers', max: 256, doc: 'Processes serving the API port (node:cluster): a number, or `auto` for one per core. Past 1 a primary process replaces workers that die, drains them all on SIGTERM, and answers the admin port for all of them.' },
   'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost in memory, body, headers and key included.' },
   'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
   'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
@@ -115,6 +127,13 @@ export const SCHEMA = {
   'gateway.rateLimit.perTokenBurst': { type: 'integer', min: 1, max: 10_000_000, doc: 'Bucket size of the per-token limit: requests allowed at once after a quiet spell.' },
   'gateway.rateLimit.perIpPerSecond': { type: 'integer', min: 0, max: 10_000_000, doc: 'Requests per second each client address may make, checked before authentication; 0 turns it off.' },
   'gateway.rateLimit.perIpBurst': { type: 'integer', min: 1, max: 10_000_000, doc: 'Bucket size of the per-address limit.' },
+  'gateway.redis.url': { type: 'redis-url', doc: 'The shared tier: `redis://host:port/db` (`rediss://` for TLS), `redis+cluster://h1:p1,h2:p2` or `redis+sentinel://h1:p1,h2:p2/master`. Every process with the same Redis shares entries, one origin call per query and purges; `null` keeps each process\'s cache to itself.' },
+  'gateway.redis.keyPrefix': { type: 'string', doc: 'Prefix of every Redis key the gateway writes (entries, locks, the purge stream, the fill channel).' },
+  'gateway.redis.commandTimeoutMs': { type: 'integer', min: 1, max: 60_000, doc: 'Longest a Redis operation may take; three failures in a row pause the shared tier for `cooldownMs` and the process serves from its own cache.' },
+  'gateway.redis.cooldownMs': { type: 'integer', min: 10, max: 600_000, doc: 'How long the shared tier is left alone after repeated failures before it is tried again.' },
+  'gateway.redis.lockMs': { type: 'integer', min: 100, max: 600_000, doc: 'Lifetime of a fleet-wide fill lock; its holder renews it while it fills, so only a holder that died lets it lapse.' },
+  'gateway.redis.fillWaitMs': { type: 'integer', min: 10, max: 600_000, doc: 'How long a process waits for another process\'s fill of the same query before asking the origin itself.' },
+  'gateway.redis.purgeStreamLength': { type: 'integer', min: 100, max: 10_000_000, doc: 'Purges kept in the Redis stream (and remembered by each process) for processes that reconnect; one that missed more drops its local cache.' },
   'gateway.purge.tagHeader': { type: 'string', doc: 'Response field the origin names its tags in (Fastly\'s `Surrogate-Key`); entries are indexed by them for purges.' },
   'gateway.purge.exposeTagHeader': { type: 'boolean', doc: 'Pass the tag field on to clients; by default it is removed.' },
   'gateway.events.register': { type: 'boolean', doc: 'At start, register the event receiver with the origin (`POST /v1/webhooks`) and keep the registration in `<dataDir>/gateway-events.json`.' },
@@ -135,6 +154,10 @@ type ValueOf<S> = S extends { type: 'integer' }
       ? readonly RouteConfig[]
       : S extends { type: 'addresses' }
         ? readonly string[]
+      : S extends { type: 'workers' }
+        ? number | 'auto'
+      : S extends { type: 'redis-url' }
+        ? string | null
       : S extends { type: 'enum'; values: readonly (infer V)[] }
         ? V
         : S extends { nullable: true }

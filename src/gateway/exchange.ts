@@ -13,7 +13,7 @@ import { problemInstance } from '../shared/request-target.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
 import type { Coalescer } from './fill/coalescer.ts';
-import type { FillOutcome, Filler } from './fill/fill.ts';
+import type { Fill, FillOutcome } from './fill/fill.ts';
 import type { CacheResult, GatewayMetrics, MetricRoute } from './metrics.ts';
 import type { ResponseCache } from './store/response-cache.ts';
 import type { OriginClient } from './upstream/origin-client.ts';
@@ -36,7 +36,7 @@ export interface PipelineDeps {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly coalescer: Coalescer<FillOutcome>;
-  readonly filler: Filler;
+  readonly filler: Fill;
   readonly origin: OriginClient;
   readonly metrics: GatewayMetrics;
   readonly accessLog: AccessLog<GatewayAccessRecord>;

@@ -17,6 +17,7 @@ import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-ser
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier, loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
+import { createFleet } from './fleet/fleet.ts';
 import { EventReceiver } from './events/event-receiver.ts';
 import { EventRegistration } from './events/registration.ts';
 import { Coalescer } from './fill/coalescer.ts';
@@ -79,9 +80,29 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     health.nudge();
   });
   const coalescer = new Coalescer<FillOutcome>();
+  const purger = new Purger(cache, coalescer, metrics, now);
+  const redisUrl = config['gateway.redis.url'];
+  const fleet =
+    redisUrl === null
+      ? undefined
+      : createFleet(config, redisUrl, {
+          registry,
+          logger,
+          now,
+          cache,
+          applyPurge: (selector, soft) => {
+            purger.apply(selector, soft);
+          },
+        });
+  if (fleet !== undefined) {
+    purger.fanOutTo((selector, soft) => {
+      fleet.publishPurge(selector, soft);
+    });
+  }
+  const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
+  const localFiller = new Filler(origin, cache, metrics, now, tags);
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
   const maxTargetBytes = config['http.maxTargetBytes'];
-  const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
   const limits = httpLimits(config);
@@ -102,7 +123,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
         verifier,
         cache,
         coalescer,
-        filler: new Filler(origin, cache, metrics, now, tags),
+        filler: fleet?.filler(localFiller) ?? localFiller,
         origin,
         metrics,
         accessLog: createAccessLog(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway' }),
@@ -114,7 +135,6 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     limits,
     onRefused,
   );
-  const purger = new Purger(cache, coalescer, metrics, now);
   const registrationTokens = config['gateway.events.register'] ? registrationToken(config) : undefined;
   let registration: EventRegistration | undefined;
   const receiver = new EventReceiver(
@@ -128,6 +148,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     limits,
     onRefused,
     notReadyReason: () => (draining ? 'the gateway is shutting down' : health.reason),
+    degradedReason: () => fleet?.downReason(),
     endpoints: {
       '/purge': purgeEndpoint(verifier, purger, (url) => cacheKeyOf(routes, url, maxTargetBytes)),
       '/events': receiver.handle,
@@ -144,7 +165,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       for (const res of unfinished) res.shouldKeepAlive = false;
       registration?.stop();
       await drain(api, shutdownMs);
-      await Promise.all([origin.close(), health.close()]);
+      await Promise.all([origin.close(), health.close(), fleet?.stop()]);
       await drain(admin, shutdownMs);
       logger.info('stopped');
       logger.flush();
@@ -155,7 +176,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   try {
     const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
     const adminUrl = baseUrl(await listen(admin, config['gateway.host'], config['gateway.adminPort']));
-    await health.start();
+    await Promise.all([health.start(), fleet?.start()]);
     logger.info({ url, adminUrl, origin: config['gateway.origin'], originUp: health.up }, 'listening');
     if (!health.up) logger.warn({ reason: health.reason }, 'the origin is not up; /readyz answers 503 until it is');
     if (registrationTokens !== undefined) {

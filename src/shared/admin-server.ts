@@ -14,6 +14,11 @@ export interface AdminOptions {
   readonly registry: Registry;
   /** Undefined when ready, or the reason it is not; never waits on anything (a probe reads state). */
   readonly notReadyReason: () => string | undefined;
+  /**
+   * What works less well than it should without making the server unready (the gateway's shared
+   * tier being down): a load balancer must not pull every replica because Redis went away.
+   */
+  readonly degradedReason?: () => string | undefined;
   readonly limits: HttpLimits;
   readonly onRefused: (refusal: Refusal) => void;
   /** `POST` endpoints by path; each answers its request in full. */
@@ -42,7 +47,8 @@ export function createAdminServer(options: AdminOptions): Server {
           return;
         case '/readyz': {
           const reason = options.notReadyReason();
-          if (reason === undefined) sendJson(res, 200, { status: 'ready' });
+          const degraded = options.degradedReason?.();
+          if (reason === undefined) sendJson(res, 200, degraded === undefined ? { status: 'ready' } : { status: 'ready', degraded });
           else sendProblem(res, problem('not-ready', reason), '/readyz', req.method === 'HEAD');
           return;
         }

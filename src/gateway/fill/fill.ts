@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
-import { mayServeOnError, type ReuseFacts } from '../rules/reuse.ts';
+import { mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
@@ -27,8 +27,8 @@ export interface FillRequest {
   /** The client's request fields: a response's secondary key is taken from them (§4.1). */
   readonly requestHeaders: HeaderFields;
   readonly authorized: boolean;
-  /** The request's no-store directive (§5.2.1.5). */
-  readonly noStore: boolean;
+  /** The request's cache directives (§5.2.1): no-store here, and whether a shared entry may answer. */
+  readonly directives: RequestDirectives;
   readonly policy: StoragePolicy;
   /** Whether an origin 5xx is relayed as it is (http routes) or becomes a 502 problem (catalog). */
   readonly relayServerErrors: boolean;
@@ -53,6 +53,8 @@ export type FillOutcome =
   | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly stored: boolean; readonly originMs: number }
   /** The origin failed and a stored response stood in for it (stale-if-error). */
   | { readonly kind: 'stale'; readonly response: StoredResponse; readonly fwdStatus: number | undefined; readonly failure: string; readonly originMs: number }
+  /** Another process of the fleet had stored it: taken from the shared tier, the origin not asked. */
+  | { readonly kind: 'shared'; readonly response: StoredResponse }
   | { readonly kind: 'failed'; readonly failure: UpstreamFailure; readonly fwdStatus: number | undefined; readonly originMs: number };
 
 /** Facts of a response that is relayed once and never reused: only its Age means anything. */
@@ -77,7 +79,12 @@ export function hiddenFields(tags: TagPolicy): readonly string[] {
   return tags.expose ? [] : [tags.header];
 }
 
-export class Filler {
+/** What the cache steps fill through: the Filler itself, or the fleet's in front of it. */
+export interface Fill {
+  fill(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome>;
+}
+
+export class Filler implements Fill {
   readonly #origin: OriginClient;
   readonly #cache: ResponseCache;
   readonly #metrics: GatewayMetrics;
@@ -135,7 +142,7 @@ export class Filler {
 
   /** What the storage rules need of the request, with the response arriving now. */
   #storageRequest(request: FillRequest, requestTime: number): StorageRequest {
-    return { authorized: request.authorized, noStore: request.noStore, requestTime, responseTime: this.#now() };
+    return { authorized: request.authorized, noStore: request.directives.noStore, requestTime, responseTime: this.#now() };
   }
 
   /** The origin failed; a stored response stands in when stale-if-error allows it (RFC 5861 §4). */

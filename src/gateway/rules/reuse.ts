@@ -90,3 +90,13 @@ export function mayServeOnError(facts: ReuseFacts, now: number): boolean {
   return !facts.mustRevalidate && !facts.noCache && staleness <= facts.staleIfErrorMs;
 }
 
+
+/**
+ * How much longer a stored response can answer anyone without the origin: its freshness left,
+ * then its stale-while-revalidate or stale-if-error window, whichever is longer. A shared tier
+ * keeps an entry that long (Varnish's ttl + grace + keep, without the keep); 0 when it is spent.
+ */
+export function usefulForMs(facts: ReuseFacts, now: number): number {
+  const stale = facts.mustRevalidate ? 0 : Math.max(facts.staleWhileRevalidateMs, facts.staleIfErrorMs);
+  return Math.max(0, facts.lifetimeMs + stale - currentAgeMs(facts, now));
+}

@@ -81,7 +81,7 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
     origin: { method: 'GET', target: c.originTarget, headers },
     requestHeaders: ex.req.headers,
     authorized: headers.authorization !== undefined,
-    noStore: directives.noStore,
+    directives,
     policy: c.route.policy,
     relayServerErrors: c.relayServerErrors,
   };
@@ -145,6 +145,11 @@ function answerFill(ex: Exchange, c: Cacheable, outcome: FillOutcome, fwd: Forwa
       const ttl = ttlSeconds(outcome.response, deps.now());
       const status = forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: 'stale-if-error' });
       return sent(ex, c, outcome.response, status, 'stale', outcome.originMs);
+    }
+    case 'shared': {
+      // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
+      const status = hitStatus(ttlSeconds(outcome.response, deps.now()), 'shared');
+      return sent(ex, c, outcome.response, status, collapsed ? 'collapsed' : 'hit');
     }
     case 'revalidated': {
       const status = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) });

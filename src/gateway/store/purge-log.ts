@@ -21,7 +21,7 @@ interface Recorded {
 /** Purges remembered; fills last seconds, so this covers far more than any fill can span. */
 const REMEMBERED = 4096;
 
-function matches(selector: PurgeSelector, key: CacheKey, tags: readonly string[]): boolean {
+export function matchesPurge(selector: PurgeSelector, key: CacheKey, tags: readonly string[]): boolean {
   switch (selector.kind) {
     case 'all':
       return true;
@@ -57,7 +57,7 @@ export class PurgeLog {
     for (let i = this.#recent.length - 1; i >= 0; i--) {
       const recorded = this.#recent[i];
       if (recorded === undefined || recorded.generation <= generation) break;
-      if (matches(recorded.selector, key, tags)) return true;
+      if (matchesPurge(recorded.selector, key, tags)) return true;
     }
     return false;
   }

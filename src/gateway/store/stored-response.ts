@@ -132,6 +132,11 @@ export function prepareResponse(status: number, headers: HeaderFields, body: Buf
   return assemble(status, fields, ownBuffer(body), facts, key, tags);
 }
 
+/** A response as another process stored it (entry-codec.ts): fields already chosen, body owned. */
+export function restoreResponse(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, tags: readonly string[]): StoredResponse {
+  return assemble(status, fields, ownBuffer(body), facts, key, tags);
+}
+
 /** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
 export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {
   return updatedFields(stored.headers, storedFields(notModified, omit));
@@ -152,7 +157,7 @@ export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   return new StoredResponse(stored.status, stored.headers, stored.body, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tags, stored.bytes);
 }
 
-function reuseFacts(r: StoredResponse): ReuseFacts {
+export function reuseFacts(r: StoredResponse): ReuseFacts {
   return {
     lifetimeMs: r.lifetimeMs,
     initialAgeMs: r.initialAgeMs,

@@ -1,0 +1,198 @@
+/**
+ * Purge fan-out (issue 10): every purge a process takes (admin API, availability event) is
+ * applied to its own cache at once and appended to one Redis Stream; every process follows the
+ * stream from the last id it has read and applies the others' purges to its local cache. A stream,
+ * not pub/sub, so that a process that lost its connection reads what it missed when it is back;
+ * when the stream has been trimmed past that point it cannot know what it missed, and drops its
+ * whole local cache instead. Purges taken while Redis is unreachable are kept and sent when it
+ * returns, so none is lost. The stream also feeds the log that judges shared entries
+ * (fleet-purge-log.ts).
+ */
+import type { Logger } from 'pino';
+import type { PurgeSelector } from '../store/purge-log.ts';
+import { FleetPurgeLog, type FleetPurge } from './fleet-purge-log.ts';
+import type { FleetMetrics } from './fleet-metrics.ts';
+import type { RedisClient, RedisLink } from './redis-link.ts';
+import { compareIds, FIRST_ID } from './stream-id.ts';
+
+export interface PurgeStreamOptions {
+  readonly link: RedisLink;
+  /** The stream's key. */
+  readonly key: string;
+  /** This process's id: its own purges, read back, are not applied twice. */
+  readonly processId: string;
+  /** Purges the stream keeps (approximately) and each process remembers. */
+  readonly limit: number;
+  /** Applies another process's purge to this process's cache, without sending it again. */
+  readonly apply: (selector: PurgeSelector, soft: boolean) => void;
+  readonly metrics: FleetMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+interface Message {
+  readonly selector: PurgeSelector;
+  readonly soft: boolean;
+  readonly at: number;
+  readonly from: string;
+}
+
+/** Purges kept while Redis is unreachable; past this many, one purge of everything stands for them. */
+const MAX_PENDING = 1000;
+const BLOCK_MS = 2000;
+const RETRY_MS = 200;
+
+type Entries = [id: string, fields: string[]][];
+
+function parseMessage(fields: readonly string[]): Message | undefined {
+  const at = fields.indexOf('p');
+  const text = at >= 0 ? fields[at + 1] : undefined;
+  if (text === undefined) return undefined;
+  try {
+    const m = JSON.parse(text) as Record<string, unknown>;
+    if (typeof m.selector !== 'object' || m.selector === null || typeof m.soft !== 'boolean' || typeof m.at !== 'number' || typeof m.from !== 'string') return undefined;
+    return m as unknown as Message;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stream's `max-deleted-entry-id` (Redis 7): purges at or before it are gone from the stream. */
+async function trimmedUpTo(client: RedisClient, key: string): Promise<string> {
+  try {
+    const info = (await client.call('XINFO', 'STREAM', key)) as unknown[];
+    const at = info.indexOf('max-deleted-entry-id');
+    const value = at >= 0 ? info[at + 1] : undefined;
+    return typeof value === 'string' ? value : FIRST_ID;
+  } catch (err) {
+    if (err instanceof Error && /no such key/i.test(err.message)) return FIRST_ID;
+    throw err;
+  }
+}
+
+export class PurgeStream {
+  readonly log: FleetPurgeLog;
+  readonly #o: PurgeStreamOptions;
+  readonly #pending: Omit<Message, 'from'>[] = [];
+  #reader: RedisClient | undefined;
+  #lastId = FIRST_ID;
+  /** Whether the log is complete up to `#lastId`, so shared entries may be judged by it. */
+  #synced = false;
+  #stopped = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(options: PurgeStreamOptions) {
+    this.#o = options;
+    this.log = new FleetPurgeLog(options.limit);
+    options.link.onChange((up) => {
+      if (up) this.#flush();
+    });
+  }
+
+  /** Whether shared entries can be judged: the stream has been read since the last gap. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  start(): void {
+    this.#reader = this.#o.link.dedicated('purges');
+    this.#loop = this.#follow();
+  }
+
+  /** Sends a purge this process has already applied to its own cache to every other process. */
+  publish(selector: PurgeSelector, soft: boolean): void {
+    this.#pending.push({ selector, soft, at: this.#o.now() });
+    if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length, { selector: { kind: 'all' }, soft: false, at: this.#o.now() });
+    this.#flush();
+  }
+
+  #flushing = false;
+
+  #flush(): void {
+    if (this.#flushing || this.#pending.length === 0 || !this.#o.link.up) return;
+    this.#flushing = true;
+    void (async () => {
+      while (this.#pending.length > 0) {
+        const next = this.#pending[0];
+        if (next === undefined) break;
+        const body = JSON.stringify({ ...next, from: this.#o.processId });
+        const id = await this.#o.link.run((c) => c.xadd(this.#o.key, 'MAXLEN', '~', String(this.#o.limit), '*', 'p', body));
+        if (id === undefined || id === null) break;
+        this.#pending.shift();
+        this.#o.metrics.purgeSent();
+      }
+      this.#flushing = false;
+    })();
+  }
+
+  async #follow(): Promise<void> {
+    const reader = this.#reader;
+    if (reader === undefined) return;
+    while (!this.#stopped) {
+      try {
+        if (reader.status !== 'ready') {
+          this.#synced = false;
+          await sleep(RETRY_MS);
+          continue;
+        }
+        if (!this.#synced) await this.#resync(reader);
+        const reply = await reader.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId);
+        for (const [, entries] of reply ?? []) this.#take(entries);
+      } catch (err) {
+        if (this.#isStopped()) return;
+        this.#synced = false;
+        this.#o.logger.debug({ err }, 'reading the purge stream failed; retrying');
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  /** Reads what was missed since `#lastId`, or, when the stream no longer has it, starts over. */
+  async #resync(reader: RedisClient): Promise<void> {
+    const trimmed = await trimmedUpTo(reader, this.#o.key);
+    if (compareIds(trimmed, this.#lastId) > 0) {
+      if (this.#lastId !== FIRST_ID) {
+        // Purges were trimmed from the stream before this process read them: anything in the
+        // local cache may be one of what they removed.
+        this.#o.logger.warn({ lastRead: this.#lastId, trimmedUpTo: trimmed }, 'purges were missed while Redis was unreachable: dropping the local cache');
+        this.#o.apply({ kind: 'all' }, false);
+        this.#o.metrics.localCacheDropped();
+      }
+      this.log.reset(trimmed);
+      this.#lastId = trimmed;
+    }
+    for (;;) {
+      const entries = (await reader.xrange(this.#o.key, `(${this.#lastId}`, '+', 'COUNT', 1000)) as Entries;
+      this.#take(entries);
+      if (entries.length < 1000) break;
+    }
+    this.#synced = true;
+  }
+
+  #take(entries: Entries): void {
+    for (const [id, fields] of entries) {
+      this.#lastId = id;
+      const message = parseMessage(fields);
+      if (message === undefined) continue;
+      this.log.add({ id, selector: message.selector, soft: message.soft, at: message.at } satisfies FleetPurge);
+      if (message.from === this.#o.processId) continue;
+      this.#o.apply(message.selector, message.soft);
+      this.#o.metrics.purgeReceived();
+    }
+  }
+
+  /** Read through a method: the loop's condition would otherwise pin its type to false. */
+  #isStopped(): boolean {
+    return this.#stopped;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#reader?.disconnect();
+    await this.#loop;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

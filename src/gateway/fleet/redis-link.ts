@@ -1,0 +1,178 @@
+/**
+ * The gateway's one way to Redis: an ioredis client (standalone, Cluster or Sentinel, from
+ * `gateway.redis.url`) that fails fast instead of queueing, with a circuit breaker in front.
+ * Redis is an accelerator for the fleet, never a dependency of an answer: every operation is
+ * bounded by `gateway.redis.commandTimeoutMs`, an operation that fails yields `undefined`, and
+ * after a few failures in a row the breaker stays open for `gateway.redis.cooldownMs`, so a slow
+ * or dead Redis costs a request nothing but a branch.
+ */
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { parseRedisUrl, redactedRedisUrl, type RedisTarget } from './redis-url.ts';
+
+export type RedisClient = Redis | Cluster;
+
+export interface RedisLinkOptions {
+  readonly url: string;
+  readonly commandTimeoutMs: number;
+  readonly cooldownMs: number;
+  readonly logger: Logger;
+}
+
+/** Failures in a row that open the breaker. */
+const FAILURES_TO_OPEN = 3;
+/** Reconnection backoff ceiling: short, so sharing resumes soon after Redis is back. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+
+function reconnectDelay(times: number): number {
+  return Math.min(50 * 2 ** Math.min(times, 10), MAX_RECONNECT_DELAY_MS);
+}
+
+function createClient(target: RedisTarget, commandTimeoutMs: number | undefined, name: string): RedisClient {
+  const common = {
+    username: target.username,
+    password: target.password,
+    connectionName: name,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2000,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    enableAutoPipelining: true,
+    retryStrategy: reconnectDelay,
+    lazyConnect: true,
+  } satisfies RedisOptions;
+  switch (target.kind) {
+    case 'standalone':
+      return new Redis({ ...common, host: target.node.host, port: target.node.port, db: target.db, ...(target.tls ? { tls: {} } : {}) });
+    case 'sentinel':
+      return new Redis({ ...common, sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })), name: target.master, db: target.db, sentinelRetryStrategy: reconnectDelay });
+    case 'cluster': {
+      // The Cluster takes these two itself; each node's connection must not be given them.
+      const { retryStrategy, enableOfflineQueue, ...perNode } = common;
+      const options = {
+        enableOfflineQueue,
+        enableAutoPipelining: true,
+        lazyConnect: true,
+        clusterRetryStrategy: retryStrategy,
+        redisOptions: { ...perNode, ...(target.tls ? { tls: {} } : {}) },
+      } satisfies ClusterOptions;
+      return new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), options);
+    }
+  }
+}
+
+export class RedisLink {
+  /** For ordinary commands: bounded by the command timeout, never queued while disconnected. */
+  readonly client: RedisClient;
+  readonly url: string;
+  readonly #target: RedisTarget;
+  readonly #logger: Logger;
+  readonly #cooldownMs: number;
+  readonly #others: RedisClient[] = [];
+  readonly #listeners: ((up: boolean) => void)[] = [];
+  #failures = 0;
+  #openUntil = 0;
+  #wasUp = false;
+  #closed = false;
+
+  constructor(options: RedisLinkOptions) {
+    this.#target = parseRedisUrl(options.url);
+    this.url = redactedRedisUrl(options.url);
+    this.#logger = options.logger;
+    this.#cooldownMs = options.cooldownMs;
+    this.client = this.#watch(createClient(this.#target, options.commandTimeoutMs, 'catalog-gateway'));
+  }
+
+  /** Connects, waiting at most `waitMs`; a Redis that is not there yet is no reason not to start. */
+  async connect(waitMs: number): Promise<void> {
+    const connecting = this.client.connect().catch(() => undefined);
+    await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
+  }
+
+  /**
+   * A client of its own for one long-lived use (a blocking stream read, a subscription), with no
+   * command timeout; closed with the link.
+   */
+  dedicated(name: string): RedisClient {
+    const client = this.#watch(createClient(this.#target, undefined, `catalog-gateway-${name}`));
+    this.#others.push(client);
+    client.connect().catch(() => undefined);
+    return client;
+  }
+
+  /** Connected and the breaker closed: operations are being tried. */
+  get up(): boolean {
+    return this.client.status === 'ready' && Date.now() >= this.#openUntil;
+  }
+
+  /** Why the shared tier is not in use, or undefined when it is. */
+  get downReason(): string | undefined {
+    if (this.client.status !== 'ready') return `Redis at ${this.url} is not connected (${this.client.status})`;
+    if (Date.now() < this.#openUntil) return `Redis at ${this.url} failed ${FAILURES_TO_OPEN} operations in a row; retrying after a pause`;
+    return undefined;
+  }
+
+  /** Called with true when sharing resumes and false when it stops. */
+  onChange(listener: (up: boolean) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Runs `op`; undefined when the breaker is open or the operation fails or times out. */
+  async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
+    if (!this.up) return undefined;
+    try {
+      const result = await op(this.client);
+      this.#failures = 0;
+      return result;
+    } catch (err) {
+      this.#failed(err);
+      return undefined;
+    }
+  }
+
+  #failed(err: unknown): void {
+    this.#failures++;
+    if (this.#failures < FAILURES_TO_OPEN || this.#closed) return;
+    this.#failures = 0;
+    this.#openUntil = Date.now() + this.#cooldownMs;
+    this.#logger.warn({ err, redis: this.url, cooldownMs: this.#cooldownMs }, 'Redis operations keep failing: serving from the local cache alone for a while');
+    this.#changed();
+    setTimeout(() => {
+      this.#changed();
+    }, this.#cooldownMs).unref();
+  }
+
+  #watch(client: RedisClient): RedisClient {
+    // ioredis emits 'error' for every failed reconnection; without a listener that is a crash.
+    client.on('error', (err: unknown) => {
+      this.#logger.debug({ err, redis: this.url }, 'Redis connection error');
+    });
+    client.on('ready', () => {
+      this.#changed();
+    });
+    client.on('close', () => {
+      this.#changed();
+    });
+    return client;
+  }
+
+  #changed(): void {
+    const up = this.up;
+    if (up === this.#wasUp || this.#closed) return;
+    this.#wasUp = up;
+    if (up) this.#logger.info({ redis: this.url }, 'sharing the cache through Redis');
+    else this.#logger.warn({ redis: this.url, reason: this.downReason }, 'the shared cache tier is unavailable: serving from the local cache alone');
+    for (const listener of this.#listeners) listener(up);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(
+      [this.client, ...this.#others].map((c) =>
+        c.quit().catch(() => {
+          c.disconnect();
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * A stored response as bytes, for the shared tier: a length-prefixed JSON head (status, fields,
+ * reuse facts, secondary key, tags, and the purge mark of the fill that made it) followed by the
+ * body as it is, so a body is never base64'd or copied into a string. A value that does not decode
+ * (another version's, or damaged) is treated as absent, never served.
+ */
+import type { ReuseFacts } from '../rules/reuse.ts';
+import { restoreResponse, reuseFacts, StoredResponse } from './stored-response.ts';
+
+const VERSION = 1;
+
+interface Head {
+  readonly v: number;
+  readonly status: number;
+  readonly fields: readonly string[];
+  readonly facts: ReuseFacts;
+  readonly vary: readonly string[];
+  readonly selecting: readonly (string | null)[];
+  readonly tags: readonly string[];
+  readonly mark: string;
+}
+
+export interface SharedEntry {
+  readonly response: StoredResponse;
+  /** The last fleet purge the storing process had applied when its fill began (purge-stream.ts). */
+  readonly mark: string;
+}
+
+export function encodeEntry(response: StoredResponse, mark: string): Buffer {
+  const head: Head = {
+    v: VERSION,
+    status: response.status,
+    fields: response.headers,
+    facts: reuseFacts(response),
+    vary: response.vary,
+    selecting: response.selecting.map((s) => s ?? null),
+    tags: response.tags,
+    mark,
+  };
+  const json = Buffer.from(JSON.stringify(head));
+  const out = Buffer.allocUnsafe(4 + json.length + response.body.length);
+  out.writeUInt32BE(json.length, 0);
+  json.copy(out, 4);
+  response.body.copy(out, 4 + json.length);
+  return out;
+}
+
+function isStrings(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string');
+}
+
+function isFacts(value: unknown): value is ReuseFacts {
+  if (typeof value !== 'object' || value === null) return false;
+  const f = value as Record<string, unknown>;
+  return ['lifetimeMs', 'initialAgeMs', 'storedAt', 'staleWhileRevalidateMs', 'staleIfErrorMs'].every((k) => typeof f[k] === 'number') && typeof f.mustRevalidate === 'boolean' && typeof f.noCache === 'boolean';
+}
+
+export function decodeEntry(bytes: Buffer): SharedEntry | undefined {
+  if (bytes.length < 4) return undefined;
+  const headLength = bytes.readUInt32BE(0);
+  if (4 + headLength > bytes.length) return undefined;
+  let head: Partial<Head>;
+  try {
+    head = JSON.parse(bytes.toString('utf8', 4, 4 + headLength)) as Partial<Head>;
+  } catch {
+    return undefined;
+  }
+  const { status, fields, facts, vary, selecting, tags, mark } = head;
+  if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || fields.length % 2 !== 0 || !isFacts(facts)) return undefined;
+  if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
+  const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
+  const body = bytes.subarray(4 + headLength);
+  return { response: restoreResponse(status, fields, body, facts, key, tags), mark };
+}

@@ -1,0 +1,196 @@
+/**
+ * The fleet (issue 10) with real parts: three gateways sharing one real Redis (and, below, a
+ * three-node Redis Cluster) in front of one origin that counts what reaches it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
+import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
+import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../support/redis.ts';
+
+/** The reply's Cache-Status (RFC 9211). */
+function cacheStatus(reply: Reply): string {
+  return String(reply.headers['cache-status']);
+}
+
+/** The fleet's member for request `i`, round robin. */
+function member(fleet: readonly GatewayFixture[], i: number): GatewayFixture {
+  const fx = fleet[i % fleet.length];
+  if (fx === undefined) throw new Error('empty fleet');
+  return fx;
+}
+
+const FLEET = { 'gateway.redis.commandTimeoutMs': 1000, 'gateway.redis.cooldownMs': 300, 'gateway.redis.fillWaitMs': 5000 };
+
+async function startFleet(originUrl: string, redisUrl: string, size: number): Promise<GatewayFixture[]> {
+  const prefix = `test-${Math.random().toString(36).slice(2)}:`;
+  const fleet: GatewayFixture[] = [];
+  for (let i = 0; i < size; i++) fleet.push(await startGatewayFixture(originUrl, { ...FLEET, 'gateway.redis.url': redisUrl, 'gateway.redis.keyPrefix': prefix }));
+  await until(async () => {
+    const ready = await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1));
+    return ready.every(Boolean);
+  });
+  return fleet;
+}
+
+async function purge(fx: GatewayFixture, body: unknown): Promise<number> {
+  const reply = await send(`${fx.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${await fx.token('catalog:admin')}` }, body);
+  assert.equal(reply.status, 200, reply.body);
+  return (JSON.parse(reply.body) as { purged: number }).purged;
+}
+
+describe('fleet on one Redis', () => {
+  let origin: FaultOrigin;
+  let redis: RedisServer;
+  let fleet: GatewayFixture[];
+
+  before(async () => {
+    origin = await startFaultOrigin();
+    origin.behave(() => ({ kind: 'json', headers: { 'surrogate-key': 'bk_1 avail_any' } }));
+    redis = await startRedis();
+    fleet = await startFleet(origin.url, redis.url, 3);
+  });
+  after(async () => {
+    await Promise.all(fleet.map((fx) => fx.stop()));
+    await redis.stop();
+    await origin.close();
+  });
+
+  test('200 concurrent requests for one cold query, spread over 3 gateways, reach the origin once, in at least 99 of 100 rounds', async () => {
+    let once = 0;
+    const calls: number[] = [];
+    for (let round = 0; round < 100; round++) {
+      const before = origin.count();
+      const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => member(fleet, i).get(`/v1/books?q=cold${round}`)));
+      for (const reply of replies) assert.equal(reply.status, 200);
+      const bodies = new Set(replies.map((r) => r.body));
+      assert.equal(bodies.size, 1, 'every client got the same answer');
+      calls.push(origin.count() - before);
+      if (origin.count() - before === 1) once++;
+    }
+    assert.ok(once >= 99, `exactly one origin call in ${once} of 100 rounds; calls per round: ${calls.join(',')}`);
+  });
+
+  test('an entry one gateway filled is a hit on another, from the shared tier', async () => {
+    const [a, b] = fleet;
+    assert.ok(a !== undefined && b !== undefined);
+    const before = origin.count();
+    const first = await a.get('/v1/books?q=shared');
+    assert.match(cacheStatus(first), /fwd=miss/);
+    const second = await b.get('/v1/books?q=shared');
+    assert.equal(second.status, 200);
+    assert.match(cacheStatus(second), /hit; ttl=\d+; detail=shared/);
+    assert.equal(second.body, first.body);
+    assert.equal(origin.count() - before, 1);
+    const third = await b.get('/v1/books?q=shared');
+    assert.match(cacheStatus(third), /^catalog-gateway; hit; ttl=\d+$/, 'then it is in the local cache');
+    assert.ok(metricValue(await b.metrics(), 'catalog_gateway_shared_tier_reads_total', { result: 'hit' }) >= 1);
+  });
+
+  test('a purge by tag on one gateway reaches every gateway and the shared tier', async () => {
+    for (const fx of fleet) assert.equal((await fx.get('/v1/books?q=tagged')).status, 200);
+    const before = origin.count();
+    for (const fx of fleet) assert.match(cacheStatus(await fx.get('/v1/books?q=tagged')), /hit/);
+    assert.equal(origin.count(), before);
+    const [a, b, c] = fleet;
+    assert.ok(a !== undefined && b !== undefined && c !== undefined);
+    await purge(a, { tags: ['bk_1'] });
+    await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1 && metricValue(await c.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1);
+    // b dropped its copy and judges the shared one purged, so it asks the origin; c dropped its
+    // copy too and takes the one b has just stored.
+    assert.match(cacheStatus(await b.get('/v1/books?q=tagged')), /fwd=miss; stored/);
+    assert.match(cacheStatus(await c.get('/v1/books?q=tagged')), /hit; ttl=\d+; detail=shared/);
+    assert.equal(origin.count() - before, 1);
+  });
+
+  test('a url purge on one gateway makes the next request on another ask the origin', async () => {
+    const [a, b] = fleet;
+    assert.ok(a !== undefined && b !== undefined);
+    await b.get('/v1/books?q=byurl');
+    const before = origin.count();
+    await purge(a, { urls: ['/v1/books?q=byurl'] });
+    await until(async () => !/; hit/.test(cacheStatus(await b.get('/v1/books?q=byurl', { 'cache-control': 'only-if-cached' }))));
+    assert.equal((await b.get('/v1/books?q=byurl')).status, 200);
+    assert.equal(origin.count() - before, 1);
+  });
+});
+
+describe('fleet when Redis fails', () => {
+  let origin: FaultOrigin;
+  let redis: RedisServer;
+  let fleet: GatewayFixture[];
+
+  before(async () => {
+    origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    redis = await startRedis();
+    fleet = await startFleet(origin.url, redis.url, 2);
+  });
+  after(async () => {
+    await Promise.all(fleet.map((fx) => fx.stop()));
+    await redis.stop();
+    await origin.close();
+  });
+
+  test('Redis killed under load: no client errors, at most one origin call per query per gateway, /readyz says so, and sharing resumes when it is back', async () => {
+    const load = async (tag: string): Promise<void> => {
+      const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => member(fleet, i).get(`/v1/books?q=${tag}${i % 10}`)));
+      for (const reply of replies) assert.equal(reply.status, 200, reply.body);
+    };
+    await load('warm');
+    const killing = redis.kill();
+    const before = origin.count();
+    await Promise.all([load('down'), killing]);
+    await load('down');
+    assert.ok(origin.count() - before <= 10 * 2, `${origin.count() - before} origin calls for 10 queries on 2 gateways`);
+    const [a] = fleet;
+    assert.ok(a !== undefined);
+    await until(async () => metricValue(await a.metrics(), 'catalog_gateway_shared_tier_up') === 0);
+    const ready = await get(`${a.gateway.adminUrl}/readyz`);
+    assert.equal(ready.status, 200, 'a gateway without Redis still serves');
+    assert.match((JSON.parse(ready.body) as { degraded: string }).degraded, /Redis at redis:\/\/127\.0\.0\.1:\d+ /);
+    await redis.restart();
+    await until(async () => metricValue(await a.metrics(), 'catalog_gateway_shared_tier_up') === 1);
+    const shared = await a.get('/v1/books?q=after');
+    assert.equal(shared.status, 200);
+    const other = fleet[1];
+    assert.ok(other !== undefined);
+    assert.match(cacheStatus(await other.get('/v1/books?q=after')), /detail=shared/);
+  });
+});
+
+describe('fleet on a three-node Redis Cluster', () => {
+  let origin: FaultOrigin;
+  let cluster: RedisCluster;
+  let fleet: GatewayFixture[];
+
+  before(async () => {
+    origin = await startFaultOrigin();
+    origin.behave((target) => ({ kind: 'json', headers: { 'surrogate-key': `bk_${target.length % 3}` } }));
+    cluster = await startRedisCluster();
+    fleet = await startFleet(origin.url, cluster.url, 3);
+  });
+  after(async () => {
+    await Promise.all(fleet.map((fx) => fx.stop()));
+    await cluster.stop();
+    await origin.close();
+  });
+
+  test('entries spread over the nodes are shared, single-flighted and purged by tag', async () => {
+    const queries = Array.from({ length: 30 }, (_, i) => `/v1/books?q=spread${i}`);
+    const before = origin.count();
+    await Promise.all(queries.flatMap((q) => fleet.map((fx) => fx.get(q))));
+    assert.equal(origin.count() - before, queries.length, 'one origin call per query across three gateways');
+    const perNode = await Promise.all(cluster.nodes.map((n) => n.cli('dbsize')));
+    assert.ok(perNode.filter((n) => Number(n) > 0).length >= 2, `keys on nodes: ${perNode.join(', ')}`);
+    const [a, b] = fleet;
+    assert.ok(a !== undefined && b !== undefined);
+    await purge(a, { tags: ['bk_0', 'bk_1', 'bk_2'] });
+    await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1);
+    const after = origin.count();
+    const fresh = await b.get(queries[0] ?? '');
+    assert.doesNotMatch(cacheStatus(fresh), /; hit/);
+    assert.equal(origin.count() - after, 1);
+  });
+});
