@@ -3,34 +3,36 @@
  * metric objects) is made here once; the request path only reads it. The clock, the log
  * destination and the metrics registry are injectable so tests drive freshness without sleeping
  * and run several gateways in one process.
+ *
+ * A gateway runs alone (`startGateway`: API and admin listeners), or as one of a primary's
+ * workers (`startWorker`: the API listener, shared through node:cluster, with purges coming from
+ * the primary, which answers the admin port for all; workers/primary.ts).
  */
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
-import type { DestinationStream } from 'pino';
-import { Registry } from 'prom-client';
+import type { DestinationStream, Logger } from 'pino';
+import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
-import { createAdminServer } from '../shared/admin-server.ts';
 import { ClientAddress } from '../shared/client-address.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
-import { createHttpServer, httpLimits, reportRefusals } from '../shared/http-server.ts';
+import type { TokenVerifier } from '../shared/auth.ts';
+import { createHttpServer, httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createVerifier, loadOrCreateSecret, mintToken, secretPath } from '../shared/signing-key.ts';
+import { createVerifier } from '../shared/signing-key.ts';
+import { startAdmin, type RunningAdmin } from './admin.ts';
 import { createFleet } from './fleet/fleet.ts';
-import { EventReceiver } from './events/event-receiver.ts';
-import { EventRegistration } from './events/registration.ts';
 import { Coalescer } from './fill/coalescer.ts';
 import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
-import { purgeEndpoint, PURGE_SCOPE } from './purge/purge-endpoint.ts';
 import { Purger } from './purge/purger.ts';
 import { RouteTable } from './routes/route-table.ts';
 import { TokenBuckets } from './steps/token-bucket.ts';
-import { ResponseCache } from './store/response-cache.ts';
+import { ResponseCache, type CacheKey } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
+import { isPurgeOrder, type PurgeDone } from './workers/messages.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -51,16 +53,26 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** The token the gateway registers with: configured, or minted with the development HMAC secret. */
-function registrationToken(config: Config): () => Promise<string> {
-  const configured = config['gateway.events.token'];
-  if (configured !== null) return () => Promise.resolve(configured);
-  if (config['auth.jwks'] !== null) throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');
-  const secret = loadOrCreateSecret(secretPath(config));
-  return () => mintToken(secret, { subject: 'catalog-gateway', scope: PURGE_SCOPE, ttlSeconds: 300, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+/** A gateway's request path and what it owns, before any listener is opened. */
+interface Built {
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly verifier: TokenVerifier;
+  readonly purger: Purger;
+  readonly keyOf: (url: string) => CacheKey | undefined;
+  readonly limits: HttpLimits;
+  readonly onRefused: (refusal: Refusal) => void;
+  readonly cacheStats: () => CacheGauges;
+  readonly notReadyReason: () => string | undefined;
+  readonly degradedReason: () => string | undefined;
+  /** Opens the API listener and starts the probe and the fleet; returns the API's URL. */
+  start(): Promise<string>;
+  /** Stops taking requests, lets in-flight ones finish, closes the origin pool and the fleet. */
+  stop(): Promise<void>;
 }
 
-export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
+/** `group`: the id this process's purges carry in the fleet, shared by the workers of one primary. */
+function build(config: Config, deps: GatewayDeps, group: string | undefined): Built {
   const now = deps.now ?? Date.now;
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
   const registry = deps.registry ?? new Registry();
@@ -90,6 +102,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
           logger,
           now,
           cache,
+          group,
           applyPurge: (selector, soft) => {
             purger.apply(selector, soft);
           },
@@ -135,63 +148,93 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     limits,
     onRefused,
   );
-  const registrationTokens = config['gateway.events.register'] ? registrationToken(config) : undefined;
-  let registration: EventRegistration | undefined;
-  const receiver = new EventReceiver(
-    { secret: () => registration?.secret ?? config['gateway.events.secret'] ?? undefined, soft: config['gateway.events.softPurge'], now },
-    purger,
-    metrics,
+  return {
     logger,
-  );
-  const admin = createAdminServer({
     registry,
+    verifier,
+    purger,
+    keyOf: (url) => cacheKeyOf(routes, url, maxTargetBytes),
     limits,
     onRefused,
+    cacheStats,
     notReadyReason: () => (draining ? 'the gateway is shutting down' : health.reason),
     degradedReason: () => fleet?.downReason(),
-    endpoints: {
-      '/purge': purgeEndpoint(verifier, purger, (url) => cacheKeyOf(routes, url, maxTargetBytes)),
-      '/events': receiver.handle,
+    async start() {
+      const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
+      await Promise.all([health.start(), fleet?.start()]);
+      return url;
     },
-  });
-
-  const shutdownMs = config['http.shutdownTimeoutMs'];
-  let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopped ??= (async () => {
+    async stop() {
       draining = true;
       // Answers still to come close their connection, so keep-alive clients do not send another
       // request on a connection that is about to go (nginx does the same on a graceful stop).
       for (const res of unfinished) res.shouldKeepAlive = false;
-      registration?.stop();
-      await drain(api, shutdownMs);
+      await drain(api, config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop()]);
-      await drain(admin, shutdownMs);
+    },
+  };
+}
+
+/** A gateway on its own: the API listener and the admin listener. */
+export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  const gw = build(config, deps, undefined);
+  const { logger } = gw;
+  let admin: RunningAdmin | undefined;
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      await gw.stop();
+      await admin?.stop();
       logger.info('stopped');
       logger.flush();
     })();
     return stopped;
   };
-
   try {
-    const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
-    const adminUrl = baseUrl(await listen(admin, config['gateway.host'], config['gateway.adminPort']));
-    await Promise.all([health.start(), fleet?.start()]);
-    logger.info({ url, adminUrl, origin: config['gateway.origin'], originUp: health.up }, 'listening');
-    if (!health.up) logger.warn({ reason: health.reason }, 'the origin is not up; /readyz answers 503 until it is');
-    if (registrationTokens !== undefined) {
-      registration = new EventRegistration({
-        origin: config['gateway.origin'].replace(/\/$/, ''),
-        receiver: config['gateway.events.receiverUrl'] ?? `${adminUrl}/events`,
-        token: registrationTokens,
-        file: join(config.dataDir, 'gateway-events.json'),
-        logger,
-      });
-      await registration.start();
-    }
-    return { url, adminUrl, registry, cacheStats, stop };
+    const url = await gw.start();
+    admin = await startAdmin({ ...gw, config, now: deps.now ?? Date.now });
+    const notReady = gw.notReadyReason();
+    logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
+    if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
+    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+export interface RunningWorker {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * One of a primary's workers: the API listener (node:cluster shares its port among the workers),
+ * its metrics collected by the primary (prom-client's AggregatorRegistry), its purges handed to
+ * it by the primary. `group` is the primary's id, so the workers of one host skip each other's
+ * purges on the fleet's stream (the primary has handed each of them every purge already).
+ */
+export async function startWorker(config: Config, group: string): Promise<RunningWorker> {
+  const gw = build(config, {}, group);
+  AggregatorRegistry.setRegistries([gw.registry]);
+  // prom-client answers the primary's metric requests only once an AggregatorRegistry exists in
+  // the worker: constructing one installs that listener (lib/cluster.js, addListeners).
+  new AggregatorRegistry();
+  const onMessage = (message: unknown): void => {
+    if (!isPurgeOrder(message)) return;
+    const purged = message.fanOut ? gw.purger.purge(message.selector, message.soft) : gw.purger.apply(message.selector, message.soft);
+    process.send?.({ type: 'catalog-gateway:purged', id: message.id, purged } satisfies PurgeDone);
+  };
+  process.on('message', onMessage);
+  const url = await gw.start();
+  gw.logger.info({ url, pid: process.pid }, 'worker listening');
+  return {
+    url,
+    async stop() {
+      process.off('message', onMessage);
+      await gw.stop();
+      gw.logger.info({ pid: process.pid }, 'worker stopped');
+      gw.logger.flush();
+    },
+  };
 }

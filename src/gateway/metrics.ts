@@ -21,8 +21,6 @@ export type MetricRoute = string;
 export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
 export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale';
 export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
-/** `purged`: a verified new event, purged; `duplicate`: a retry of one already handled; `refused`: not verified, or replayed. */
-export type EventOutcome = 'purged' | 'duplicate' | 'refused';
 
 export interface CacheGauges {
   readonly entries: number;
@@ -56,8 +54,6 @@ export class GatewayMetrics {
   readonly #invalidations: Counter;
   readonly #purges: Counter<'kind' | 'mode'>;
   readonly #purged: Counter;
-  readonly #purgeLag: Histogram;
-  readonly #events: Counter<'outcome'>;
   readonly #refused: Counter<'reason'>;
 
   constructor(registry: Registry, live: LiveState) {
@@ -135,12 +131,6 @@ export class GatewayMetrics {
       help: 'Cache entries removed or marked stale by purges.',
       registers,
     });
-    this.#purgeLag = new Histogram({
-      name: 'catalog_gateway_purge_lag_seconds',
-      help: 'Time from the change an event reports (its timestamp) to the purge it caused.',
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
-      registers,
-    });
     new Gauge({
       name: 'catalog_gateway_in_flight_requests',
       help: 'Requests being answered now.',
@@ -153,6 +143,8 @@ export class GatewayMetrics {
       name: 'catalog_gateway_origin_up',
       help: "1 when the origin's health check (gateway.upstream.probe) last answered 2xx, else 0.",
       registers,
+      // Across workers: up only when every worker sees it up.
+      aggregator: 'min',
       collect() {
         this.set(live.originUp() ? 1 : 0);
       },
@@ -161,12 +153,6 @@ export class GatewayMetrics {
       name: 'catalog_gateway_refused_requests_total',
       help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts) or CONNECT.",
       labelNames: ['reason'],
-      registers,
-    });
-    this.#events = new Counter({
-      name: 'catalog_gateway_events_received_total',
-      help: 'Webhook events received on the admin listener, by outcome: purged, duplicate (a retry already handled), refused.',
-      labelNames: ['outcome'],
       registers,
     });
   }
@@ -179,11 +165,6 @@ export class GatewayMetrics {
   purge(kind: PurgeKind, soft: boolean, entries: number): void {
     this.#purges.inc({ kind, mode: soft ? 'soft' : 'hard' });
     this.#purged.inc(entries);
-  }
-
-  eventReceived(outcome: EventOutcome, lagSeconds?: number): void {
-    this.#events.inc({ outcome });
-    if (lagSeconds !== undefined) this.#purgeLag.observe(lagSeconds);
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {

@@ -20,5 +20,6 @@ export function collectProcessMetrics(registry: Registry, prefix: string): void 
     help: 'Always 1; the labels say which build is running.',
     labelNames: ['version', 'node'],
     registers: [registry],
+    aggregator: 'first',
   }).set({ version: VERSION, node: process.version }, 1);
 }

@@ -1,40 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
 import { get, until } from '../support/harness.ts';
+import { NODE, run } from '../support/cli-process.ts';
 import { startScriptedOrigin } from '../support/scripted-origin.ts';
-
-const NODE = 'node_modules/.bin/node';
-
-function run(args: readonly string[], env: Record<string, string>): { child: ChildProcessWithoutNullStreams; line: (match: (line: string) => boolean) => Promise<string> } {
-  const child = spawn(NODE, ['bin/catalog-gateway.js', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const lines = createInterface({ input: child.stdout });
-  const seen: string[] = [];
-  const wanted: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
-  lines.on('line', (line) => {
-    seen.push(line);
-    for (const w of wanted.filter((x) => x.match(line))) {
-      wanted.splice(wanted.indexOf(w), 1);
-      w.resolve(line);
-    }
-  });
-  const line = (match: (line: string) => boolean): Promise<string> => {
-    const found = seen.find(match);
-    if (found !== undefined) return Promise.resolve(found);
-    return new Promise((resolve, reject) => {
-      wanted.push({ match, resolve });
-      child.once('exit', (code) => {
-        reject(new Error(`exited with ${String(code)} before the line appeared; stdout:\n${seen.join('\n')}`));
-      });
-    });
-  };
-  return { child, line };
-}
 
 const listening = (line: string): boolean => line.includes('"msg":"listening"');
 

@@ -1,5 +1,7 @@
+import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway } from '../../gateway/gateway.ts';
+import { startGateway, startWorker } from '../../gateway/gateway.ts';
+import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
 
@@ -12,10 +14,19 @@ export const gateway: Command = {
     { name: 'host', key: 'gateway.host', value: 'ADDRESS', description: 'address to listen on' },
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'API port (0 picks a free one)' },
     { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'admin port for /metrics, /healthz, /readyz' },
+    { name: 'workers', key: 'gateway.workers', value: 'N|auto', description: 'processes serving the API port (auto: one per core)' },
+    { name: 'redis', key: 'gateway.redis.url', value: 'URL', description: 'share the cache through Redis (redis://, redis+cluster://, redis+sentinel://)' },
   ],
   async run(args) {
     const config = loadConfig(args.config);
-    const running = await startGateway(config);
+    // node:cluster starts each worker as this same command; the primary decides how many.
+    if (cluster.isWorker) {
+      const worker = await startWorker(config, workerGroup(process.ppid));
+      onShutdownSignal(() => worker.stop());
+      return;
+    }
+    const workers = workerCount(config['gateway.workers']);
+    const running = workers > 1 ? await startPrimary(config, workers) : await startGateway(config);
     onShutdownSignal(() => running.stop());
   },
 };

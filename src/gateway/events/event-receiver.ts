@@ -17,8 +17,8 @@ import { BOOK_ID, BRANCH_ID } from '../../shared/api-types.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { problem, sendProblem, type Problem } from '../../shared/problem.ts';
 import { readJsonText } from '../../shared/request-body.ts';
-import type { GatewayMetrics } from '../metrics.ts';
-import type { Purger } from '../purge/purger.ts';
+import type { EventMetrics } from './event-metrics.ts';
+import type { PurgeTaker } from '../purge/purger.ts';
 
 export interface EventReceiverOptions {
   /** The registration's secret (`whsec_…`); undefined while the gateway is not registered. */
@@ -48,13 +48,13 @@ function isAvailabilityChanged(event: unknown): event is AvailabilityChanged {
 
 export class EventReceiver {
   readonly #options: EventReceiverOptions;
-  readonly #purger: Purger;
-  readonly #metrics: GatewayMetrics;
+  readonly #purger: PurgeTaker;
+  readonly #metrics: EventMetrics;
   readonly #logger: Logger;
   /** `webhook-id` → the `timestamp signature` it was first accepted with. */
   readonly #seen = new LRUCache<string, string>({ max: REMEMBERED_IDS, ttl: REMEMBER_MS });
 
-  constructor(options: EventReceiverOptions, purger: Purger, metrics: GatewayMetrics, logger: Logger) {
+  constructor(options: EventReceiverOptions, purger: PurgeTaker, metrics: EventMetrics, logger: Logger) {
     this.#options = options;
     this.#purger = purger;
     this.#metrics = metrics;
@@ -100,7 +100,7 @@ export class EventReceiver {
       return { ok: { purged: 0 } };
     }
     const { book, branch } = event.data;
-    const purged = this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft);
+    const purged = await this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft);
     this.#seen.set(id, fingerprint);
     const changedAt = Date.parse(event.timestamp);
     this.#metrics.eventReceived('purged', Number.isNaN(changedAt) ? undefined : Math.max(0, this.#options.now() - changedAt) / 1000);

@@ -26,6 +26,7 @@ export class FleetMetrics {
       name: 'catalog_gateway_shared_tier_up',
       help: '1 while the shared cache tier (Redis) is in use; 0 while this process serves from its local cache alone.',
       registers,
+      aggregator: 'min',
       collect() {
         this.set(up() ? 1 : 0);
       },

@@ -23,6 +23,8 @@ export interface FleetDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly cache: ResponseCache;
+  /** The id this process's purges carry on the stream; processes of one group skip each other's. */
+  readonly group: string | undefined;
   /** Applies another process's purge to this process's cache. */
   readonly applyPurge: (selector: PurgeSelector, soft: boolean) => void;
 }
@@ -50,7 +52,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   const purges = new PurgeStream({
     link,
     key: `${prefix}purges`,
-    processId,
+    processId: deps.group ?? processId,
     limit: config['gateway.redis.purgeStreamLength'],
     apply: deps.applyPurge,
     metrics,

@@ -9,13 +9,13 @@ import { sendProblem } from '../../shared/problem.ts';
 import { readJsonObject } from '../../shared/request-body.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import { parsePurgeRequest } from './purge-request.ts';
-import type { Purger } from './purger.ts';
+import type { PurgeTaker } from './purger.ts';
 
 export const PURGE_SCOPE = 'catalog:admin';
 /** A thousand URLs of 2 KiB fit; anything larger is not a purge request. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-export function purgeEndpoint(verifier: TokenVerifier, purger: Purger, keyOf: (url: string) => CacheKey | undefined): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function purgeEndpoint(verifier: TokenVerifier, purger: PurgeTaker, keyOf: (url: string) => CacheKey | undefined): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const auth = await verifier.verify(req.headers.authorization, PURGE_SCOPE);
     if (!auth.ok) {
@@ -29,6 +29,6 @@ export function purgeEndpoint(verifier: TokenVerifier, purger: Purger, keyOf: (u
       sendProblem(res, parsed.problem, '/purge', false);
       return;
     }
-    sendJson(res, 200, { purged: purger.purge(parsed.request.selector, parsed.request.soft) });
+    sendJson(res, 200, { purged: await purger.purge(parsed.request.selector, parsed.request.soft) });
   };
 }

@@ -12,10 +12,16 @@ import type { GatewayMetrics } from '../metrics.ts';
 import type { PurgeSelector } from '../store/purge-log.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
 
+/** Takes a purge from the admin API or an event: this process's Purger, or a primary handing it to its workers. */
+export interface PurgeTaker {
+  /** Resolves to the number of entries purged. */
+  purge(selector: PurgeSelector, soft: boolean): number | Promise<number>;
+}
+
 /** Carries a purge this process took to the processes it shares a cache with. */
 export type PurgeFanOut = (selector: PurgeSelector, soft: boolean) => void;
 
-export class Purger {
+export class Purger implements PurgeTaker {
   readonly #cache: ResponseCache;
   readonly #coalescer: Coalescer<FillOutcome>;
   readonly #metrics: GatewayMetrics;

@@ -1,0 +1,101 @@
+/**
+ * `gateway --workers 3 --redis URL` as an operator runs it: a primary and three workers sharing
+ * one port, one real Redis, one counting origin.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Agent, request } from 'undici';
+import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
+import { run, type CliProcess } from '../support/cli-process.ts';
+import { tempDir } from '../support/config.ts';
+import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
+import { HEALTH_PATH } from '../support/health-check.ts';
+import { get, metricValue, send, until } from '../support/harness.ts';
+import { startRedis, type RedisServer } from '../support/redis.ts';
+
+describe('three workers sharing one port and one Redis', () => {
+  let origin: FaultOrigin;
+  let redis: RedisServer;
+  let gateway: CliProcess;
+  let url: string;
+  let adminUrl: string;
+  let token: string;
+  let adminToken: string;
+
+  before(async () => {
+    origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    redis = await startRedis();
+    const dataDir = tempDir();
+    gateway = run(['gateway', '--workers', '3', '--redis', redis.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' });
+    adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"primary started"'))) as { adminUrl: string }).adminUrl;
+    url = (JSON.parse(await gateway.line((l) => l.includes('"msg":"worker listening"'))) as { url: string }).url;
+    await until(async () => metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_workers') === 3 && metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_shared_tier_up') === 1);
+    const secret = loadOrCreateSecret(join(dataDir, 'signing-secret'));
+    token = await mintToken(secret, { subject: 'tester', scope: 'catalog:read', ttlSeconds: 600 });
+    adminToken = await mintToken(secret, { subject: 'tester', scope: 'catalog:admin', ttlSeconds: 600 });
+  });
+  after(async () => {
+    gateway.child.kill('SIGKILL');
+    await redis.stop();
+    await origin.close();
+  });
+
+  const fetchBooks = (q: string): Promise<{ status: number; body: string }> => get(`${url}/v1/books?q=${q}`, { authorization: `Bearer ${token}` });
+
+  test('concurrent requests for a cold query, spread over the workers, reach the origin once', async () => {
+    let once = 0;
+    for (let round = 0; round < 20; round++) {
+      const before = origin.count();
+      const replies = await Promise.all(Array.from({ length: 60 }, () => fetchBooks(`workers${round}`)));
+      for (const reply of replies) assert.equal(reply.status, 200);
+      if (origin.count() - before === 1) once++;
+    }
+    assert.ok(once >= 19, `one origin call in ${once} of 20 rounds`);
+    const metrics = (await get(`${adminUrl}/metrics`)).body;
+    assert.equal(metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'miss' }) + metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'hit' }) + metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'collapsed' }), 1200, 'the primary sums every worker\'s requests');
+  });
+
+  test('a purge on the admin port reaches every worker', async () => {
+    await Promise.all(Array.from({ length: 30 }, () => fetchBooks('purgeme')));
+    const before = (await get(`${adminUrl}/metrics`)).body;
+    assert.ok(metricValue(before, 'catalog_gateway_cache_entries') >= 2, 'more than one worker holds entries');
+    const reply = await send(`${adminUrl}/purge`, 'POST', { authorization: `Bearer ${adminToken}` }, { all: true });
+    assert.equal(reply.status, 200);
+    assert.ok((JSON.parse(reply.body) as { purged: number }).purged >= 2);
+    assert.equal(metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_cache_entries'), 0);
+  });
+
+  test('a worker that dies is replaced, and the others serve meanwhile', async () => {
+    const pids = gateway.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid);
+    const victim = pids[0];
+    assert.ok(victim !== undefined);
+    process.kill(victim, 'SIGKILL');
+    // Connections the dead worker held die with it (as with any crashed server); new ones are
+    // handed to the workers still alive.
+    const fresh = new Agent();
+    try {
+      for (let i = 0; i < 20; i++) {
+        const reply = await request(`${url}/v1/books?q=meanwhile`, { headers: { authorization: `Bearer ${token}` }, dispatcher: fresh, reset: true });
+        await reply.body.dump();
+        assert.equal(reply.statusCode, 200);
+      }
+    } finally {
+      await fresh.close();
+    }
+    await until(async () => {
+      const metrics = (await get(`${adminUrl}/metrics`)).body;
+      return metricValue(metrics, 'catalog_gateway_worker_restarts_total') === 1 && metricValue(metrics, 'catalog_gateway_workers') === 3;
+    });
+  });
+
+  test('SIGTERM drains every worker and the primary exits 0', async () => {
+    const exited = once(gateway.child, 'exit');
+    gateway.child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    assert.equal(code, 0);
+    assert.ok(gateway.seen.filter((l) => l.includes('"msg":"worker stopped"')).length >= 3, gateway.seen.filter((l) => !l.includes('"msg":"request"')).join('\n'));
+  });
+});
