@@ -1,14 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages `npm run bench` drives, when they are missing: wrk (the load
-# generator), nginx (the peer) and util-linux's taskset (pinning).
-set -euo pipefail
-need=()
-command -v wrk >/dev/null 2>&1 || need+=(wrk)
-command -v nginx >/dev/null 2>&1 || need+=(nginx)
-command -v taskset >/dev/null 2>&1 || need+=(util-linux)
-[ ${#need[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing Debian packages for the bench: ${need[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# The Debian packages `npm run bench` drives: wrk (the load generator), nginx (the peer),
+# util-linux's taskset (pinning) and redis-server (the shared tier of the fleet scenarios).
+exec bash "$(dirname "$0")/../ops/need-debian-packages.sh" "the bench" \
+  wrk=wrk nginx=nginx taskset=util-linux redis-server=redis-server redis-cli=redis-tools

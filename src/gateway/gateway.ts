@@ -160,9 +160,10 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
     notReadyReason: () => (draining ? 'the gateway is shutting down' : health.reason),
     degradedReason: () => fleet?.downReason(),
     async start() {
-      const url = baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
+      // The probe's first verdict and the shared tier come first, so the first requests already
+      // see the origin's state and share the fleet's cache.
       await Promise.all([health.start(), fleet?.start()]);
-      return url;
+      return baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
     },
     async stop() {
       draining = true;

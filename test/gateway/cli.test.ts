@@ -4,8 +4,9 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { request } from 'undici';
 import { tempDir } from '../support/config.ts';
-import { get, until } from '../support/harness.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 import { NODE, run } from '../support/cli-process.ts';
 import { startScriptedOrigin } from '../support/scripted-origin.ts';
 
@@ -53,6 +54,36 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
   assert.equal(code, 0);
+});
+
+test('`fleet` runs Redis, the origin and two workers sharing one cache: a query asked of each worker reaches the origin once', async (t) => {
+  const env = { CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '2000', CATALOG_ORIGIN_PORT: '0', CATALOG_ORIGIN_ADMIN_PORT: '0', CATALOG_LOG_LEVEL: 'warn' };
+  const { child, line } = run(['fleet', '--workers', '2', '--port', '0', '--admin-port', '0'], env);
+  t.after(() => child.kill('SIGKILL'));
+  const curl = await line((l) => l.startsWith('curl '));
+  const parsed = /'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/127\.0\.0\.1:\d+\/v1\/books\?q=[a-z]+)'$/.exec(curl);
+  assert.ok(parsed, curl);
+  const [, token = '', url = ''] = parsed;
+  const redisLine = await line((l) => l.trimStart().startsWith('redis '));
+  const adminUrl = /admin (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(await line((l) => l.trimStart().startsWith('gateway ')))?.[1] ?? '';
+  // Fresh connections, so the primary hands them to both workers in turn.
+  const statuses = [];
+  for (let i = 0; i < 4; i++) {
+    const reply = await request(url, { headers: { authorization: `Bearer ${token}` }, reset: true });
+    await reply.body.dump();
+    statuses.push(String(reply.headers['cache-status']));
+  }
+  assert.equal(statuses.filter((s) => s.includes('fwd=miss')).length, 1, statuses.join('\n'));
+  assert.ok(statuses.some((s) => s.includes('detail=shared')), 'the other worker took it from Redis');
+  const metrics = (await get(`${adminUrl}/metrics`)).body;
+  assert.equal(metricValue(metrics, 'catalog_gateway_workers'), 2);
+  assert.equal(metricValue(metrics, 'catalog_gateway_fleet_fills_total', { role: 'leader' }), 1);
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
+  const redisPort = /127\.0\.0\.1:(\d+)/.exec(redisLine)?.[1] ?? '';
+  assert.equal(spawnSync('redis-cli', ['-p', redisPort, 'ping'], { encoding: 'utf8' }).stdout.trim(), '', 'Redis stopped with the fleet');
 });
 
 test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in front of any origin', async (t) => {

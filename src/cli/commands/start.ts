@@ -17,7 +17,7 @@ interface Example {
   readonly loan: { readonly book: string; readonly branch: string } | undefined;
 }
 
-async function example(originUrl: string, token: string): Promise<Example> {
+export async function example(originUrl: string, token: string): Promise<Example> {
   for (const q of EXAMPLE_QUERIES) {
     const res = await request(`${originUrl}/v1/books?q=${q}&limit=5`, { headers: { authorization: `Bearer ${token}` } });
     const page = (await res.body.json()) as { results?: { id: string; availability: { branch: string; available: boolean }[] }[] };
@@ -29,7 +29,7 @@ async function example(originUrl: string, token: string): Promise<Example> {
   return { q: EXAMPLE_QUERIES[0] ?? 'dune', loan: undefined };
 }
 
-async function exampleToken(config: Config, scope: string): Promise<string | undefined> {
+export async function exampleToken(config: Config, scope: string): Promise<string | undefined> {
   if (config['auth.jwks'] !== null) return undefined;
   return mintToken(loadOrCreateSecret(secretPath(config)), {
     subject: 'dev',

@@ -72,9 +72,13 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
       return link.downReason ?? `the shared tier at ${link.url} is catching up on purges`;
     },
     async start() {
+      // The first requests should already share, so start-up waits (briefly) for the purge stream
+      // to be read and the fill channel subscribed; a Redis that is not there is joined later.
+      const deadline = Date.now() + CONNECT_WAIT_MS;
       await link.connect(CONNECT_WAIT_MS);
       purges.start();
       flight.start();
+      while (link.up && !inUse() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     },
     async stop() {
       flight.stop();

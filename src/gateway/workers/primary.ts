@@ -33,6 +33,8 @@ export function workerGroup(primaryPid: number): string {
 }
 
 export interface RunningPrimary {
+  /** The API port's URL, as the workers report it once all of them listen. */
+  readonly url: string;
   readonly adminUrl: string;
   stop(): Promise<void>;
 }
@@ -52,7 +54,9 @@ const QUICK_DEATH_MS = 2000;
 const MAX_RESPAWN_DELAY_MS = 10_000;
 const PURGE_ANSWER_MS = 5000;
 
-export async function startPrimary(config: Config, count: number): Promise<RunningPrimary> {
+/** `workerArgs`: the command line the workers run, when not this process's own (`catalog-gateway fleet`). */
+export async function startPrimary(config: Config, count: number, workerArgs?: readonly string[]): Promise<RunningPrimary> {
+  if (workerArgs !== undefined) cluster.setupPrimary({ args: [...workerArgs] });
   const logger = createLogger(config, 'catalog-gateway');
   const registry = new PrimaryRegistry();
   const live = new Set<Worker>();
@@ -60,6 +64,7 @@ export async function startPrimary(config: Config, count: number): Promise<Runni
   const startedAt = new Map<Worker, number>();
   let stopping = false;
   let respawnDelay = 0;
+  let anyListened = false;
   new Gauge({
     name: 'catalog_gateway_workers',
     help: 'Worker processes listening on the API port (gateway.workers).',
@@ -70,12 +75,22 @@ export async function startPrimary(config: Config, count: number): Promise<Runni
   });
   const restarts = new Counter({ name: 'catalog_gateway_worker_restarts_total', help: 'Workers that died and were replaced.', registers: [registry] });
 
+  // Settled once every worker listens, or by a worker that dies before any has: one that cannot
+  // start at all (the port in use, say) would only die again if replaced.
+  let listened: (url: string) => void = () => undefined;
+  let neverListened: (err: Error) => void = () => undefined;
+  const firstUrl = new Promise<string>((resolve, reject) => {
+    listened = resolve;
+    neverListened = reject;
+  });
   const fork = (): void => {
     const worker = cluster.fork();
     live.add(worker);
     startedAt.set(worker, Date.now());
-    worker.on('listening', () => {
+    worker.on('listening', (address) => {
       listening.add(worker);
+      anyListened = true;
+      if (listening.size === count) listened(`http://${config['gateway.host']}:${address.port}`);
     });
   };
 
@@ -86,6 +101,11 @@ export async function startPrimary(config: Config, count: number): Promise<Runni
     startedAt.delete(worker);
     // A worker that stopped on its own after a signal (code 0) was asked to; only a death is replaced.
     if (stopping || code === 0) return;
+    if (!anyListened) {
+      stopping = true;
+      neverListened(new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`));
+      return;
+    }
     respawnDelay = lived < QUICK_DEATH_MS ? Math.min(MAX_RESPAWN_DELAY_MS, Math.max(250, respawnDelay * 2)) : 0;
     logger.error({ pid: worker.process.pid, code, signal, respawnInMs: respawnDelay }, 'a worker died; replacing it');
     restarts.inc();
@@ -132,6 +152,7 @@ export async function startPrimary(config: Config, count: number): Promise<Runni
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
+  const url = await firstUrl;
   const admin = await startAdmin({
     config,
     logger,
@@ -150,9 +171,10 @@ export async function startPrimary(config: Config, count: number): Promise<Runni
     onRefused: reportRefusals(logger, credentialNames, () => undefined),
     now: Date.now,
   });
-  logger.info({ adminUrl: admin.url, workers: count, port: config['gateway.port'] }, 'primary started');
+  logger.info({ url, adminUrl: admin.url, workers: count }, 'primary started');
 
   return {
+    url,
     adminUrl: admin.url,
     async stop() {
       stopping = true;

@@ -1,0 +1,121 @@
+/**
+ * A local `redis-server` (Debian's package) as a child process, for `catalog-gateway fleet` and
+ * the tests: loopback only, no persistence, bounded by `maxmemory` with `volatile-lru` (entries
+ * and locks carry expiries and go first; the purge stream has none and is never evicted).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface RedisProcess {
+  readonly port: number;
+  readonly url: string;
+  /** Kills the server (SIGKILL: a crash, not a shutdown). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port, empty. */
+  restart(): Promise<void>;
+  /** Runs a redis-cli command against it and returns what it printed. */
+  cli(...args: string[]): Promise<string>;
+}
+
+export interface RedisProcessOptions {
+  /** Working directory (cluster node files). */
+  readonly dir: string;
+  readonly maxMemory?: string;
+  readonly extraArgs?: readonly string[];
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => {
+        if (typeof address === 'object' && address !== null) resolve(address.port);
+        else reject(new Error('no port'));
+      });
+    });
+  });
+}
+
+async function answers(port: number): Promise<boolean> {
+  try {
+    const { stdout } = await run('redis-cli', ['-p', String(port), 'ping']);
+    return stdout.trim() === 'PONG';
+  } catch {
+    return false;
+  }
+}
+
+function launch(port: number, options: RedisProcessOptions): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
+  args.push('--maxmemory', options.maxMemory ?? '256mb', '--maxmemory-policy', 'volatile-lru', '--loglevel', 'warning', ...(options.extraArgs ?? []));
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  return new Promise((resolve, reject) => {
+    const failed = (why: string): void => {
+      reject(new Error(`redis-server on port ${port} ${why}: ${output.trim()}`));
+    };
+    child.once('error', (err) => {
+      failed(`could not start (${err.message}; is Debian's redis-server installed?)`);
+    });
+    child.once('exit', (code) => {
+      failed(`exited with ${String(code)}`);
+    });
+    void (async () => {
+      for (let i = 0; i < 400; i++) {
+        if (child.exitCode !== null) return;
+        if (await answers(port)) {
+          child.removeAllListeners('exit');
+          resolve(child);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      child.kill('SIGKILL');
+      failed('did not answer PING');
+    })();
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
+}
+
+export async function startRedisProcess(options: RedisProcessOptions, port?: number): Promise<RedisProcess> {
+  const chosen = port ?? (await freePort());
+  let child: ChildProcess | undefined = await launch(chosen, options);
+  const kill = async (): Promise<void> => {
+    if (child === undefined) return;
+    const dying = child;
+    child = undefined;
+    dying.kill('SIGKILL');
+    await exited(dying);
+  };
+  return {
+    port: chosen,
+    url: `redis://127.0.0.1:${chosen}`,
+    kill,
+    async restart() {
+      await kill();
+      child = await launch(chosen, options);
+    },
+    async cli(...args) {
+      const { stdout } = await run('redis-cli', ['-p', String(chosen), ...args]);
+      return stdout.trim();
+    },
+  };
+}
