@@ -43,12 +43,13 @@ async function answering(url: string, child: ChildProcess, errorLog: string): Pr
   throw new Error(`nginx did not answer at ${url}`);
 }
 
-export async function startNginx(dir: string, originUrl: string): Promise<NginxProcess> {
+/** `workers`: 1 runs nginx as a single process; more run a master and that many worker processes. */
+export async function startNginx(dir: string, originUrl: string, workers = 1): Promise<NginxProcess> {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   const template = readFileSync(new URL('nginx.conf', import.meta.url), 'utf8');
-  writeFileSync(conf, template.replaceAll('@DIR@', dir).replaceAll('@PORT@', String(port)).replaceAll('@ORIGIN@', new URL(originUrl).host));
+  writeFileSync(conf, template.replaceAll('@DIR@', dir).replaceAll('@PORT@', String(port)).replaceAll('@ORIGIN@', new URL(originUrl).host).replaceAll('@WORKERS@', String(workers)).replaceAll('@MASTER@', workers > 1 ? 'on' : 'off'));
   const child = spawn('nginx', ['-p', dir, '-c', conf, '-e', join(dir, 'error.log')], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await answering(url, child, join(dir, 'error.log'));

@@ -12,8 +12,9 @@ import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
+import { startRedisProcess, type RedisProcess } from '../src/cli/redis-server.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
-import { CORES, pin } from './process-cpu.ts';
+import { ALL_CORES, CORES, pin } from './process-cpu.ts';
 import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
 import { LOCAL_DIR } from './results-file.ts';
@@ -94,6 +95,10 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'nginx-zipf', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf)', server: 'nginx', workload: 'zipf', hits: true },
   { id: 'gateway-zipf', label: 'gateway hits, 1,000 URLs (Zipf; auth + access log + metrics)', server: 'gateway', workload: 'zipf', hits: true },
   { id: 'gateway-zipf-nolog', label: 'gateway hits, 1,000 URLs (Zipf), access log off', server: 'gateway-nolog', workload: 'zipf', hits: true },
+  { id: 'gateway-hot-2w', label: 'gateway hit, one URL, 2 workers on both cores (shared with wrk)', server: 'gateway-2-workers', workload: 'hot', hits: true },
+  { id: 'nginx-hot-2w', label: 'nginx proxy_cache + access log, one URL, 2 workers on both cores', server: 'nginx-2-workers', workload: 'hot', hits: true },
+  { id: 'gateway-zipf-2w', label: 'gateway hits, 1,000 URLs (Zipf), 2 workers on both cores', server: 'gateway-2-workers', workload: 'zipf', hits: true },
+  { id: 'nginx-zipf-2w', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf), 2 workers on both cores', server: 'nginx-2-workers', workload: 'zipf', hits: true },
   { id: 'origin', label: 'origin directly, distinct searches', server: 'origin', workload: 'distinct', hits: false },
   { id: 'gateway-miss', label: 'gateway cold misses, distinct searches (fill)', server: 'gateway', workload: 'distinct', hits: false },
 ];
@@ -107,6 +112,8 @@ export async function throughputBench(options: BenchOptions, command: string, lo
   const PROFILED = ['bare', 'gateway', 'gateway-nolog'] as const;
   const profileFlags = (role: ServerRole): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : []);
   let nginx: NginxProcess | undefined;
+  let nginxWorkers: NginxProcess | undefined;
+  let redis: RedisProcess | undefined;
   try {
     log('starting the origin (seeds the 100,000-book catalog on first start)…');
     const origin = await fleet.origin();
@@ -118,10 +125,15 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
     const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
     nginx = await startNginx(join(fleet.logDir, 'nginx'), origin.url);
+    // The workers comparison: each server as two processes sharing both cores (with wrk). nginx's
+    // workers share one cache zone; the gateway's share theirs through Redis, as a fleet does.
+    redis = await startRedisProcess({ dir: join(fleet.logDir, 'redis') });
+    const gatewayWorkers = await fleet.gateway('gateway-2-workers', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_WORKERS: '2', CATALOG_GATEWAY_REDIS_URL: redis.url });
+    nginxWorkers = await startNginx(join(fleet.logDir, 'nginx-2-workers'), origin.url, 2);
 
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const zipfTargets = [hotTarget, ...Array.from({ length: ZIPF_URLS - 1 }, () => space.take())];
-    for (const server of [gateway, quiet, nginx]) await warmCache(server.url, zipfTargets, authorization);
+    for (const server of [gateway, quiet, nginx, gatewayWorkers, nginxWorkers]) await warmCache(server.url, zipfTargets, authorization);
     const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization);
     if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a hit after warming (Cache-Status: ${hit.cacheStatus})`);
     const nginxHit = await captureResponse(`${nginx.url}${hotTarget}`, authorization);
@@ -130,8 +142,9 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     writeFileSync(responseFile, JSON.stringify(hit));
     const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], profileFlags('bare'));
 
-    const servers: Servers = { bare, nginx, gateway, 'gateway-nolog': quiet, origin };
-    for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
+    const servers: Servers = { bare, nginx, gateway, 'gateway-nolog': quiet, origin, 'gateway-2-workers': gatewayWorkers, 'nginx-2-workers': nginxWorkers };
+    for (const server of [bare, nginx, gateway, quiet, origin]) pin(server.pid, CORES?.server);
+    for (const server of [gatewayWorkers, nginxWorkers]) pin(server.pid, ALL_CORES);
 
     const zipfFile = join(fleet.logDir, 'zipf-targets.txt');
     writeFileSync(zipfFile, `${zipfTargets.join('\n')}\n`);
@@ -193,8 +206,9 @@ export async function throughputBench(options: BenchOptions, command: string, lo
       profiles,
     };
   } finally {
-    await nginx?.stop();
+    await Promise.all([nginx?.stop(), nginxWorkers?.stop()]);
     await fleet.close();
+    await redis?.kill();
   }
 }
 

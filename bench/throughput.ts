@@ -14,7 +14,7 @@ import type { QuerySpace } from './query-space.ts';
 import { spread, type Spread } from './stats.ts';
 import { wrk } from './wrk.ts';
 
-export type ServerRole = 'bare' | 'nginx' | 'gateway' | 'gateway-nolog' | 'origin';
+export type ServerRole = 'bare' | 'nginx' | 'gateway' | 'gateway-nolog' | 'origin' | 'gateway-2-workers' | 'nginx-2-workers';
 /** One hot URL; 1,000 warmed URLs asked in Zipf order; distinct URLs never asked before (misses). */
 export type Workload = 'hot' | 'zipf' | 'distinct';
 

@@ -4,6 +4,7 @@
  * and locks carry expiries and go first; the purge stream has none and is never evicted).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 
@@ -21,7 +22,7 @@ export interface RedisProcess {
 }
 
 export interface RedisProcessOptions {
-  /** Working directory (cluster node files). */
+  /** Working directory (cluster node files), made if missing. */
   readonly dir: string;
   readonly maxMemory?: string;
   readonly extraArgs?: readonly string[];
@@ -96,6 +97,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 export async function startRedisProcess(options: RedisProcessOptions, port?: number): Promise<RedisProcess> {
+  mkdirSync(options.dir, { recursive: true });
   const chosen = port ?? (await freePort());
   let child: ChildProcess | undefined = await launch(chosen, options);
   const kill = async (): Promise<void> => {

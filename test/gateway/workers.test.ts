@@ -30,7 +30,7 @@ describe('three workers sharing one port and one Redis', () => {
     redis = await startRedis();
     const dataDir = tempDir();
     gateway = run(['gateway', '--workers', '3', '--redis', redis.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' });
-    adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"primary started"'))) as { adminUrl: string }).adminUrl;
+    adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string }).adminUrl;
     url = (JSON.parse(await gateway.line((l) => l.includes('"msg":"worker listening"'))) as { url: string }).url;
     await until(async () => metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_workers') === 3 && metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_shared_tier_up') === 1);
     const secret = loadOrCreateSecret(join(dataDir, 'signing-secret'));

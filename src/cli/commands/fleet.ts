@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
@@ -23,9 +22,7 @@ export const fleet: Command = {
   async run(args) {
     if (!cluster.isPrimary) throw new Error('the fleet command runs in the primary only; its workers run `gateway`');
     const config = loadConfig(args.config);
-    const dir = join(config.dataDir, 'redis');
-    mkdirSync(dir, { recursive: true });
-    const redis = await startRedisProcess({ dir });
+    const redis = await startRedisProcess({ dir: join(config.dataDir, 'redis') });
     const origin = await startOrigin(config).catch(async (err: unknown) => {
       await redis.kill();
       throw err;

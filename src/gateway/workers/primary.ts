@@ -171,7 +171,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     onRefused: reportRefusals(logger, credentialNames, () => undefined),
     now: Date.now,
   });
-  logger.info({ url, adminUrl: admin.url, workers: count }, 'primary started');
+  logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
 
   return {
     url,
