@@ -16,6 +16,8 @@ export interface BenchOptions {
   readonly memory: boolean;
   /** The hit-path ladder instead: what each part of a hit costs. */
   readonly ladder: boolean;
+  /** The fleet's shared tier instead: L2 against L1 hits, purge fan-out, fleet-wide single flight. */
+  readonly sharedTier: boolean;
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
@@ -44,6 +46,8 @@ Flags:
   --cpu-prof           profile the Node servers and print where the gateway's time goes
   --ladder             instead: price each part of a cache hit (bench/hit-ladder.ts levels and
                        the gateway, interleaved) for docs/performance.md
+  --shared-tier        instead: three gateways sharing one Redis: a hit from Redis against a local
+                       hit, how fast a purge reaches the others, one origin call per cold query
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -74,6 +78,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         'cpu-prof': { type: 'boolean' },
         memory: { type: 'boolean' },
         ladder: { type: 'boolean' },
+        'shared-tier': { type: 'boolean' },
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
@@ -100,6 +105,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     cpuProf: values['cpu-prof'] === true,
     memory: values.memory === true,
     ladder: values.ladder === true,
+    sharedTier: values['shared-tier'] === true,
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
- * or with `--memory` the cache-memory check (memory-bench.ts). Prints markdown for the README and
+ * with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
+ * tier (shared-tier-bench.ts). Prints markdown for the README and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
@@ -8,6 +9,7 @@ import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
 import { ladderBench, ladderMarkdown } from './ladder-bench.ts';
 import { memoryBench, memoryMarkdown } from './memory-bench.ts';
 import { saveResults } from './results-file.ts';
+import { sharedTierBench, sharedTierMarkdown } from './shared-tier-bench.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -32,6 +34,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const report = await ladderBench(options, command, log);
       process.stdout.write(ladderMarkdown(report));
       if (options.save) log(`saved ${saveResults('ladder-latest.json', 'ladder', report.startedAt, report, options.updateCommitted).join(', ')}`);
+      return 0;
+    }
+    if (options.sharedTier) {
+      const report = await sharedTierBench(options, command, log);
+      process.stdout.write(sharedTierMarkdown(report));
+      if (options.save) log(`saved ${saveResults('shared-tier-latest.json', 'shared-tier', report.startedAt, report, options.updateCommitted).join(', ')}`);
       return 0;
     }
     if (options.memory) {

@@ -91,7 +91,7 @@ function baselineOf(workload: Workload): string {
   return workload === 'zipf' ? 'bare-zipf' : 'bare-hot';
 }
 
-async function originRequests(origin: BenchServer & { readonly adminUrl?: string | undefined }): Promise<number> {
+export async function originRequests(origin: BenchServer & { readonly adminUrl?: string | undefined }): Promise<number> {
   return originCounters(await scrapeMetrics(origin.adminUrl ?? '')).requests;
 }
 
