@@ -98,7 +98,7 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     };
     log(`filling the gateway's cache (${options.cacheMib} MiB bound) with ${options.entries.toLocaleString('en-US')} distinct queries through the tiny bench origin…`);
     const run = await runLoad({
-      url: gateway.url,
+      urls: [gateway.url],
       connections: options.connections,
       amount: options.entries,
       requests: { next: () => ({ path: space.take(), headers }) },

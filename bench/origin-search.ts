@@ -111,8 +111,8 @@ async function http(queries: readonly BooksQuery[]): Promise<string> {
     const headers = { authorization: `Bearer ${token}` };
     let n = 0;
     const next = () => ({ path: canonicalBooksTarget(queries[n++ % queries.length] ?? { q: 'river', limit: 20 }), headers });
-    await runLoad({ url: origin.url, connections: 10, duration: 1, requests: { next } });
-    const result = await runLoad({ url: origin.url, connections: Number(values.connections), duration: Number(values.duration), requests: { next } });
+    await runLoad({ urls: [origin.url], connections: 10, duration: 1, requests: { next } });
+    const result = await runLoad({ urls: [origin.url], connections: Number(values.connections), duration: Number(values.duration), requests: { next } });
     const ms = (p: number): string => result.latency.percentile(p).toFixed(2);
     return [
       `| HTTP searches/s (${values.connections} connections, ${values.duration} s) | ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} |`,

@@ -7,9 +7,13 @@ import { UsageError, parseFlags } from '../cli/args.ts';
 import { MAX_SUBJECTS } from './workload.ts';
 
 export interface LoadtestOptions {
-  /** Gateway base URL; absent means "start origin and gateway on embedded defaults". */
-  readonly url?: string;
-  readonly gatewayAdmin?: string;
+  /**
+   * Gateway base URLs, loaded side by side (a fleet's members); absent means "start origin and
+   * gateway on embedded defaults".
+   */
+  readonly urls?: readonly string[];
+  /** Their admin URLs (or their primaries'), summed for the fleet's cache figures. */
+  readonly gatewayAdmins?: readonly string[];
   readonly originAdmin?: string;
   /** HMAC secret the tokens are signed with; defaults to the configuration's. */
   readonly secretFile?: string;
@@ -44,8 +48,8 @@ interface FlagDoc {
 }
 
 const FLAGS: readonly FlagDoc[] = [
-  { name: 'url', value: 'URL', description: 'gateway to load (default: start origin and gateway on embedded defaults, stop them afterwards)' },
-  { name: 'gateway-admin', value: 'URL', description: "the gateway's admin URL, for cache hits and RSS from /metrics (with --url)" },
+  { name: 'url', value: 'URL[,URL…]', description: 'gateway to load, or a fleet\'s gateways, comma-separated, loaded side by side (default: start origin and gateway on embedded defaults, stop them afterwards)' },
+  { name: 'gateway-admin', value: 'URL[,URL…]', description: "the gateways' admin URLs, for cache hits and RSS from /metrics, summed over a fleet (with --url)" },
   { name: 'origin-admin', value: 'URL', description: "the origin's admin URL, for its own request count and RSS (with --url)" },
   { name: 'secret-file', value: 'PATH', description: "HMAC secret the tokens are signed with (default: the configuration's)" },
   { name: 'db', value: 'PATH', description: "catalog database the search texts come from (default: the configuration's)" },
@@ -99,6 +103,13 @@ function httpUrl(flag: string, text: string | undefined): string | undefined {
   return url.origin;
 }
 
+function httpUrls(flag: string, text: string | undefined): readonly string[] | undefined {
+  if (text === undefined) return undefined;
+  const urls = text.split(',').map((part) => httpUrl(flag, part.trim()) ?? '');
+  if (new Set(urls).size !== urls.length) throw new UsageError(`--${flag} names a URL twice`);
+  return urls;
+}
+
 function path(flag: string, text: string | undefined): string | undefined {
   if (text !== undefined && text.trim() === '') throw new UsageError(`--${flag} must not be empty`);
   return text;
@@ -112,10 +123,10 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
     const value = values[name];
     return typeof value === 'string' ? value : undefined;
   };
-  const url = httpUrl('url', text('url'));
-  const gatewayAdmin = httpUrl('gateway-admin', text('gateway-admin'));
+  const urls = httpUrls('url', text('url'));
+  const gatewayAdmins = httpUrls('gateway-admin', text('gateway-admin'));
   const originAdmin = httpUrl('origin-admin', text('origin-admin'));
-  if (url === undefined && (gatewayAdmin !== undefined || originAdmin !== undefined)) {
+  if (urls === undefined && (gatewayAdmins !== undefined || originAdmin !== undefined)) {
     throw new UsageError('--gateway-admin and --origin-admin need --url (without it the load test starts its own servers)');
   }
   const duration = integer('duration', text('duration'), 1, 86_400);
@@ -131,10 +142,11 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
   const db = path('db', text('db'));
   const config = path('config', text('config'));
   const circulation = values.circulation === true;
-  if (circulation && url !== undefined) throw new UsageError('--circulation starts its own origin and gateway; it cannot be given --url');
+  if (urls !== undefined && urls.length < 2 && (gatewayAdmins?.length ?? 0) > 1) throw new UsageError('--gateway-admin names more admin URLs than --url names gateways');
+  if (circulation && urls !== undefined) throw new UsageError('--circulation starts its own origin and gateway; it cannot be given --url');
   return {
-    ...(url === undefined ? {} : { url }),
-    ...(gatewayAdmin === undefined ? {} : { gatewayAdmin }),
+    ...(urls === undefined ? {} : { urls }),
+    ...(gatewayAdmins === undefined ? {} : { gatewayAdmins }),
     ...(originAdmin === undefined ? {} : { originAdmin }),
     ...(secretFile === undefined ? {} : { secretFile }),
     ...(db === undefined ? {} : { db }),

@@ -110,7 +110,8 @@ export async function runCirculation(options: CirculationOptions, config: Config
     onStep: log,
   });
   try {
-    const { gatewayAdmin, originUrl } = target;
+    const { originUrl, urls: [gatewayUrl] } = target;
+    const [gatewayAdmin] = target.gatewayAdmins;
     if (gatewayAdmin === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
     const secret = loadOrCreateSecret(secretPath(config));
     const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
@@ -133,7 +134,7 @@ export async function runCirculation(options: CirculationOptions, config: Config
     await Promise.all(
       Array.from({ length: options.connections }, async () => {
         for (let i = next++; i < workload.queries.length; i = next++) {
-          const answer = await getJson(`${target.url}${workload.queries[i]?.target ?? '/'}`, reader);
+          const answer = await getJson(`${gatewayUrl}${workload.queries[i]?.target ?? '/'}`, reader);
           if (i >= WATCHED_QUERIES || answer.body === undefined) continue;
           for (const book of (answer.body as { results: Book[] }).results) {
             for (const { branch, available } of book.availability) {
@@ -209,7 +210,7 @@ export async function runCirculation(options: CirculationOptions, config: Config
       while (performance.now() < deadline) {
         const query = workload.queries[workload.order[cursor++ % workload.order.length] ?? 0];
         const sentAt = performance.now();
-        const answer = await getJson(`${target.url}${query?.target ?? '/'}`, reader);
+        const answer = await getJson(`${gatewayUrl}${query?.target ?? '/'}`, reader);
         const receivedAt = performance.now();
         latency.record(receivedAt - sentAt);
         const second = at(secondOf());

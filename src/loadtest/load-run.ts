@@ -24,8 +24,11 @@ export type RequestSource =
   | { readonly perConnection: readonly (readonly PlannedRequest[])[] };
 
 export interface LoadRunOptions {
-  /** Base URL of the server under load. */
-  readonly url: string;
+  /**
+   * Base URLs of the servers under load: one, or a fleet's members, each given its share of the
+   * connections (and of `amount` and `rate`) by its own autocannon instance, all counted together.
+   */
+  readonly urls: readonly string[];
   readonly connections: number;
   /** Seconds; ignored when `amount` is set. */
   readonly duration?: number;
@@ -117,18 +120,24 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
   let errorCount = 0;
   let bytes = 0;
   let start = performance.now();
-  let settle: (outcome: { err: unknown; result: autocannon.Result }) => void = () => undefined;
-  const finished = new Promise<{ err: unknown; result: autocannon.Result }>((resolve) => { settle = resolve; });
-  const settings: autocannon.Options = {
-    url: options.url,
-    connections: options.connections,
-    pipelining: 1,
-    ...(options.amount === undefined ? { duration: options.duration ?? 10 } : { amount: options.amount }),
-    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
-    ...autocannonRequests(options.requests),
-  };
-  const instance = autocannon(settings, (err: unknown, result) => { settle({ err, result }); });
-  instance.on('start', () => {
+  const shares = options.urls.map((url, i) => ({ url, part: (total: number): number => Math.floor(total / options.urls.length) + (i < total % options.urls.length ? 1 : 0) }));
+  if (shares.some((share) => share.part(options.connections) === 0)) throw new Error(`${options.connections} connections cannot be shared by ${options.urls.length} targets`);
+  const runs = shares.map(({ url, part }) => {
+    let settle: (outcome: { err: unknown; result: autocannon.Result }) => void = () => undefined;
+    const finished = new Promise<{ err: unknown; result: autocannon.Result }>((resolve) => { settle = resolve; });
+    const settings: autocannon.Options = {
+      url,
+      connections: part(options.connections),
+      pipelining: 1,
+      ...(options.amount === undefined ? { duration: options.duration ?? 10 } : { amount: part(options.amount) }),
+      ...(options.rate === undefined ? {} : { overallRate: Math.max(1, part(options.rate)) }),
+      ...autocannonRequests(options.requests),
+    };
+    return { instance: autocannon(settings, (err: unknown, result) => { settle({ err, result }); }), finished };
+  });
+  const first = runs[0];
+  if (first === undefined) throw new Error('no target to load');
+  first.instance.on('start', () => {
     start = performance.now();
   });
   const bucketNow = (): Bucket => {
@@ -140,7 +149,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     }
     return bucket;
   };
-  instance.on('response', (_client, status, resBytes, responseTime) => {
+  const onResponse = (_client: unknown, status: number, resBytes: number, responseTime: number): void => {
     const bucket = bucketNow();
     bucket.responses++;
     if (status < 200 || status > 299) bucket.non2xx++;
@@ -148,19 +157,23 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     latency.record(responseTime);
     bytes += resBytes;
     statusCounts[status] = (statusCounts[status] ?? 0) + 1;
-  });
-  instance.on('reqError', (err: unknown) => {
+  };
+  const onError = (err: unknown): void => {
     const code = errorCode(err);
     errors[code] = (errors[code] ?? 0) + 1;
     errorCount++;
     bucketNow().errors++;
-  });
+  };
+  for (const { instance } of runs) {
+    instance.on('response', onResponse);
+    instance.on('reqError', onError);
+  }
   let second = 0;
   const ticker = options.onSecond === undefined ? undefined : setInterval(() => { options.onSecond?.(++second); }, 1000);
-  if (options.progress === true) autocannon.track(instance, { renderResultsTable: false, renderLatencyTable: false });
+  if (options.progress === true) autocannon.track(first.instance, { renderResultsTable: false, renderLatencyTable: false });
   try {
-    const { err, result } = await finished;
-    if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
+    const outcomes = await Promise.all(runs.map((r) => r.finished));
+    for (const { err } of outcomes) if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
     const durationSeconds = (performance.now() - start) / 1000;
     const timeline: SecondSample[] = [];
     // Only whole seconds: answers that land after the last full second would plot as a collapse
@@ -185,7 +198,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
       bytes,
       latency,
       statusCounts,
-      non2xx: result.non2xx,
+      non2xx: outcomes.reduce((n, { result }) => n + result.non2xx, 0),
       errors,
       errorCount,
       timeline,

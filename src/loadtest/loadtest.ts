@@ -13,7 +13,7 @@ import { readCatalogVocabulary } from './catalog-vocabulary.ts';
 import { runLoad, type PlannedRequest } from './load-run.ts';
 import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
-import { gatewayCounters, gatewayIncrease, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
+import { gatewayCounters, gatewayIncrease, sumGatewayCounters, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
 import { embeddedTarget, externalTarget, type LoadTarget } from './target.ts';
 import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
@@ -66,9 +66,14 @@ interface Snapshot {
   readonly origin: OriginCounters | undefined;
 }
 
+/** The gateways' counters added up: one gateway's, or a fleet's. */
+async function fleetCounters(admins: readonly string[]): Promise<GatewayCounters | undefined> {
+  return sumGatewayCounters(await Promise.all(admins.map(async (admin) => gatewayCounters(await scrapeMetrics(admin)))));
+}
+
 async function snapshot(target: LoadTarget): Promise<Snapshot> {
   const [gateway, origin] = await Promise.all([
-    target.gatewayAdmin === undefined ? undefined : scrapeMetrics(target.gatewayAdmin).then(gatewayCounters),
+    fleetCounters(target.gatewayAdmins),
     target.originAdmin === undefined ? undefined : scrapeMetrics(target.originAdmin).then(originCounters),
   ]);
   return { gateway, origin };
@@ -90,10 +95,14 @@ function countKinds(workload: Workload): Record<QueryKind, number> {
 export async function runLoadtest(options: LoadtestOptions, config: Config, io: LoadtestIo): Promise<LoadtestResult> {
   const startedAt = new Date().toISOString();
   const secretFile = options.secretFile ?? secretPath(config);
-  if (options.url !== undefined && !existsSync(secretFile)) {
+  if (options.urls !== undefined && !existsSync(secretFile)) {
     throw new LoadtestSetupError(`signing secret ${secretFile} does not exist; pass the gateway's with --secret-file`);
   }
-  const target = options.url === undefined ? await embeddedTarget({ ...(options.config === undefined ? {} : { config: options.config }), onStep: io.log }) : await externalTarget(options.url, options.gatewayAdmin, options.originAdmin);
+  const [firstUrl, ...otherUrls] = options.urls ?? [];
+  const target =
+    firstUrl === undefined
+      ? await embeddedTarget({ ...(options.config === undefined ? {} : { config: options.config }), onStep: io.log })
+      : await externalTarget([firstUrl, ...otherUrls], options.gatewayAdmins ?? [], options.originAdmin);
   try {
     const vocabulary = readCatalogVocabulary(options.db ?? catalogPath(config));
     const workload = buildWorkload(vocabulary, {
@@ -111,28 +120,31 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
     const initial = await snapshot(target);
     io.log(`planning: ${workload.queries.length} distinct queries; resolving second pages through the gateway…`);
     const firstToken = tokens[0] ?? '';
-    await nextLink(target.url, workload.queries[0]?.target ?? '/v1/books?q=a', firstToken);
-    const targets = await resolvePaging(workload, (t) => nextLink(target.url, t, firstToken));
+    const [pagingUrl] = target.urls;
+    await nextLink(pagingUrl, workload.queries[0]?.target ?? '/v1/books?q=a', firstToken);
+    const targets = await resolvePaging(workload, (t) => nextLink(pagingUrl, t, firstToken));
     let cursor = 0;
+    // Which distinct queries the run asked, so origin calls can be set against them.
+    const asked = new Set<number>();
     const source = {
       next: (): PlannedRequest => {
         const i = cursor++ % workload.order.length;
-        return { path: targets[workload.order[i] ?? 0] ?? '/', headers: headers[workload.subjectOf[i] ?? 0] ?? {} };
+        const query = workload.order[i] ?? 0;
+        asked.add(query);
+        return { path: targets[query] ?? '/', headers: headers[workload.subjectOf[i] ?? 0] ?? {} };
       },
     };
     const before = await snapshot(target);
     const perSecond = new Map<number, Promise<GatewayCounters | undefined>>();
-    const gatewayAdmin = target.gatewayAdmin;
+    const admins = target.gatewayAdmins;
     const run = await runLoad({
-      url: target.url,
+      urls: target.urls,
       connections: options.connections,
       ...(options.amount === undefined ? { duration: options.duration ?? 30 } : { amount: options.amount }),
       ...(options.rate === undefined ? {} : { rate: options.rate }),
       requests: source,
       progress: io.progressBar,
-      ...(gatewayAdmin === undefined
-        ? {}
-        : { onSecond: (second: number) => perSecond.set(second, scrapeMetrics(gatewayAdmin).then(gatewayCounters, () => undefined)) }),
+      ...(admins.length === 0 ? {} : { onSecond: (second: number) => perSecond.set(second, fleetCounters(admins).catch(() => undefined)) }),
     });
     const after = await settledSnapshot(target);
     const cacheTimeline = await cacheTimelineOf(before.gateway, perSecond);
@@ -144,7 +156,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
       startedAt,
       command: io.command,
       machine: machineInfo(),
-      target: { mode: target.mode, url: target.url, gatewayAdmin: target.gatewayAdmin ?? null, originAdmin: target.originAdmin ?? null },
+      target: { mode: target.mode, urls: target.urls, gatewayAdmins: target.gatewayAdmins, originAdmin: target.originAdmin ?? null },
       workload: {
         seed: options.seed,
         zipf: options.zipf,
@@ -163,6 +175,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
         requestsPerSecond: run.requestsPerSecond,
         bytes: run.bytes,
         latencyMs: { mean: run.latency.mean, p50: run.latency.percentile(50), p90: run.latency.percentile(90), p99: run.latency.percentile(99), max: run.latency.max },
+        distinctQueriesAsked: asked.size,
         statusCounts: run.statusCounts,
         non2xx: run.non2xx,
         errorCount: run.errorCount,
@@ -186,6 +199,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
               originCalls: origin.requests,
               setupCalls: initial.origin === undefined || before.origin === undefined ? 0 : originIncrease(initial.origin, before.origin).requests,
               offload: cache === undefined || cache.requests === 0 ? null : 1 - origin.requests / cache.requests,
+              callsPerDistinctQuery: asked.size === 0 ? null : origin.requests / asked.size,
             },
       memory: { gatewayRssBytes: after.gateway?.rssBytes ?? null, originRssBytes: after.origin?.rssBytes ?? null },
       timeline,

@@ -29,8 +29,10 @@ export interface LoadtestResult {
   readonly machine: MachineInfo;
   readonly target: {
     readonly mode: 'embedded' | 'external';
-    readonly url: string;
-    readonly gatewayAdmin: string | null;
+    /** The gateways loaded side by side: one, or a fleet's members. */
+    readonly urls: readonly string[];
+    /** Admin listeners whose metrics were added up for the cache figures. */
+    readonly gatewayAdmins: readonly string[];
     readonly originAdmin: string | null;
   };
   readonly workload: {
@@ -57,12 +59,14 @@ export interface LoadtestResult {
     readonly requestsPerSecond: number;
     readonly bytes: number;
     readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+    /** Distinct queries the run actually asked (of the workload's planned ones). */
+    readonly distinctQueriesAsked: number;
     readonly statusCounts: Readonly<Record<string, number>>;
     readonly non2xx: number;
     readonly errorCount: number;
     readonly errors: Readonly<Record<string, number>>;
   };
-  /** From the gateway's /metrics, before and after. */
+  /** From the gateways' /metrics (summed over a fleet), before and after; `byCache.stale` counts stale reads served. */
   readonly cache: {
     readonly requests: number;
     readonly byCache: Readonly<Record<string, number>>;
@@ -75,9 +79,10 @@ export interface LoadtestResult {
   /**
    * Requests the origin served during the run, by its own count; `offload` is the share of the
    * gateway's requests that never reached it. `setupCalls` were served before the run, while
-   * second pages were resolved, and are in neither figure.
+   * second pages were resolved, and are in neither figure. `callsPerDistinctQuery` sets the
+   * origin's calls against the distinct queries asked: 1 when a fleet asks each query once.
    */
-  readonly origin: { readonly originCalls: number; readonly setupCalls: number; readonly offload: number | null } | null;
+  readonly origin: { readonly originCalls: number; readonly setupCalls: number; readonly offload: number | null; readonly callsPerDistinctQuery: number | null } | null;
   readonly memory: { readonly gatewayRssBytes: number | null; readonly originRssBytes: number | null };
   readonly timeline: readonly TimelinePoint[];
   readonly latencyDistribution: readonly DistributionPoint[];

@@ -69,6 +69,23 @@ export function hitRatio(byCache: Readonly<Record<string, number>>): number | nu
   return lookups === 0 ? null : sum(FROM_STORAGE) / lookups;
 }
 
+/** A fleet's counters: every gateway's added up (undefined figures stay undefined). */
+export function sumGatewayCounters(all: readonly GatewayCounters[]): GatewayCounters | undefined {
+  if (all.length === 0) return undefined;
+  const sum = (pick: (c: GatewayCounters) => number | undefined): number | undefined =>
+    all.some((c) => pick(c) === undefined) ? undefined : all.reduce((total, c) => total + (pick(c) ?? 0), 0);
+  const byCache: Record<string, number> = {};
+  for (const c of all) for (const [key, value] of Object.entries(c.byCache)) byCache[key] = (byCache[key] ?? 0) + value;
+  return {
+    requests: sum((c) => c.requests) ?? 0,
+    byCache,
+    originRequests: sum((c) => c.originRequests) ?? 0,
+    cacheEntries: sum((c) => c.cacheEntries),
+    cacheBytes: sum((c) => c.cacheBytes),
+    rssBytes: sum((c) => c.rssBytes),
+  };
+}
+
 export function gatewayIncrease(before: GatewayCounters, after: GatewayCounters): GatewayCounters {
   const byCache: Record<string, number> = {};
   for (const [key, value] of Object.entries(after.byCache)) byCache[key] = value - (before.byCache[key] ?? 0);

@@ -24,7 +24,7 @@ export function formatSummary(result: LoadtestResult): string {
   const r = result.results;
   const errorStatuses = Object.fromEntries(Object.entries(r.statusCounts).filter(([status]) => !status.startsWith('2')));
   const lines = [
-    `target      ${result.target.url} (${result.target.mode === 'embedded' ? 'origin and gateway started by the load test' : 'external'})`,
+    `target      ${result.target.urls.join(', ')} (${result.target.mode === 'embedded' ? 'origin and gateway started by the load test' : result.target.urls.length > 1 ? `external, a fleet of ${result.target.urls.length}` : 'external'})`,
     `workload    ${result.workload.distinct} distinct queries, zipf s=${result.workload.zipf}, seed ${result.workload.seed}, ${result.workload.subjects} subjects; kinds ${counts(result.workload.queriesByKind)}`,
     `load        ${result.load.connections} connections, ${result.load.amount === null ? `${result.load.duration} s` : `${result.load.amount} requests`}${result.load.rate === null ? '' : ` at ${result.load.rate} req/s`}`,
     `requests    ${r.requests} in ${r.durationSeconds.toFixed(1)} s = ${r.requestsPerSecond.toFixed(0)} req/s`,
@@ -33,12 +33,13 @@ export function formatSummary(result: LoadtestResult): string {
   ];
   if (result.cache === null) lines.push('cache       n/a (no --gateway-admin)');
   else {
-    lines.push(`cache       hit ratio ${percent(result.cache.hitRatio)} (${counts(result.cache.byCache)}); gateway→origin requests ${result.cache.originRequests}`);
+    lines.push(`cache       hit ratio ${percent(result.cache.hitRatio)} (${counts(result.cache.byCache)}); stale reads served ${result.cache.byCache.stale ?? 0}; gateway→origin requests ${result.cache.originRequests}`);
   }
   if (result.origin === null) lines.push('origin      n/a (no --origin-admin)');
   else {
     const offload = result.origin.offload === null ? '' : `; offload ${percent(result.origin.offload)} of requests never reached the origin`;
-    lines.push(`origin      ${result.origin.originCalls} calls by its own count${offload} (setup before the run: ${result.origin.setupCalls} more)`);
+    const perQuery = result.origin.callsPerDistinctQuery === null ? '' : ` = ${result.origin.callsPerDistinctQuery.toFixed(2)} per distinct query asked (${r.distinctQueriesAsked})`;
+    lines.push(`origin      ${result.origin.originCalls} calls by its own count${perQuery}${offload} (setup before the run: ${result.origin.setupCalls} more)`);
   }
   lines.push(`memory      gateway RSS ${mib(result.memory.gatewayRssBytes)}, origin RSS ${mib(result.memory.originRssBytes)}`);
   return `${lines.join('\n')}\n`;

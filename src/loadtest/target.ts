@@ -12,10 +12,12 @@ import { CLI, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from 
 
 export interface LoadTarget {
   readonly mode: 'embedded' | 'external';
-  readonly url: string;
+  /** The gateways loaded side by side: one, or a fleet's members. */
+  readonly urls: readonly [string, ...string[]];
   /** The origin's API, when known (embedded targets): the circulation run lends there. */
   readonly originUrl?: string;
-  readonly gatewayAdmin: string | undefined;
+  /** Admin listeners whose metrics add up to the gateways' (empty when none was given). */
+  readonly gatewayAdmins: readonly string[];
   readonly originAdmin: string | undefined;
   /** Stops what this process started; a no-op for external targets. */
   close(): Promise<void>;
@@ -41,11 +43,11 @@ export async function assertReachable(what: string, url: string): Promise<void> 
   }
 }
 
-export async function externalTarget(url: string, gatewayAdmin: string | undefined, originAdmin: string | undefined): Promise<LoadTarget> {
-  await assertReachable('gateway', `${url}/v1/branches`);
-  if (gatewayAdmin !== undefined) await assertReachable("gateway's admin listener", `${gatewayAdmin}/healthz`);
+export async function externalTarget(urls: readonly [string, ...string[]], gatewayAdmins: readonly string[], originAdmin: string | undefined): Promise<LoadTarget> {
+  for (const url of urls) await assertReachable('gateway', `${url}/v1/branches`);
+  for (const admin of gatewayAdmins) await assertReachable("gateway's admin listener", `${admin}/healthz`);
   if (originAdmin !== undefined) await assertReachable("origin's admin listener", `${originAdmin}/healthz`);
-  return { mode: 'external', url, gatewayAdmin, originAdmin, close: () => Promise.resolve() };
+  return { mode: 'external', urls, gatewayAdmins, originAdmin, close: () => Promise.resolve() };
 }
 
 export interface EmbeddedOptions {
@@ -84,7 +86,7 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
       logFile: join(logs, 'gateway.log'),
     });
     started.push(gateway);
-    return { mode: 'embedded', url: gateway.url, originUrl: origin.url, gatewayAdmin: gateway.adminUrl, originAdmin: origin.adminUrl, close };
+    return { mode: 'embedded', urls: [gateway.url], originUrl: origin.url, gatewayAdmins: gateway.adminUrl === undefined ? [] : [gateway.adminUrl], originAdmin: origin.adminUrl, close };
   } catch (err) {
     await close();
     throw err;

@@ -7,13 +7,23 @@ test('defaults: embedded target, 30 s, 50 connections, seed 1', () => {
   const options = parseLoadtestArgs([]);
   assert.notEqual(options, 'help');
   if (options === 'help') return;
-  assert.equal(options.url, undefined);
+  assert.equal(options.urls, undefined);
   assert.equal(options.duration, 30);
   assert.equal(options.amount, undefined);
   assert.equal(options.connections, 50);
   assert.equal(options.seed, 1);
   assert.equal(options.zipf, 1);
   assert.equal(options.json, false);
+});
+
+test('a fleet: several gateways and their admin listeners, comma-separated', () => {
+  const options = parseLoadtestArgs(['--url', 'http://127.0.0.1:8080,http://127.0.0.1:8081/', '--gateway-admin', 'http://127.0.0.1:9090, http://127.0.0.1:9091']);
+  assert.notEqual(options, 'help');
+  if (options === 'help') return;
+  assert.deepEqual(options.urls, ['http://127.0.0.1:8080', 'http://127.0.0.1:8081']);
+  assert.deepEqual(options.gatewayAdmins, ['http://127.0.0.1:9090', 'http://127.0.0.1:9091']);
+  assert.throws(() => parseLoadtestArgs(['--url', 'http://a:1,http://a:1']), /names a URL twice/);
+  assert.throws(() => parseLoadtestArgs(['--url', 'http://a:1,ftp://b']), /--url must be an http/);
 });
 
 test('flags are read and URLs reduced to their origin', () => {
@@ -23,7 +33,7 @@ test('flags are read and URLs reduced to their origin', () => {
     '--filters', '0.3', '--subjects', '7', '--seed', '99', '--json', '--out', 'x',
   ]);
   assert.deepEqual(options, {
-    url: 'http://127.0.0.1:8080', gatewayAdmin: 'http://127.0.0.1:9090', originAdmin: 'http://127.0.0.1:9091',
+    urls: ['http://127.0.0.1:8080'], gatewayAdmins: ['http://127.0.0.1:9090'], originAdmin: 'http://127.0.0.1:9091',
     amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, subjects: 7, seed: 99, json: true, out: 'x', circulation: false, loansPerSecond: 1, allowedLagMs: 1000,
   });
 });

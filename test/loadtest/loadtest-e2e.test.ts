@@ -12,9 +12,10 @@ import { loadConfig } from '../../src/config/load.ts';
 import type { LoadtestOptions } from '../../src/loadtest/args.ts';
 import { runLoadtest } from '../../src/loadtest/loadtest.ts';
 import type { LoadtestResult } from '../../src/loadtest/result.ts';
-import { originCounters, scrapeMetrics } from '../../src/loadtest/server-metrics.ts';
+import { gatewayCounters, originCounters, scrapeMetrics } from '../../src/loadtest/server-metrics.ts';
 import { CLI, cleanEnv, startServerProcess, type ServerProcess } from '../../src/loadtest/server-process.ts';
 import { tempDir } from '../support/config.ts';
+import { startRedis } from '../support/redis.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(REPO, 'src/loadtest/main.ts');
@@ -57,7 +58,7 @@ test('the origin calls in the summary are the increase of the origin’s own req
   const config = loadConfig({ env });
   const startCount = await originRequests();
   const result: LoadtestResult = await runLoadtest(
-    { ...OPTIONS, url: gateway.url, gatewayAdmin: gateway.adminUrl ?? '', originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
+    { ...OPTIONS, urls: [gateway.url], gatewayAdmins: [gateway.adminUrl ?? ''], originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
     config,
     { log: () => undefined, command: 'test', progressBar: false },
   );
@@ -73,6 +74,32 @@ test('the origin calls in the summary are the increase of the origin’s own req
   assert.ok(result.cache.hitRatio > 0.3, `hit ratio ${result.cache.hitRatio}`);
   assert.ok(result.memory.gatewayRssBytes !== null && result.memory.gatewayRssBytes > 0);
   assert.ok(result.workload.queriesByKind.paging > 0 && result.workload.queriesByKind.filter > 0);
+});
+
+test('against a fleet: two gateways sharing one Redis, loaded side by side, ask the origin at most once per distinct query', async () => {
+  const redis = await startRedis();
+  const fleetEnv = { ...env, CATALOG_GATEWAY_REDIS_URL: redis.url, CATALOG_GATEWAY_REDIS_KEY_PREFIX: 'loadtest-fleet:' };
+  const members: ServerProcess[] = [];
+  try {
+    for (const name of ['member-a', 'member-b']) {
+      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url], env: fleetEnv, logFile: join(dir, `${name}.log`) }));
+    }
+    const result = await runLoadtest(
+      { ...OPTIONS, seed: 11, urls: members.map((m) => m.url), gatewayAdmins: members.map((m) => m.adminUrl ?? ''), originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
+      loadConfig({ env }),
+      { log: () => undefined, command: 'test', progressBar: false },
+    );
+    assert.deepEqual(result.target.urls, members.map((m) => m.url));
+    assert.equal(result.results.statusCounts['200'], OPTIONS.amount);
+    assert.ok(result.cache !== null && result.origin !== null && result.origin.callsPerDistinctQuery !== null);
+    assert.equal(result.cache.requests, OPTIONS.amount, 'the members\' requests add up to all that was sent');
+    for (const member of members) assert.ok(gatewayCounters(await scrapeMetrics(member.adminUrl ?? '')).requests > 0, 'both members took load');
+    assert.ok(result.results.distinctQueriesAsked > 0);
+    assert.ok(result.origin.callsPerDistinctQuery <= 1, `${result.origin.originCalls} origin calls for ${result.results.distinctQueriesAsked} distinct queries`);
+  } finally {
+    await Promise.all(members.map((m) => m.stop()));
+    await redis.stop();
+  }
 });
 
 function runMain(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

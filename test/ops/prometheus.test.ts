@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/cli/free-port.ts';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { tempDir } from '../support/config.ts';
@@ -28,16 +28,6 @@ after(async () => {
   await fx.stop();
   await origin.stop();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 test('promtool check metrics accepts both servers\' metrics', async () => {
   for (const admin of [fx.gateway.adminUrl, origin.origin.adminUrl]) {

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, startRedisProcess, type RedisProcess } from '../../src/cli/redis-server.ts';
+import { freePort } from '../../src/cli/free-port.ts';
+import { startRedisProcess, type RedisProcess } from '../../src/cli/redis-server.ts';
 
 const run = promisify(execFile);
 const TEST_MEMORY = '64mb';

@@ -140,10 +140,6 @@ export class FleetFlight {
     for (const key of [...this.#waiters.keys()]) this.#settle(key, false);
   }
 
-  get waiting(): number {
-    return this.#waiters.size;
-  }
-
   stop(): void {
     this.#releaseAll();
     this.#subscriber?.disconnect();

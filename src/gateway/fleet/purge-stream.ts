@@ -79,6 +79,8 @@ export class PurgeStream {
   /** Whether the log is complete up to `#lastId`, so shared entries may be judged by it. */
   #synced = false;
   #stopped = false;
+  /** One flush at a time, so purges reach the stream in the order they were taken. */
+  #flushing = false;
   #loop: Promise<void> | undefined;
 
   constructor(options: PurgeStreamOptions) {
@@ -105,8 +107,6 @@ export class PurgeStream {
     if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length, { selector: { kind: 'all' }, soft: false, at: this.#o.now() });
     this.#flush();
   }
-
-  #flushing = false;
 
   #flush(): void {
     if (this.#flushing || this.#pending.length === 0 || !this.#o.link.up) return;

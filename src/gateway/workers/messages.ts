@@ -27,6 +27,3 @@ export function isPurgeOrder(message: unknown): message is PurgeOrder {
 export function isPurgeDone(message: unknown): message is PurgeDone {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'catalog-gateway:purged';
 }
-
-/** The environment variable that gives a worker its fleet group: the primary's id, shared by its workers. */
-export const GROUP_ENV = 'CATALOG_GATEWAY_WORKER_GROUP';
