@@ -26,6 +26,8 @@ export interface RedisProcessOptions {
   readonly dir: string;
   readonly maxMemory?: string;
   readonly extraArgs?: readonly string[];
+  /** A configuration file, read first (a Sentinel's, which it also rewrites). */
+  readonly configFile?: string;
 }
 
 async function answers(port: number): Promise<boolean> {
@@ -38,7 +40,7 @@ async function answers(port: number): Promise<boolean> {
 }
 
 function launch(port: number, options: RedisProcessOptions): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
+  const args = [...(options.configFile === undefined ? [] : [options.configFile]), '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
   args.push('--maxmemory', options.maxMemory ?? '256mb', '--maxmemory-policy', 'volatile-lru', '--loglevel', 'warning', ...(options.extraArgs ?? []));
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -59,7 +59,8 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
 test('`fleet` runs Redis, the origin and two workers sharing one cache: a query asked of each worker reaches the origin once', async (t) => {
   const env = { CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '2000', CATALOG_ORIGIN_PORT: '0', CATALOG_ORIGIN_ADMIN_PORT: '0', CATALOG_LOG_LEVEL: 'warn' };
   const { child, line } = run(['fleet', '--workers', '2', '--port', '0', '--admin-port', '0'], env);
-  t.after(() => child.kill('SIGKILL'));
+  // SIGTERM even when the test fails: a SIGKILLed fleet would leave its redis-server behind.
+  t.after(() => child.kill('SIGTERM'));
   const curl = await line((l) => l.startsWith('curl '));
   const parsed = /'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/127\.0\.0\.1:\d+\/v1\/books\?q=[a-z]+)'$/.exec(curl);
   assert.ok(parsed, curl);

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
-import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../support/redis.ts';
+import { startRedis, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel, type RedisServer } from '../support/redis.ts';
 
 /** The reply's Cache-Status (RFC 9211). */
 function cacheStatus(reply: Reply): string {
@@ -133,6 +133,17 @@ describe('fleet when Redis fails', () => {
     await origin.close();
   });
 
+  test('Redis paused (slow): requests still succeed, and the shared tier counts the failures instead of passing them on', async () => {
+    const [a] = fleet;
+    assert.ok(a !== undefined);
+    const errorsBefore = metricValue(await a.metrics(), 'catalog_gateway_shared_tier_reads_total', { result: 'error' });
+    await redis.cli('client', 'pause', '2500', 'ALL');
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => member(fleet, i).get(`/v1/books?q=paused${i % 5}`)));
+    for (const reply of replies) assert.equal(reply.status, 200, reply.body);
+    assert.ok(metricValue(await a.metrics(), 'catalog_gateway_shared_tier_reads_total', { result: 'error' }) > errorsBefore, 'reads timed out and were counted');
+    await until(async () => metricValue(await a.metrics(), 'catalog_gateway_shared_tier_up') === 1);
+  });
+
   test('Redis killed under load: no client errors, at most one origin call per query per gateway, /readyz says so, and sharing resumes when it is back', async () => {
     const load = async (tag: string): Promise<void> => {
       const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => member(fleet, i).get(`/v1/books?q=${tag}${i % 10}`)));
@@ -192,5 +203,33 @@ describe('fleet on a three-node Redis Cluster', () => {
     const fresh = await b.get(queries[0] ?? '');
     assert.doesNotMatch(cacheStatus(fresh), /; hit/);
     assert.equal(origin.count() - after, 1);
+  });
+});
+
+describe('fleet through Redis Sentinel', () => {
+  let origin: FaultOrigin;
+  let sentinel: RedisSentinel;
+  let fleet: GatewayFixture[];
+
+  before(async () => {
+    origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    sentinel = await startRedisSentinel();
+    fleet = await startFleet(origin.url, sentinel.url, 2);
+  });
+  after(async () => {
+    await Promise.all(fleet.map((fx) => fx.stop()));
+    await sentinel.stop();
+    await origin.close();
+  });
+
+  test('the gateways find the master through the Sentinel and share through it', async () => {
+    const [a, b] = fleet;
+    assert.ok(a !== undefined && b !== undefined);
+    const before = origin.count();
+    assert.match(cacheStatus(await a.get('/v1/books?q=sentinel')), /fwd=miss; stored/);
+    assert.match(cacheStatus(await b.get('/v1/books?q=sentinel')), /hit; ttl=\d+; detail=shared/);
+    assert.equal(origin.count() - before, 1);
+    assert.notEqual(await sentinel.master.cli('dbsize'), '0', 'the entry is on the master the Sentinel named');
   });
 });

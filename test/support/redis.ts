@@ -4,7 +4,7 @@
  * caller.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,36 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
     async stop() {
       await Promise.all(nodes.map((n) => n.kill()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisSentinel {
+  readonly master: RedisProcess;
+  readonly sentinel: RedisProcess;
+  /** `redis+sentinel://` naming the one Sentinel and the master it watches. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** A master and one Sentinel watching it as `mymaster` (quorum 1). */
+export async function startRedisSentinel(): Promise<RedisSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-redis-sentinel-'));
+  const master = await startRedisProcess({ dir, maxMemory: TEST_MEMORY });
+  const configFile = join(dir, 'sentinel.conf');
+  writeFileSync(configFile, `sentinel monitor mymaster 127.0.0.1 ${master.port} 1\nsentinel down-after-milliseconds mymaster 2000\n`);
+  const sentinel = await startRedisProcess({ dir, configFile, extraArgs: ['--sentinel'] });
+  for (let i = 0; i < 400; i++) {
+    if ((await sentinel.cli('sentinel', 'get-master-addr-by-name', 'mymaster')).includes(String(master.port))) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    master,
+    sentinel,
+    url: `redis+sentinel://127.0.0.1:${sentinel.port}/mymaster`,
+    async stop() {
+      await Promise.all([sentinel.kill(), master.kill()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };
