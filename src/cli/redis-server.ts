@@ -5,7 +5,9 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { exited } from '../loadtest/server-process.ts';
 import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
@@ -67,20 +69,11 @@ function launch(port: number, options: RedisProcessOptions): Promise<ChildProces
           resolve(child);
           return;
         }
-        await new Promise((r) => setTimeout(r, 25));
+        await sleep(25);
       }
       child.kill('SIGKILL');
       failed('did not answer PING');
     })();
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
   });
 }
 

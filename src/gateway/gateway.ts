@@ -92,7 +92,6 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
     health.nudge();
   });
   const coalescer = new Coalescer<FillOutcome>();
-  const purger = new Purger(cache, coalescer, metrics, now);
   const redisUrl = config['gateway.redis.url'];
   const fleet =
     redisUrl === null
@@ -107,11 +106,7 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
             purger.apply(selector, soft);
           },
         });
-  if (fleet !== undefined) {
-    purger.fanOutTo((selector, soft) => {
-      fleet.publishPurge(selector, soft);
-    });
-  }
+  const purger = new Purger(cache, coalescer, metrics, now, fleet?.publishPurge);
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const localFiller = new Filler(origin, cache, metrics, now, tags);
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);

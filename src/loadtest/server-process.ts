@@ -70,7 +70,7 @@ function findListening(text: string): Listening | undefined {
 }
 
 /** Resolves on exit, or with null when the process could not be spawned at all. */
-function exited(child: ChildProcess): Promise<number | null> {
+export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
     child.once('exit', (code) => { resolve(code); });

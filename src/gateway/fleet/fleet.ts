@@ -5,12 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import type { Fill } from '../fill/fill.ts';
 import { FleetFiller } from '../fill/fleet-fill.ts';
 import { FleetFlight } from '../fill/fleet-flight.ts';
+import type { PurgeFanOut } from '../purge/purger.ts';
 import type { PurgeSelector } from '../store/purge-log.ts';
 import { RedisStore } from '../store/redis-store.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
@@ -33,7 +35,7 @@ export interface Fleet {
   /** `local` with the shared tier and the fleet's single flight in front of its origin calls. */
   filler(local: Fill): Fill;
   /** Sends a purge this process has applied to every other process. */
-  publishPurge(selector: PurgeSelector, soft: boolean): void;
+  readonly publishPurge: PurgeFanOut;
   /** Why the shared tier is not in use now, for `/readyz`; undefined while it is. */
   downReason(): string | undefined;
   start(): Promise<void>;
@@ -78,7 +80,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
       await link.connect(CONNECT_WAIT_MS);
       purges.start();
       flight.start();
-      while (link.up && !inUse() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (link.up && !inUse() && Date.now() < deadline) await sleep(10);
     },
     async stop() {
       flight.stop();

@@ -8,6 +8,7 @@
  * returns, so none is lost. The stream also feeds the log that judges shared entries
  * (fleet-purge-log.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PurgeSelector } from '../store/purge-log.ts';
 import { FleetPurgeLog, type FleetPurge } from './fleet-purge-log.ts';
@@ -191,8 +192,4 @@ export class PurgeStream {
     this.#reader?.disconnect();
     await this.#loop;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

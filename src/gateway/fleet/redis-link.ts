@@ -6,6 +6,7 @@
  * after a few failures in a row the breaker stays open for `gateway.redis.cooldownMs`, so a slow
  * or dead Redis costs a request nothing but a branch.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { parseRedisUrl, redactedRedisUrl, type RedisTarget } from './redis-url.ts';
@@ -86,7 +87,7 @@ export class RedisLink {
   /** Connects, waiting at most `waitMs`; a Redis that is not there yet is no reason not to start. */
   async connect(waitMs: number): Promise<void> {
     const connecting = this.client.connect().catch(() => undefined);
-    await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
+    await Promise.race([connecting, sleep(waitMs, undefined, { ref: false })]);
   }
 
   /**

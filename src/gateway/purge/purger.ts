@@ -26,23 +26,20 @@ export class Purger implements PurgeTaker {
   readonly #coalescer: Coalescer<FillOutcome>;
   readonly #metrics: GatewayMetrics;
   readonly #now: () => number;
-  readonly #fanOut: PurgeFanOut[] = [];
+  readonly #fanOut: PurgeFanOut | undefined;
 
-  constructor(cache: ResponseCache, coalescer: Coalescer<FillOutcome>, metrics: GatewayMetrics, now: () => number) {
+  constructor(cache: ResponseCache, coalescer: Coalescer<FillOutcome>, metrics: GatewayMetrics, now: () => number, fanOut?: PurgeFanOut) {
     this.#cache = cache;
     this.#coalescer = coalescer;
     this.#metrics = metrics;
     this.#now = now;
-  }
-
-  fanOutTo(fanOut: PurgeFanOut): void {
-    this.#fanOut.push(fanOut);
+    this.#fanOut = fanOut;
   }
 
   /** Purges here and everywhere this process shares its cache with; returns the entries purged here. */
   purge(selector: PurgeSelector, soft: boolean): number {
     const purged = this.apply(selector, soft);
-    for (const send of this.#fanOut) send(selector, soft);
+    this.#fanOut?.(selector, soft);
     return purged;
   }
 
