@@ -44,7 +44,10 @@ class PrimaryRegistry extends Registry {
   readonly #workers = new AggregatorRegistry();
 
   override async metrics(): Promise<string> {
-    const [workers, own] = await Promise.all([this.#workers.clusterMetrics(), super.metrics()]);
+    // A worker that dies while asked never answers, and prom-client then fails the whole scrape
+    // after 5 s; asked again, only the workers still connected are asked.
+    const workers = await this.#workers.clusterMetrics().catch(() => this.#workers.clusterMetrics());
+    const own = await super.metrics();
     return `${workers.trimEnd()}\n${own}`;
   }
 }
