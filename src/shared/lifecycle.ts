@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { reopenLogFiles } from './logger.ts';
+import { reopenLogFiles } from './log-sink.ts';
 
 /** Binds a listener. */
 export async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {

@@ -4,6 +4,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
+import { LogSink } from './log-sink.ts';
 
 export type { Logger } from 'pino';
 
@@ -28,36 +29,8 @@ export function isoTime(): string {
   return stamp;
 }
 
-const FLUSH_EVERY_MS = 200;
-
-/** File destinations, so that a rotated file can be let go of (reopenLogFiles). */
-const files = new Set<ReturnType<typeof pino.destination>>();
-
-/** Reopens every log file by its path (after logrotate moved it away), as nginx does on SIGUSR1. */
-export function reopenLogFiles(): void {
-  for (const file of files) file.reopen();
-}
-
-/**
- * Lines are written in blocks of at least 4 KiB, so under load one write carries many lines
- * instead of one write per request; a timer flushes what a quiet server has buffered, so no line
- * waits longer than FLUSH_EVERY_MS. pino flushes the rest when the process exits.
- */
-function bufferedDestination(configured: string): DestinationStream {
-  const dest = pino.destination({ dest: configured === 'stdout' ? 1 : configured, append: true, mkdir: true, minLength: 4096, sync: false });
-  if (configured !== 'stdout') files.add(dest);
-  setInterval(() => {
-    try {
-      dest.flush();
-    } catch {
-      // Thrown only once pino has ended the stream at exit, with nothing left to flush.
-    }
-  }, FLUSH_EVERY_MS).unref();
-  return dest;
-}
-
 export function createLogger(config: Config, name: string, destination?: DestinationStream): Logger {
-  const dest = destination ?? bufferedDestination(config['log.destination']);
+  const dest = destination ?? new LogSink({ destination: config['log.destination'] });
   return pino(
     {
       level: config['log.level'],

@@ -1,0 +1,145 @@
+/**
+ * Where both servers' log lines go: a block of memory filled line by line and written with one
+ * synchronous `write(2)` when it is full, when it has waited `flushEveryMs`, when the process
+ * exits (normally, by a signal handler's `process.exit`, or by an uncaught error), and before a
+ * reopen. nginx's `access_log … buffer=64k flush=…` does the same.
+ *
+ * Why not pino's own destination: it writes each 4 KiB block asynchronously from libuv's thread
+ * pool, and on this project's 2-core benchmark machine the thread-pool hop of every block plus
+ * `Buffer.byteLength` of every line cost more than the rest of a cache hit's logging put together
+ * (docs/performance.md). A synchronous write of 64 KiB to the page cache takes about 25 µs, a
+ * tenth of a microsecond per access line.
+ *
+ * Blocks hold whole lines only. To a regular file (opened `O_APPEND`) a block of any size lands in
+ * one piece; to a pipe or a terminal a block is at most PIPE_BUF (4 KiB), so lines of several
+ * workers sharing one stdout never interleave. A reader that does not keep up (a full pipe) holds
+ * the server up rather than losing lines.
+ */
+import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface LogSinkOptions {
+  /** `stdout`, or a file path lines are appended to (its directory is made when missing). */
+  readonly destination: string;
+  /** Bytes gathered before a write, for a regular file. */
+  readonly blockBytes?: number;
+  /** The longest a line waits in memory on a quiet server. */
+  readonly flushEveryMs?: number;
+}
+
+/** POSIX guarantees at least 512; Linux pipes keep writes up to 4096 bytes whole. */
+const PIPE_BUF = 4096;
+const UTF8_MAX_BYTES_PER_UNIT = 3;
+const retryPause = new Int32Array(new SharedArrayBuffer(4));
+
+/** Every open sink, so that exit flushes them and a signal reopens their files. */
+const sinks = new Set<LogSink>();
+let exitHooked = false;
+
+/** Reopens every log file by its path (after logrotate moved it away), as nginx does on SIGUSR1. */
+export function reopenLogFiles(): void {
+  for (const sink of sinks) sink.reopen();
+}
+
+export class LogSink {
+  readonly #path: string | undefined;
+  readonly #wantedBlockBytes: number;
+  #fd: number;
+  #block: Buffer;
+  #used = 0;
+  #lastFailure: string | undefined;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(options: LogSinkOptions) {
+    this.#path = options.destination === 'stdout' ? undefined : options.destination;
+    this.#wantedBlockBytes = options.blockBytes ?? 64 * 1024;
+    this.#fd = this.#open();
+    this.#block = Buffer.allocUnsafeSlow(this.#blockSize());
+    this.#timer = setInterval(() => { this.flush(); }, options.flushEveryMs ?? 200).unref();
+    sinks.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.on('exit', () => { for (const sink of sinks) sink.flush(); });
+    }
+  }
+
+  /** Takes one finished line (newline included), as pino hands its lines to a destination. */
+  write(line: string): void {
+    if (this.#used + line.length * UTF8_MAX_BYTES_PER_UNIT > this.#block.length) {
+      this.flush();
+      if (line.length * UTF8_MAX_BYTES_PER_UNIT > this.#block.length) {
+        this.#writeAll(Buffer.from(line));
+        return;
+      }
+    }
+    this.#used += this.#block.write(line, this.#used);
+  }
+
+  flush(): void {
+    if (this.#used === 0) return;
+    const used = this.#used;
+    this.#used = 0;
+    this.#writeAll(this.#block.subarray(0, used));
+  }
+
+  /** Writes what is gathered to the old file, then opens the path anew. */
+  reopen(): void {
+    if (this.#path === undefined) return;
+    this.flush();
+    const old = this.#fd;
+    this.#fd = this.#open();
+    closeSync(old);
+  }
+
+  /** Flushes and lets go of the file (tests; a process that exits needs no call). */
+  close(): void {
+    this.flush();
+    clearInterval(this.#timer);
+    sinks.delete(this);
+    if (this.#path !== undefined) closeSync(this.#fd);
+  }
+
+  #open(): number {
+    if (this.#path === undefined) return 1;
+    mkdirSync(dirname(this.#path), { recursive: true });
+    return openSync(this.#path, 'a');
+  }
+
+  #blockSize(): number {
+    return fstatSync(this.#fd).isFile() ? this.#wantedBlockBytes : Math.min(this.#wantedBlockBytes, PIPE_BUF);
+  }
+
+  /**
+   * A destination that cannot be written (disk full, file system gone) must not take the server
+   * down with it, as nginx carries on: the block is dropped and stderr says so, once per kind of
+   * failure.
+   */
+  #failed(err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code === this.#lastFailure) return;
+    this.#lastFailure = code;
+    try {
+      writeSync(2, `log destination ${this.#path ?? 'stdout'} failed (${code}); log lines are being dropped\n`);
+    } catch {
+      // stderr is gone too: nothing left to tell.
+    }
+  }
+
+  #writeAll(bytes: Buffer): void {
+    let offset = 0;
+    while (offset < bytes.length) {
+      try {
+        offset += writeSync(this.#fd, bytes, offset, bytes.length - offset);
+        this.#lastFailure = undefined;
+      } catch (err) {
+        // A non-blocking pipe that is full: wait for the reader rather than drop lines.
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+          Atomics.wait(retryPause, 0, 0, 1);
+          continue;
+        }
+        this.#failed(err);
+        return;
+      }
+    }
+  }
+}
