@@ -30,8 +30,20 @@ function isConditional(conditions: Conditions): boolean {
   return conditions.ifNoneMatch !== undefined || conditions.ifModifiedSince !== undefined;
 }
 
+/**
+ * The field list handed to `writeHead`, reused by every send: Node turns it into the header block
+ * before `writeHead` returns and keeps no reference, so a hit allocates no array of its own.
+ */
+const fields: string[] = [];
+
+function withSendFields(kept: readonly string[], response: StoredResponse, context: DeliverContext): string[] {
+  fields.length = 0;
+  for (const field of kept) fields.push(field);
+  fields.push('age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId);
+  return fields;
+}
+
 export function deliver(res: ServerResponse, response: StoredResponse, context: DeliverContext): Delivered {
-  const extra = ['age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId];
   // RFC 9110 §13.2.1: the condition is evaluated only where a 2xx would otherwise be sent; the
   // validators are looked up only when the request is conditional.
   if (response.status === 200 && isConditional(context.conditions) && notModified(context.conditions, response, response.field('date'))) {
@@ -40,11 +52,11 @@ export function deliver(res: ServerResponse, response: StoredResponse, context: 
       const name = response.headers[i] ?? '';
       if (NOT_MODIFIED_FIELDS.has(name)) kept.push(name, response.headers[i + 1] ?? '');
     }
-    res.writeHead(304, [...kept, ...extra]);
+    res.writeHead(304, withSendFields(kept, response, context));
     res.end();
     return { status: 304, bytes: 0 };
   }
-  res.writeHead(response.status, [...response.headers, ...extra]);
+  res.writeHead(response.status, withSendFields(response.headers, response, context));
   if (context.isHead) {
     res.end();
     return { status: response.status, bytes: 0 };

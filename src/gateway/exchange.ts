@@ -4,7 +4,7 @@
  * `relay` and `refuse` write to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AccessLog, AccessRecord } from '../shared/access-log.ts';
+import type { AccessLog, AccessRecord, Peer } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -59,13 +59,17 @@ export interface Exchange {
   readonly method: string;
   readonly rawTarget: string;
   readonly isHead: boolean;
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** Read on arrival: once the answer is sent, the request may have let go of its socket. */
+  readonly peer: Peer;
 }
 
 /** How one request was answered: what the log and the metrics record. */
 export interface Answered extends Delivered {
   readonly route: MetricRoute;
   readonly cache: CacheResult;
-  readonly originMs?: number;
+  readonly originMs?: number | undefined;
   readonly sub?: string | undefined;
 }
 

@@ -25,6 +25,7 @@ import { createFleet } from './fleet/fleet.ts';
 import { Coalescer } from './fill/coalescer.ts';
 import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
+import type { GatewayAccessRecord } from './exchange.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
 import { Purger } from './purge/purger.ts';
 import { RouteTable } from './routes/route-table.ts';
@@ -134,7 +135,7 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
         filler: fleet?.filler(localFiller) ?? localFiller,
         origin,
         metrics,
-        accessLog: createAccessLog(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway' }),
+        accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
         logger,
         now,
       },

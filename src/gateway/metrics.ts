@@ -168,7 +168,7 @@ export class GatewayMetrics {
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {
-    this.#requests.child({ route, method: methodLabel(method), status, cache }).observe(seconds);
+    this.#requests.child(route, methodLabel(method), status, cache).observe(seconds);
   }
 
   originAnswer(status: number | 'error', seconds: number): void {

@@ -53,54 +53,71 @@ export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: numb
 const NO_ROUTE = problem('not-found', 'no resource at this path');
 const CLIENT_CLOSED = 499;
 
+function finish(ex: Exchange, answered: Answered): void {
+  const { deps, res } = ex;
+  deps.unfinished.delete(res);
+  const durationMs = performance.now() - ex.started;
+  // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
+  const gone = res.destroyed && !res.writableFinished;
+  const status = gone ? CLIENT_CLOSED : answered.status;
+  deps.metrics.request(answered.route, ex.method, status, answered.cache, durationMs / 1000);
+  deps.accessLog({
+    reqId: ex.reqId,
+    method: ex.method,
+    path: ex.rawTarget,
+    status,
+    bytes: gone ? 0 : answered.bytes,
+    durationMs: roundMs(durationMs),
+    cache: answered.cache,
+    originMs: answered.originMs === undefined ? undefined : roundMs(answered.originMs),
+    sub: answered.sub,
+    remote: ex.peer.remote,
+    ua: ex.peer.ua,
+    proto: ex.peer.proto,
+  });
+}
+
+function fail(ex: Exchange, err: unknown): void {
+  const { deps, res } = ex;
+  deps.unfinished.delete(res);
+  deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
+  if (res.headersSent) res.destroy();
+  else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, deps.maxTargetBytes, deps.credentialNames), false);
+}
+
 export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const started = performance.now();
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
-    const ex: Exchange = { deps, req, res, reqId: requestId(req.headers['x-request-id']), method, rawTarget, isHead: method === 'HEAD' };
-    // Read now: once the answer is sent, the request may have let go of its socket.
-    const peer = peerFields(req, deps.clients);
-    const finish = (answered: Answered): void => {
-      deps.unfinished.delete(res);
-      const durationMs = performance.now() - started;
-      // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
-      const gone = res.destroyed && !res.writableFinished;
-      const status = gone ? CLIENT_CLOSED : answered.status;
-      deps.metrics.request(answered.route, method, status, answered.cache, durationMs / 1000);
-      deps.accessLog({
-        reqId: ex.reqId,
-        method,
-        path: rawTarget,
-        status,
-        bytes: gone ? 0 : answered.bytes,
-        durationMs: roundMs(durationMs),
-        cache: answered.cache,
-        originMs: answered.originMs === undefined ? undefined : roundMs(answered.originMs),
-        sub: answered.sub,
-        remote: peer.remote,
-        ua: peer.ua,
-        proto: peer.proto,
-      });
-    };
-    const fail = (err: unknown): void => {
-      deps.unfinished.delete(res);
-      deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
-      if (res.headersSent) res.destroy();
-      else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(rawTarget, deps.maxTargetBytes, deps.credentialNames), false);
+    const ex: Exchange = {
+      deps,
+      req,
+      res,
+      reqId: requestId(req.headers['x-request-id']),
+      method,
+      rawTarget,
+      isHead: method === 'HEAD',
+      started: performance.now(),
+      peer: peerFields(req, deps.clients),
     };
     try {
       if (deps.isDraining()) res.shouldKeepAlive = false;
       deps.unfinished.add(res);
-      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(peer.remote ?? '');
+      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(ex.peer.remote ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
       else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode].serve(ex, route);
-      if (step instanceof Promise) step.then(finish, fail);
-      else finish(step);
+      if (step instanceof Promise) {
+        step.then(
+          (answered) => { finish(ex, answered); },
+          (err: unknown) => { fail(ex, err); },
+        );
+      } else {
+        finish(ex, step);
+      }
     } catch (err) {
-      fail(err);
+      fail(ex, err);
     }
   };
 }

@@ -88,15 +88,16 @@ export class TokenVerifier {
     if (authorization === undefined || authorization === '') {
       return { ok: false, problem: problem('missing-token', 'send Authorization: Bearer <token>', { 'www-authenticate': REALM }) };
     }
+    const nowMs = this.#now();
+    // Remembered by the whole field value, so a hit skips taking the field apart too.
+    const remembered = this.#remembered?.get(authorization);
+    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
-    const nowMs = this.#now();
-    const remembered = this.#remembered?.get(token);
-    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
-    return this.#verifySignature(token, nowMs, scope);
+    return this.#verifySignature(authorization, token, nowMs, scope);
   }
 
-  async #verifySignature(token: string, nowMs: number, scope: string): Promise<AuthVerdict> {
+  async #verifySignature(authorization: string, token: string, nowMs: number, scope: string): Promise<AuthVerdict> {
     let principal: Principal;
     try {
       const options = { ...this.#options, currentDate: new Date(nowMs) };
@@ -105,10 +106,10 @@ export class TokenVerifier {
       const scopes = typeof payload.scope === 'string' ? payload.scope : '';
       principal = { subject: payload.sub ?? '', scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
     } catch (err) {
-      this.#remembered?.delete(token);
+      this.#remembered?.delete(authorization);
       return { ok: false, problem: invalidToken(describe(err)) };
     }
-    this.#remembered?.set(token, principal);
+    this.#remembered?.set(authorization, principal);
     return this.#authorize(principal, scope);
   }
 

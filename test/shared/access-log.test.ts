@@ -18,6 +18,7 @@ test('a JSON access line parses to exactly the record, whatever a client put in 
     format: 'json',
     credentialNames: ['access_token'],
     service: 'catalog-gateway',
+    extraFields: ['cache', 'originMs'],
   });
   const record: GatewayLike = {
     reqId: 'req-1',

@@ -5,7 +5,7 @@
  * for, and an origin 5xx becomes the contract's 502 problem.
  */
 import { problemStatus } from '../../shared/problem.ts';
-import { parseRequestTarget } from '../../shared/request-target.ts';
+import { parseRequestTarget, type TargetVerdict } from '../../shared/request-target.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
@@ -30,8 +30,29 @@ export function catalogKey(target: string, maxTargetBytes: number): CacheKey | u
   return parsed.ok ? cacheKey(parsed.canonical) : undefined;
 }
 
+/**
+ * GET verdicts by raw target, so a repeated query (what a cache serves) is parsed once: the parse
+ * was the largest part of a hit after the log line and the socket write (docs/performance.md).
+ * Bounded by emptying it when full, which costs a burst of re-parses and nothing else. A target
+ * whose every character could take 3 bytes and still fit `maxTargetBytes` is never a 414, so its
+ * verdict is the same for any gateway in the process, whatever its bound.
+ */
+const parsedTargets = new Map<string, TargetVerdict>();
+const MAX_PARSED_TARGETS = 4096;
+
+function parseTarget(method: string, rawTarget: string, maxTargetBytes: number): TargetVerdict {
+  if (method !== 'GET' || rawTarget.length * 3 > maxTargetBytes) return parseRequestTarget(method, rawTarget, maxTargetBytes);
+  let verdict = parsedTargets.get(rawTarget);
+  if (verdict === undefined) {
+    verdict = parseRequestTarget(method, rawTarget, maxTargetBytes);
+    if (parsedTargets.size >= MAX_PARSED_TARGETS) parsedTargets.clear();
+    parsedTargets.set(rawTarget, verdict);
+  }
+  return verdict;
+}
+
 export function catalogRoute(ex: Exchange, route: Route): Step {
-  const target = parseRequestTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes);
+  const target = parseTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes);
   if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
   const label = target.ok ? target.target.route : target.route;
   return whenAuthenticated(ex, route, label, (sub) => {

@@ -71,7 +71,7 @@ function sent(ex: Exchange, c: Cacheable, response: StoredResponse, cacheStatus:
     now: ex.deps.now(),
     cacheStatus,
   });
-  return { route: c.label, ...delivered, cache, sub: c.sub, ...(originMs === undefined ? {} : { originMs }) };
+  return { route: c.label, status: delivered.status, bytes: delivered.bytes, cache, sub: c.sub, originMs };
 }
 
 function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {
