@@ -18,6 +18,8 @@ export interface Principal {
 
 export type AuthVerdict = { readonly ok: true; readonly principal: Principal } | { readonly ok: false; readonly problem: Problem };
 
+type Granted = Extract<AuthVerdict, { ok: true }>;
+
 export type KeySource = { readonly kind: 'secret'; readonly secret: Uint8Array } | { readonly kind: 'jwks'; readonly jwks: string };
 
 export interface VerifierOptions {
@@ -61,7 +63,8 @@ export class TokenVerifier {
   readonly #options: JWTVerifyOptions;
   readonly #requiredScope: string;
   readonly #now: () => number;
-  readonly #remembered: LRUCache<string, Principal> | undefined;
+  /** Verified tokens as the verdict they gave, so a remembered one allocates nothing. */
+  readonly #remembered: LRUCache<string, Granted> | undefined;
   /** One problem per scope asked for, made once: routes name few scopes. */
   readonly #insufficient = new Map<string, Problem>();
 
@@ -91,30 +94,30 @@ export class TokenVerifier {
     const nowMs = this.#now();
     // Remembered by the whole field value, so a hit skips taking the field apart too.
     const remembered = this.#remembered?.get(authorization);
-    if (remembered !== undefined && remembered.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
+    if (remembered !== undefined && remembered.principal.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
     return this.#verifySignature(authorization, token, nowMs, scope);
   }
 
   async #verifySignature(authorization: string, token: string, nowMs: number, scope: string): Promise<AuthVerdict> {
-    let principal: Principal;
+    let granted: Granted;
     try {
       const options = { ...this.#options, currentDate: new Date(nowMs) };
       const key = this.#key;
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
       const scopes = typeof payload.scope === 'string' ? payload.scope : '';
-      principal = { subject: payload.sub ?? '', scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 };
+      granted = { ok: true, principal: { subject: payload.sub ?? '', scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 } };
     } catch (err) {
       this.#remembered?.delete(authorization);
       return { ok: false, problem: invalidToken(describe(err)) };
     }
-    this.#remembered?.set(authorization, principal);
-    return this.#authorize(principal, scope);
+    this.#remembered?.set(authorization, granted);
+    return this.#authorize(granted, scope);
   }
 
-  #authorize(principal: Principal, scope: string): AuthVerdict {
-    if (principal.scopes.includes(scope)) return { ok: true, principal };
+  #authorize(granted: Granted, scope: string): AuthVerdict {
+    if (granted.principal.scopes.includes(scope)) return granted;
     let insufficient = this.#insufficient.get(scope);
     if (insufficient === undefined) {
       insufficient = problem('insufficient-scope', `the token lacks the ${scope} scope`, { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` });

@@ -21,7 +21,11 @@ const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3
 export function framingProblem(req: IncomingMessage): Problem | undefined {
   let hosts = 0;
   const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 4 && raw[i]?.toLowerCase() === 'host') hosts++;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    // Most clients spell it one of two ways; only another spelling is lower-cased (a new string).
+    if (name === 'Host' || name === 'host' || (name?.length === 4 && name.toLowerCase() === 'host')) hosts++;
+  }
   if (hosts > 1) return TWO_HOSTS;
   if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
   const coding = req.headers['transfer-encoding'];

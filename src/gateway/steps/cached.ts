@@ -4,6 +4,7 @@
  * then deliver it, deliver it stale while one background refresh runs, or fill from the origin
  * (joining the fill in flight for the key) and deliver what came back.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { forwardStatus, hitStatus, type Forward } from '../cache-status.ts';
 import { deliver } from '../deliver.ts';
@@ -12,6 +13,7 @@ import type { FillOutcome, FillRequest } from '../fill/fill.ts';
 import type { MetricRoute } from '../metrics.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
+import type { Conditions } from '../rules/validation.ts';
 import { varyMatches } from '../rules/vary.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
@@ -62,11 +64,19 @@ export function serveCached(ex: Exchange, c: Cacheable): Step {
   }
 }
 
+const UNCONDITIONAL: Conditions = { ifNoneMatch: undefined, ifModifiedSince: undefined };
+
+function conditionsOf(headers: IncomingHttpHeaders): Conditions {
+  const ifNoneMatch = headers['if-none-match'];
+  const ifModifiedSince = headers['if-modified-since'];
+  return ifNoneMatch === undefined && ifModifiedSince === undefined ? UNCONDITIONAL : { ifNoneMatch, ifModifiedSince };
+}
+
 function sent(ex: Exchange, c: Cacheable, response: StoredResponse, cacheStatus: string, cache: Answered['cache'], originMs?: number): Answered {
   const { req } = ex;
   const delivered = deliver(ex.res, response, {
     isHead: ex.isHead,
-    conditions: { ifNoneMatch: req.headers['if-none-match'], ifModifiedSince: req.headers['if-modified-since'] },
+    conditions: conditionsOf(req.headers),
     requestId: ex.reqId,
     now: ex.deps.now(),
     cacheStatus,
