@@ -110,15 +110,24 @@ export function createAccessLog<R extends AccessRecord>(logger: Logger, options:
  * IP address, protocol), so they need no escaping.
  */
 function jsonFields<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[], path: string): string {
-  let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${JSON.stringify(path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs}`;
+  let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${jsonString(path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs}`;
   for (const name of extra) {
     const value = record[name];
-    if (value !== undefined) line += `,"${name}":${typeof value === 'number' ? String(value) : JSON.stringify(value)}`;
+    if (value !== undefined) line += `,"${name}":${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
   }
-  if (record.sub !== undefined) line += `,"sub":${JSON.stringify(record.sub)}`;
+  if (record.sub !== undefined) line += `,"sub":${jsonString(record.sub)}`;
   if (record.remote !== undefined) line += `,"remote":"${record.remote}"`;
-  if (record.ua !== undefined) line += `,"ua":${JSON.stringify(record.ua)}`;
+  if (record.ua !== undefined) line += `,"ua":${jsonString(record.ua)}`;
   return `${line},"proto":"${record.proto}"`;
+}
+
+/** What JSON.stringify would escape in a string: quotes, backslashes, controls, lone surrogates (any surrogate, to keep the test simple). */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON; most paths and user agents need no escaping, and a test is cheaper than JSON.stringify. */
+function jsonString(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 /** A field as it may stand in a quoted or bare part of a line: no quotes, no control characters. */

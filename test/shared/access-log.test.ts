@@ -31,7 +31,7 @@ test('a JSON access line parses to exactly the record, whatever a client put in 
     originMs: undefined,
     sub: 'dev "admin"\n',
     remote: '::1',
-    ua: 'curl/8 "x" \u0001 é ☃ \\',
+    ua: 'curl/8 "x" \u0001 é ☃ \ud800 \\',
     proto: 'HTTP/1.1',
   };
   log(record);
