@@ -21,6 +21,8 @@ export type Workload = 'hot' | 'zipf' | 'distinct';
 export interface BenchServer {
   readonly url: string;
   readonly pid: number;
+  /** The admin listener of a Node server of ours, whose /metrics has prom-client's GC histogram. */
+  readonly adminUrl?: string | undefined;
 }
 
 export interface Scenario {
@@ -47,6 +49,20 @@ export interface RunRecord {
   readonly originCalls: number;
   /** The server process's CPU time (all threads) per response. */
   readonly serverCpuUs: number;
+  /** V8's garbage-collection pauses during the run, for servers with a /metrics; null for the others. */
+  readonly gc: GcPauses | null;
+}
+
+export interface GcPauses {
+  readonly count: number;
+  readonly totalMs: number;
+}
+
+/** `nodejs_gc_duration_seconds` (prom-client's default metrics), summed over kinds. */
+async function gcPauses(server: BenchServer): Promise<GcPauses | null> {
+  if (server.adminUrl === undefined) return null;
+  const samples = await scrapeMetrics(server.adminUrl);
+  return { count: samples.sum('nodejs_gc_duration_seconds_count'), totalMs: samples.sum('nodejs_gc_duration_seconds_sum') * 1000 };
 }
 
 export interface ScenarioResult {
@@ -60,6 +76,9 @@ export interface ScenarioResult {
   readonly rpsVsBare: Spread;
   readonly p99VsBare: Spread;
   readonly serverCpuUs: Spread;
+  /** GC pauses and their total length per run, next to p99 (null: a server without /metrics). */
+  readonly gcPausesPerRun: Spread | null;
+  readonly gcMsPerRun: Spread | null;
   readonly originCallsPerRun: Spread;
   readonly non2xx: number;
   readonly errors: number;
@@ -99,6 +118,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
   const server = servers[scenario.server];
   if (server === undefined) throw new Error(`no server ${scenario.server}`);
   const before = await originRequests(origin);
+  const gcBefore = await gcPauses(server);
   const cpuBefore = cpuSeconds(server.pid);
   const run = await wrk({
     url: `${server.url}${scenario.workload === 'hot' ? options.hotTarget : '/'}`,
@@ -109,6 +129,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     cpu: CORES?.generator,
   });
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const gcAfter = await gcPauses(server);
   const after = await steadyRead(() => originRequests(origin), (a, b) => a === b);
   return {
     round,
@@ -121,6 +142,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     errors: run.errors,
     originCalls: after - before,
     serverCpuUs: run.requests === 0 ? Number.NaN : (cpu * 1e6) / run.requests,
+    gc: gcBefore === null || gcAfter === null ? null : { count: gcAfter.count - gcBefore.count, totalMs: gcAfter.totalMs - gcBefore.totalMs },
   };
 }
 
@@ -156,6 +178,8 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       rpsVsBare: ratio((r) => r.requestsPerSecond),
       p99VsBare: ratio((r) => r.p99Ms),
       serverCpuUs: spread(runsOf.map((r) => r.serverCpuUs)),
+      gcPausesPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.count ?? 0)) : null,
+      gcMsPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.totalMs ?? 0)) : null,
       originCallsPerRun: spread(runsOf.map((r) => r.originCalls)),
       non2xx: runsOf.reduce((n, r) => n + r.non2xx, 0),
       errors: runsOf.reduce((n, r) => n + r.errors, 0),
