@@ -37,7 +37,8 @@ export type Peer = Pick<AccessRecord, 'remote' | 'ua' | 'proto'>;
 
 export function peerFields(req: IncomingMessage, clients: ClientAddress): Peer {
   const ua = req.headers['user-agent'];
-  return { remote: clients.client(req), ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto: `HTTP/${req.httpVersion}` };
+  const proto = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
+  return { remote: clients.client(req), ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto };
 }
 
 /** A caller's request id is kept only if it cannot inject anything into logs or headers. */
