@@ -32,13 +32,18 @@ function isConditional(conditions: Conditions): boolean {
 
 /**
  * The field list handed to `writeHead`, reused by every send: Node turns it into the header block
- * before `writeHead` returns and keeps no reference, so a hit allocates no array of its own.
+ * before `writeHead` returns and keeps no reference, so a send allocates no array of its own.
  */
 const fields: string[] = [];
 
-function withSendFields(kept: readonly string[], response: StoredResponse, context: DeliverContext): string[] {
+/** The stored fields (those named in `only`, when given) and the three every send carries. */
+function sendFields(response: StoredResponse, context: DeliverContext, only?: ReadonlySet<string>): string[] {
   fields.length = 0;
-  for (const field of kept) fields.push(field);
+  const stored = response.headers;
+  for (let i = 0; i < stored.length; i += 2) {
+    const name = stored[i] ?? '';
+    if (only === undefined || only.has(name)) fields.push(name, stored[i + 1] ?? '');
+  }
   fields.push('age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId);
   return fields;
 }
@@ -47,16 +52,11 @@ export function deliver(res: ServerResponse, response: StoredResponse, context: 
   // RFC 9110 §13.2.1: the condition is evaluated only where a 2xx would otherwise be sent; the
   // validators are looked up only when the request is conditional.
   if (response.status === 200 && isConditional(context.conditions) && notModified(context.conditions, response, response.field('date'))) {
-    const kept: string[] = [];
-    for (let i = 0; i < response.headers.length; i += 2) {
-      const name = response.headers[i] ?? '';
-      if (NOT_MODIFIED_FIELDS.has(name)) kept.push(name, response.headers[i + 1] ?? '');
-    }
-    res.writeHead(304, withSendFields(kept, response, context));
+    res.writeHead(304, sendFields(response, context, NOT_MODIFIED_FIELDS));
     res.end();
     return { status: 304, bytes: 0 };
   }
-  res.writeHead(response.status, withSendFields(response.headers, response, context));
+  res.writeHead(response.status, sendFields(response, context));
   if (context.isHead) {
     res.end();
     return { status: response.status, bytes: 0 };

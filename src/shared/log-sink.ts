@@ -34,7 +34,7 @@ const retryPause = new Int32Array(new SharedArrayBuffer(4));
 
 /** Every open sink, so that exit flushes them and a signal reopens their files. */
 const sinks = new Set<LogSink>();
-let exitHooked = false;
+process.on('exit', () => { for (const sink of sinks) sink.flush(); });
 
 /** Reopens every log file by its path (after logrotate moved it away), as nginx does on SIGUSR1. */
 export function reopenLogFiles(): void {
@@ -43,24 +43,19 @@ export function reopenLogFiles(): void {
 
 export class LogSink {
   readonly #path: string | undefined;
-  readonly #wantedBlockBytes: number;
   #fd: number;
-  #block: Buffer;
+  readonly #block: Buffer;
   #used = 0;
   #lastFailure: string | undefined;
   readonly #timer: NodeJS.Timeout;
 
   constructor(options: LogSinkOptions) {
     this.#path = options.destination === 'stdout' ? undefined : options.destination;
-    this.#wantedBlockBytes = options.blockBytes ?? 64 * 1024;
     this.#fd = this.#open();
-    this.#block = Buffer.allocUnsafeSlow(this.#blockSize());
+    const wanted = options.blockBytes ?? 64 * 1024;
+    this.#block = Buffer.allocUnsafeSlow(fstatSync(this.#fd).isFile() ? wanted : Math.min(wanted, PIPE_BUF));
     this.#timer = setInterval(() => { this.flush(); }, options.flushEveryMs ?? 200).unref();
     sinks.add(this);
-    if (!exitHooked) {
-      exitHooked = true;
-      process.on('exit', () => { for (const sink of sinks) sink.flush(); });
-    }
   }
 
   /** Takes one finished line (newline included), as pino hands its lines to a destination. */
@@ -103,10 +98,6 @@ export class LogSink {
     if (this.#path === undefined) return 1;
     mkdirSync(dirname(this.#path), { recursive: true });
     return openSync(this.#path, 'a');
-  }
-
-  #blockSize(): number {
-    return fstatSync(this.#fd).isFile() ? this.#wantedBlockBytes : Math.min(this.#wantedBlockBytes, PIPE_BUF);
   }
 
   /**
