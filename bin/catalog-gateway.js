@@ -6,6 +6,7 @@
 //
 // This file is plain JavaScript so that an older Node gets here: it says in one line what is
 // needed instead of failing on the first TypeScript import with a stack trace.
+import { enableCompileCache } from 'node:module';
 import process from 'node:process';
 
 const REQUIRED_MAJOR = 24;
@@ -14,4 +15,10 @@ if (major < REQUIRED_MAJOR) {
   process.stderr.write(`catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Install Node.js ${REQUIRED_MAJOR}, or run it through npm scripts after a full \`npm ci\`, which brings a Node ${REQUIRED_MAJOR} of its own.\n`);
   process.exit(1);
 }
+// Node keeps the type-stripped and compiled form of every module in its compile cache (keyed by
+// the source's hash, so an edit is never served stale). A start that finds all of them there
+// never loads the TypeScript stripper, a WebAssembly module whose memory stays for the life of
+// the process: about 25 MiB less per process. The cache lives in NODE_COMPILE_CACHE or the
+// system's temporary folder; where it cannot be written, Node carries on without it.
+enableCompileCache();
 await import('../src/cli/main.ts');

@@ -21,7 +21,6 @@ import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
-import { createFleet } from './fleet/fleet.ts';
 import { Coalescer } from './fill/coalescer.ts';
 import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
@@ -73,7 +72,7 @@ interface Built {
 }
 
 /** `group`: the id this process's purges carry in the fleet, shared by the workers of one primary. */
-function build(config: Config, deps: GatewayDeps, group: string | undefined): Built {
+async function build(config: Config, deps: GatewayDeps, group: string | undefined): Promise<Built> {
   const now = deps.now ?? Date.now;
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
   const registry = deps.registry ?? new Registry();
@@ -94,10 +93,11 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
   });
   const coalescer = new Coalescer<FillOutcome>();
   const redisUrl = config['gateway.redis.url'];
+  // The fleet module brings ioredis (about 15 MiB of a process's memory): only a fleet loads it.
   const fleet =
     redisUrl === null
       ? undefined
-      : createFleet(config, redisUrl, {
+      : (await import('./fleet/fleet.ts')).createFleet(config, redisUrl, {
           registry,
           logger,
           now,
@@ -174,7 +174,7 @@ function build(config: Config, deps: GatewayDeps, group: string | undefined): Bu
 
 /** A gateway on its own: the API listener and the admin listener. */
 export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
-  const gw = build(config, deps, undefined);
+  const gw = await build(config, deps, undefined);
   const { logger } = gw;
   let admin: RunningAdmin | undefined;
   let stopped: Promise<void> | undefined;
@@ -212,7 +212,7 @@ export interface RunningWorker {
  * purges on the fleet's stream (the primary has handed each of them every purge already).
  */
 export async function startWorker(config: Config, group: string): Promise<RunningWorker> {
-  const gw = build(config, {}, group);
+  const gw = await build(config, {}, group);
   AggregatorRegistry.setRegistries([gw.registry]);
   // prom-client answers the primary's metric requests only once an AggregatorRegistry exists in
   // the worker: constructing one installs that listener (lib/cluster.js, addListeners).
