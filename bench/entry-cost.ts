@@ -4,10 +4,12 @@
  * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
  * backing stores), after full garbage collections, with what the cache counts.
  *
- *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--data DIR] [--json]
+ *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--bound MIB] [--data DIR] [--json]
  *
  * DIR holds the catalog the query texts come from (default data/bench); `--json` prints the
- * per-entry figures as one JSON object, for test/gateway/entry-cost.test.ts.
+ * per-entry figures as one JSON object, for test/gateway/entry-cost.test.ts. `--bound` fills a
+ * cache bounded to MIB, so that evictions churn it as a full cache churns: the figures are then
+ * per entry held at the end (the LRU's tables carry deleted slots and growth slack then).
  * The figure in response-cache.ts comes from this script.
  */
 import { readFileSync } from 'node:fs';
@@ -63,12 +65,12 @@ function settled(): Memory {
   return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident() };
 }
 
-async function main(entries: number, dataDir: string, json: boolean): Promise<void> {
+async function main(entries: number, boundBytes: number, dataDir: string, json: boolean): Promise<void> {
   const fleet = new Fleet(dataDir);
   try {
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
-    const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': 16 * GIB } });
+    const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
     const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
@@ -93,10 +95,12 @@ async function main(entries: number, dataDir: string, json: boolean): Promise<vo
     await fill(5000);
     const before = settled();
     const bytesBefore = cache.bytes;
+    const entriesBefore = cache.entries;
     await fill(entries);
     const after = settled();
+    const held = cache.entries - entriesBefore;
     if (json) {
-      const perEntry = (a: number, b: number): number => (a - b) / entries;
+      const perEntry = (a: number, b: number): number => (a - b) / held;
       console.log(JSON.stringify({
         entries,
         heapUsed: perEntry(after.heapUsed, before.heapUsed),
@@ -107,8 +111,8 @@ async function main(entries: number, dataDir: string, json: boolean): Promise<vo
       await client.close();
       return;
     }
-    const per = (a: number, b: number): string => ((a - b) / entries).toFixed(0).padStart(6);
-    console.log(`${entries} entries, measured per entry after full GCs:`);
+    const per = (a: number, b: number): string => ((a - b) / held).toFixed(0).padStart(6);
+    console.log(`${entries} entries filled, ${held} more held, measured per entry held after full GCs:`);
     console.log(`  V8 heap used      ${per(after.heapUsed, before.heapUsed)} B`);
     console.log(`  outside the heap  ${per(after.external, before.external)} B (Buffer backing stores)`);
     console.log(`  heap + outside    ${per(after.heapUsed + after.external, before.heapUsed + before.external)} B`);
@@ -122,4 +126,6 @@ async function main(entries: number, dataDir: string, json: boolean): Promise<vo
 
 const args = process.argv.slice(2);
 const dataFlag = args.indexOf('--data');
-await main(Number(args.find((a) => /^[0-9]+$/.test(a)) ?? 100_000), dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));
+const boundFlag = args.indexOf('--bound');
+const boundBytes = boundFlag === -1 ? 16 * GIB : Number(args[boundFlag + 1]) * 1024 * 1024;
+await main(Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1) ?? 100_000), boundBytes, dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=20
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=10
 // npm puts node_modules/.bin first on PATH, so `npx catalog-gateway` runs on the pinned Node 24,
 // whose built-in type stripping runs the TypeScript sources as they are (tsconfig keeps them
 // to erasable syntax), with no loader on the request path. The V8 flags are GATEWAY_NODE_FLAGS
@@ -6,7 +6,6 @@
 //
 // This file is plain JavaScript so that an older Node gets here: it says in one line what is
 // needed instead of failing on the first TypeScript import with a stack trace.
-import { enableCompileCache } from 'node:module';
 import process from 'node:process';
 
 const REQUIRED_MAJOR = 24;
@@ -20,5 +19,6 @@ if (major < REQUIRED_MAJOR) {
 // never loads the TypeScript stripper, a WebAssembly module whose memory stays for the life of
 // the process: about 25 MiB less per process. The cache lives in NODE_COMPILE_CACHE or the
 // system's temporary folder; where it cannot be written, Node carries on without it.
+const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 await import('../src/cli/main.ts');

@@ -5,7 +5,8 @@
  * (another version's, or damaged) is treated as absent, never served.
  */
 import type { ReuseFacts } from '../rules/reuse.ts';
-import { restoreResponse, reuseFacts, StoredResponse } from './stored-response.ts';
+import { NO_SECONDARY_KEY, restoreResponse, reuseFacts, StoredResponse } from './stored-response.ts';
+import { NO_TAGS } from './tag-index.ts';
 
 const VERSION = 1;
 
@@ -68,7 +69,8 @@ export function decodeEntry(bytes: Buffer): SharedEntry | undefined {
   const { status, fields, facts, vary, selecting, tags, mark } = head;
   if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || fields.length % 2 !== 0 || !isFacts(facts)) return undefined;
   if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
-  const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
+  // Lists of their own for nothing would cost each restored entry 32 B apiece.
+  const key = vary.length === 0 ? NO_SECONDARY_KEY : { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
   const body = bytes.subarray(4 + headLength);
-  return { response: restoreResponse(status, fields, body, facts, key, tags), mark };
+  return { response: restoreResponse(status, fields, body, facts, key, tags.length === 0 ? NO_TAGS : tags), mark };
 }

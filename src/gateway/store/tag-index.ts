@@ -5,12 +5,16 @@
  */
 import type { CacheKey } from './response-cache.ts';
 
+/** Shared by every response without tags: a list of its own would cost each entry 32 B or more. */
+export const NO_TAGS: readonly string[] = Object.freeze([]);
+
 /** Tags as the origin sent them: space-separated tokens, each kept once. */
 export function parseTags(value: string | readonly string[] | undefined): readonly string[] {
-  if (value === undefined) return [];
+  if (value === undefined) return NO_TAGS;
   const text = typeof value === 'string' ? value : value.join(' ');
   const tags = text.split(' ').filter((t) => t !== '');
-  return tags.length < 2 ? tags : [...new Set(tags)];
+  if (tags.length === 0) return NO_TAGS;
+  return tags.length === 1 ? tags : [...new Set(tags)];
 }
 
 export class TagIndex {
