@@ -93,7 +93,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   });
   const coalescer = new Coalescer<FillOutcome>();
   const redisUrl = config['gateway.redis.url'];
-  // The fleet module brings ioredis (about 15 MiB of a process's memory): only a fleet loads it.
+  // The fleet module brings ioredis (about 10 MiB of a process's memory): only a fleet loads it.
   const fleet =
     redisUrl === null
       ? undefined
