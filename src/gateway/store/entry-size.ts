@@ -4,9 +4,8 @@
  * records V8 keeps for it. Measured, not guessed, with `node --expose-gc bench/entry-cost.ts`: it
  * fills a cache with 100,000 tiny-origin answers through the real fill path and reports, after
  * full collections, heap used, Buffer memory and malloc's resident bytes per entry, next to what
- * the cache counts; a heap snapshot diff of the same run gave the per-object sizes below (Node
- * 24.21: 604 B of heap objects and 645 + 195 B outside the heap per entry; 1,444 B measured
- * against 1,445 B counted).
+ * the cache counts; a heap snapshot diff of the same run gave the per-object sizes below. With
+ * `--bound` it measures a full cache that evictions churn, as a production cache runs.
  */
 
 /**
@@ -16,7 +15,7 @@
  * The Map's share is the part that grows with the cache: V8 doubles a hash table and keeps the
  * slots of deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B
  * per entry (`bench/entry-cost.ts 400000 --bound 256`: 166,000 entries held, 770 B of heap each
- * against 729 B counted before this was 272; it was 224 when measured without evictions).
+ * against 729 B counted while this was 224, the figure measured without evictions).
  */
 const ENTRY_FIXED_BYTES = 272;
 
