@@ -3,10 +3,15 @@
  * origin (issue 10's figures). A hit taken from Redis is paired with the local hit that follows it
  * on the same gateway and key; a URL purge on one gateway is timed until the two others stop
  * serving the entry; and rounds of 200 concurrent requests for a cold query, spread over the three,
- * count the origin calls each round caused.
+ * count the origin calls each round caused. Next to the hits, the same run times what no gateway
+ * can undercut: a bare GET of a stored entry, from this process through ioredis (interleaved with
+ * the pairs) and from Redis's own C client (redis-benchmark, one connection).
  */
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
 import { Agent, request, type Dispatcher } from 'undici';
 import { startRedisProcess, type RedisProcess } from '../src/cli/redis-server.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
@@ -24,7 +29,7 @@ const PURGES = 100;
 const ROUNDS = 100;
 const CONCURRENT = 200;
 
-interface Latencies {
+export interface Latencies {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
@@ -41,6 +46,11 @@ export interface SharedTierReport {
   readonly sharedHit: Latencies;
   readonly localHit: Latencies;
   readonly pairs: number;
+  /** A bare GET of a stored entry: through ioredis from the bench process, between the pairs. */
+  readonly redisGet: Latencies;
+  /** The same from redis-benchmark (C, one connection, back to back), undefined when it failed. */
+  readonly redisBenchmarkGet: Latencies | undefined;
+  readonly entryBytes: number;
   /** From the purge request's start until both other gateways stop serving the entry. */
   readonly purgeSeenByAll: Latencies;
   readonly purges: number;
@@ -55,6 +65,24 @@ function latencies(samples: readonly number[]): Latencies {
   return { p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? Number.NaN };
 }
 
+const run = promisify(execFile);
+
+/**
+ * redis-benchmark's figures for `requests` GETs of `bytes`-long values, from its CSV
+ * (`p50_latency_ms`…); undefined when it failed, or found no Redis (it retries until its timeout).
+ */
+export async function redisBenchmarkGet(port: number, bytes: number, requests = 20_000): Promise<Latencies | undefined> {
+  try {
+    const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', String(requests), '-t', 'get', '-d', String(bytes), '--csv'], { timeout: 120_000 });
+    const [header, row] = stdout.trim().split('\n').map((line) => line.split(',').map((cell) => cell.replace(/"/g, '')));
+    const field = (name: string): number => Number(row?.[header?.indexOf(name) ?? -1]);
+    const figures = { p50Ms: field('p50_latency_ms'), p99Ms: field('p99_latency_ms'), maxMs: field('max_latency_ms') };
+    return Object.values(figures).every(Number.isFinite) ? figures : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function timedGet(dispatcher: Dispatcher, url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; cacheStatus: string }> {
   const started = performance.now();
   const reply = await request(url, { dispatcher, headers });
@@ -67,6 +95,7 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
   const fleet = new Fleet(options.dataDir);
   let redis: RedisProcess | undefined;
   const agent = new Agent({ connections: 64 });
+  let direct: Redis | undefined;
   try {
     log('starting Redis, the origin and three gateways sharing it…');
     redis = await startRedisProcess({ dir: join(fleet.logDir, 'redis') });
@@ -81,9 +110,12 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
     const read = { authorization: `Bearer ${await mintToken(secret, { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}` };
     const admin = { authorization: `Bearer ${await mintToken(secret, { subject: 'bench', scope: 'catalog:admin', ttlSeconds: 86_400 })}`, 'content-type': 'application/json' };
 
-    log(`pairing ${PAIRS} hits from Redis with the local hits after them…`);
+    log(`pairing ${PAIRS} hits from Redis with the local hits after them, and with bare GETs of an entry…`);
+    direct = new Redis(redis.url, { enableAutoPipelining: true });
     const shared: number[] = [];
     const local: number[] = [];
+    const bare: number[] = [];
+    let entryKey: string | undefined;
     for (let i = 0; i < PAIRS; i++) {
       const target = space.take();
       await timedGet(agent, `${a.url}${target}`, read);
@@ -92,7 +124,14 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
       if (!fromRedis.cacheStatus.includes('detail=shared') || !/; hit; ttl=\d+$/.test(fromL1.cacheStatus)) throw new Error(`not an L2 then L1 hit: ${fromRedis.cacheStatus} / ${fromL1.cacheStatus}`);
       shared.push(fromRedis.ms);
       local.push(fromL1.ms);
+      entryKey ??= (await direct.scan('0', 'MATCH', '*entry:*', 'COUNT', 1000))[1][0];
+      if (entryKey === undefined) throw new Error('no entry in Redis after a fill');
+      const started = performance.now();
+      await direct.getBuffer(entryKey);
+      bare.push(performance.now() - started);
     }
+    const entryBytes = entryKey === undefined ? 0 : await direct.strlen(entryKey);
+    const cBench = await redisBenchmarkGet(redis.port, entryBytes);
 
     log(`timing ${PURGES} purges until the two other gateways see them…`);
     const seen: number[] = [];
@@ -133,12 +172,16 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
       sharedHit: latencies(shared),
       localHit: latencies(local),
       pairs: PAIRS,
+      redisGet: latencies(bare),
+      redisBenchmarkGet: cBench,
+      entryBytes,
       purgeSeenByAll: latencies(seen),
       purges: PURGES,
       originCallsPerRound: calls,
       roundsWithOneCall: calls.filter((n) => n === 1).length,
     };
   } finally {
+    direct?.disconnect();
     await agent.close();
     await fleet.close();
     await redis?.kill();
@@ -153,6 +196,8 @@ export function sharedTierMarkdown(r: SharedTierReport): string {
     `| hit from Redis (another gateway filled it) | ${ms(r.sharedHit)} | p99 ≤ local + 1 ms |`,
     `| local hit, same gateway and key, right after | ${ms(r.localHit)} | |`,
     `| Redis hit p99 − local hit p99 | ${(r.sharedHit.p99Ms - r.localHit.p99Ms).toFixed(2)} ms | ≤ 1 ms |`,
+    `| a bare GET of one stored entry (${r.entryBytes} B), ioredis from the bench process, between the pairs | ${ms(r.redisGet)} | |`,
+    `| the same, redis-benchmark (C client, one connection, 20,000 back to back) | ${r.redisBenchmarkGet === undefined ? 'n/a' : ms(r.redisBenchmarkGet)} | |`,
     `| URL purge on one gateway until the other two stop serving it | ${ms(r.purgeSeenByAll)} | p99 ≤ 100 ms |`,
     `| ${CONCURRENT} concurrent requests for a cold query over ${r.gateways} gateways: rounds with exactly one origin call | ${r.roundsWithOneCall} of ${r.originCallsPerRound.length} (most in a round: ${Math.max(...r.originCallsPerRound)}) | ≥ 99 of 100 |`,
     '',

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The Debian packages `npm run bench` drives: wrk (the load generator), nginx (the peer),
-# util-linux's taskset (pinning) and redis-server (the shared tier of the fleet scenarios).
+# util-linux's taskset (pinning), redis-server (the shared tier of the fleet scenarios) and
+# redis-benchmark (the bare Redis round trip that scenario is read against).
 exec bash "$(dirname "$0")/../ops/need-debian-packages.sh" "the bench" \
-  wrk=wrk nginx=nginx taskset=util-linux redis-server=redis-server redis-cli=redis-tools
+  wrk=wrk nginx=nginx taskset=util-linux redis-server=redis-server redis-cli=redis-tools redis-benchmark=redis-tools

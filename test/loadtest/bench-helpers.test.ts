@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseBenchArgs } from '../../bench/args.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
+import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
 import { UsageError } from '../../src/cli/args.ts';
 import type { CatalogVocabulary } from '../../src/loadtest/catalog-vocabulary.ts';
 import { parseRequestTarget } from '../../src/shared/request-target.ts';
+import { startRedis } from '../support/redis.ts';
 
 const VOCABULARY: CatalogVocabulary = {
   titles: ['The Silent River', 'Hidden Garden of Kyoto', "The Lighthouse Keeper's Daughter"],
@@ -46,4 +48,15 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   assert.equal(parseBenchArgs(['--help']), 'help');
   const ladder = parseBenchArgs(['--ladder', '--rounds', '7']);
   assert.ok(ladder !== 'help' && ladder.ladder && ladder.rounds === 7 && !defaults.ladder);
+});
+
+test("the shared-tier bench reads redis-benchmark's GET latencies from a real Redis", async () => {
+  const redis = await startRedis();
+  try {
+    const figures = await redisBenchmarkGet(redis.port, 3000, 500);
+    assert.ok(figures !== undefined, 'redis-benchmark ran and its CSV had the latency columns');
+    assert.ok(figures.p50Ms > 0 && figures.p50Ms <= figures.p99Ms && figures.p99Ms <= figures.maxMs, JSON.stringify(figures));
+  } finally {
+    await redis.stop();
+  }
 });
