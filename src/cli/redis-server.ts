@@ -1,7 +1,8 @@
 /**
  * A local `redis-server` (Debian's package) as a child process, for `catalog-gateway fleet` and
  * the tests: loopback only, no persistence, bounded by `maxmemory` with `volatile-lru` (entries
- * and locks carry expiries and go first; the purge stream has none and is never evicted).
+ * and locks carry expiries and go first; the purge stream has none and is never evicted). It
+ * dies with the process that started it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -41,10 +42,28 @@ async function answers(port: number): Promise<boolean> {
   }
 }
 
+/**
+ * Runs the server on a leash: a shell starts it and waits for the end of its standard input, a
+ * pipe from this process, and then kills it with SIGKILL. The pipe ends when this process closes
+ * it (kill) or dies in any way, SIGKILL included, so no redis-server outlives the process that
+ * started it. The shell exits with the server's status.
+ */
+const LEASHED = [
+  'exec 3<&0',
+  '"$@" 3<&- &',
+  'server=$!',
+  '(read -r _ <&3; kill -9 "$server" 2>/dev/null) &',
+  'watcher=$!',
+  'wait "$server"',
+  'status=$?',
+  'kill "$watcher" 2>/dev/null',
+  'exit "$status"',
+].join('\n');
+
 function launch(port: number, options: RedisProcessOptions): Promise<ChildProcess> {
   const args = [...(options.configFile === undefined ? [] : [options.configFile]), '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
   args.push('--maxmemory', options.maxMemory ?? '256mb', '--maxmemory-policy', 'volatile-lru', '--loglevel', 'warning', ...(options.extraArgs ?? []));
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', LEASHED, 'redis-server', 'redis-server', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer): void => {
     output += chunk.toString();
@@ -56,10 +75,11 @@ function launch(port: number, options: RedisProcessOptions): Promise<ChildProces
       reject(new Error(`redis-server on port ${port} ${why}: ${output.trim()}`));
     };
     child.once('error', (err) => {
-      failed(`could not start (${err.message}; is Debian's redis-server installed?)`);
+      failed(`could not start (${err.message})`);
     });
     child.once('exit', (code) => {
-      failed(`exited with ${String(code)}`);
+      // The shell's status for a command it could not find.
+      failed(code === 127 ? "could not start (is Debian's redis-server installed?)" : `exited with ${String(code)}`);
     });
     void (async () => {
       for (let i = 0; i < 400; i++) {
@@ -71,7 +91,7 @@ function launch(port: number, options: RedisProcessOptions): Promise<ChildProces
         }
         await sleep(25);
       }
-      child.kill('SIGKILL');
+      child.stdin.end();
       failed('did not answer PING');
     })();
   });
@@ -85,7 +105,7 @@ export async function startRedisProcess(options: RedisProcessOptions, port?: num
     if (child === undefined) return;
     const dying = child;
     child = undefined;
-    dying.kill('SIGKILL');
+    dying.stdin?.end();
     await exited(dying);
   };
   return {
