@@ -33,7 +33,8 @@ export interface RedisProcessOptions {
   readonly configFile?: string;
 }
 
-async function answers(port: number): Promise<boolean> {
+/** Whether a Redis answers PING on `port` (loopback). */
+export async function answersPing(port: number): Promise<boolean> {
   try {
     const { stdout } = await run('redis-cli', ['-p', String(port), 'ping']);
     return stdout.trim() === 'PONG';
@@ -84,7 +85,7 @@ function launch(port: number, options: RedisProcessOptions): Promise<ChildProces
     void (async () => {
       for (let i = 0; i < 400; i++) {
         if (child.exitCode !== null) return;
-        if (await answers(port)) {
+        if (await answersPing(port)) {
           child.removeAllListeners('exit');
           resolve(child);
           return;

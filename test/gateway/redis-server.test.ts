@@ -3,28 +3,16 @@
  * never outlives the process that started it, however that process ends.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
-import { startRedisProcess } from '../../src/cli/redis-server.ts';
+import { answersPing, startRedisProcess } from '../../src/cli/redis-server.ts';
 import { tempDir } from '../support/config.ts';
-
-const run = promisify(execFile);
-
-async function answers(port: number): Promise<boolean> {
-  try {
-    const { stdout } = await run('redis-cli', ['-p', String(port), 'ping']);
-    return stdout.trim() === 'PONG';
-  } catch {
-    return false;
-  }
-}
 
 async function stopsAnswering(port: number): Promise<boolean> {
   for (let i = 0; i < 100; i++) {
-    if (!(await answers(port))) return true;
+    if (!(await answersPing(port))) return true;
     await sleep(50);
   }
   return false;
@@ -36,7 +24,7 @@ test('a Redis started by a process that is then SIGKILLed goes with it', async (
   const starter = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(starter.stdout, 'data')) as [Buffer];
   const port = Number(line.toString().trim());
-  assert.ok(await answers(port), 'the Redis it started answers');
+  assert.ok(await answersPing(port), 'the Redis it started answers');
   starter.kill('SIGKILL');
   await once(starter, 'exit');
   assert.ok(await stopsAnswering(port), 'the Redis stopped answering within 5 s of its starter dying');
@@ -47,7 +35,7 @@ test('kill() takes the server down at once, and restart() brings it back empty o
   try {
     await redis.cli('set', 'k', 'v');
     await redis.kill();
-    assert.equal(await answers(redis.port), false);
+    assert.equal(await answersPing(redis.port), false);
     await redis.restart();
     assert.equal(await redis.cli('get', 'k'), '');
   } finally {
