@@ -1,7 +1,7 @@
 /**
  * What one cache entry costs in memory, so that the cache bound counts real bytes: V8 heap objects
- * (64-bit, no pointer compression, as Node ships) plus the body's backing store and the native
- * records V8 keeps for it. Measured, not guessed, with `node --expose-gc bench/entry-cost.ts`: it
+ * (64-bit, no pointer compression, as Node ships) with the room V8 keeps around them, plus the
+ * body's backing store and the native records V8 keeps for it. Measured, not guessed, with `node --expose-gc bench/entry-cost.ts`: it
  * fills a cache with 100,000 tiny-origin answers through the real fill path and reports, after
  * full collections, heap used, Buffer memory and malloc's resident bytes per entry, next to what
  * the cache counts; a heap snapshot diff of the same run gave the per-object sizes below. With
@@ -20,12 +20,32 @@
 const ENTRY_FIXED_BYTES = 272;
 
 /**
+ * What the process holds for each byte of an entry's heap objects in a full cache that churns.
+ * An evicted entry's objects stay in the old generation until the next full collection (which
+ * `--heap-growing-percent=10` lets come at 10 % growth), and the holes they leave in V8's pages
+ * are not compacted away each time, so a heap of cache entries costs more resident memory than
+ * its live objects. Measured with `npm run bench -- --memory` before this reserve was counted:
+ * peak RSS was 154 MiB at an 8 MiB bound and 451 MiB at 256 MiB, 1.19 B of RSS per byte counted
+ * between them. Malloc's share of the count (bodies and V8's records for them, 56 %) was resident
+ * within 3 % of its bytes (/proc/<pid>/smaps), so the heap's 44 % cost
+ * (1.19 - 0.56 × 1.03) / 0.44 = 1.4 B per byte. Counting it is what makes the bound bound the
+ * process, not only the objects (docs/performance.md).
+ */
+export const HEAP_RESERVE = 1.4;
+
+/** `bytes` of heap objects as the process pays for them. */
+function heap(bytes: number): number {
+  return Math.ceil(bytes * HEAP_RESERVE);
+}
+
+/**
  * A Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
  * and outside it, besides the bytes themselves, 195 B: V8's BackingStore record, its shared
  * pointer and extension, and malloc's block headers (measured as malloc's resident bytes per
  * Buffer.allocUnsafeSlow block, 100 B to 2 KiB bodies, 189–201 B each).
  */
-const BUFFER_FIXED_BYTES = 395;
+const BUFFER_HEAP_BYTES = 200;
+const BUFFER_NATIVE_BYTES = 195;
 
 /** A sequential one-byte string's header; header fields are latin1, keys percent-encoded ASCII. */
 const STRING_HEADER_BYTES = 16;
@@ -34,22 +54,22 @@ const STRING_HEADER_BYTES = 16;
 const LIST_FIXED_BYTES = 48;
 
 export function stringBytes(text: string): number {
-  return STRING_HEADER_BYTES + Math.ceil(text.length / 8) * 8;
+  return heap(STRING_HEADER_BYTES + Math.ceil(text.length / 8) * 8);
 }
 
 /** An exact-size list of `length` pointers. */
 export function headerListBytes(length: number): number {
-  return LIST_FIXED_BYTES + 8 * length;
+  return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
 /** A Buffer owning `length` bytes. */
 export function bufferBytes(length: number): number {
-  return BUFFER_FIXED_BYTES + length;
+  return heap(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
 /** One entry: the fixed part, its key, and what its responses hold (`StoredResponse#bytes`). */
 export function entryBytes(key: string, responseBytes: number): number {
-  return ENTRY_FIXED_BYTES + stringBytes(key) + responseBytes;
+  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + responseBytes;
 }
 
 /**
@@ -62,6 +82,6 @@ const TAG_INDEX_BYTES = 64;
 export function tagBytes(tags: readonly string[]): number {
   if (tags.length === 0) return 0;
   let bytes = headerListBytes(tags.length);
-  for (const tag of tags) bytes += stringBytes(tag) + TAG_INDEX_BYTES;
+  for (const tag of tags) bytes += stringBytes(tag) + heap(TAG_INDEX_BYTES);
   return bytes;
 }
