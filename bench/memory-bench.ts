@@ -4,6 +4,7 @@
  * tiny bench origin (tiny-origin.ts) because a million real searches would take most of an hour;
  * what is measured — the gateway's memory for what it stores and how it counts it — is the same.
  */
+import { HEAP_RESERVE } from '../src/gateway/store/entry-size.ts';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
@@ -175,5 +176,5 @@ function perEntry(r: MemoryReport): string {
   const start = r.trajectory[0];
   if (start === undefined || r.cacheEntries === null || r.cacheEntries === 0 || r.cacheBytes === null || r.heapUsedBytes === null || r.externalBytes === null) return 'no per-entry figure';
   const grown = r.heapUsedBytes + r.externalBytes - (start.heapUsedBytes ?? 0) - (start.externalBytes ?? 0);
-  return `${(grown / r.cacheEntries).toFixed(0)} B of heap and Buffers per entry against ${(r.cacheBytes / r.cacheEntries).toFixed(0)} B counted`;
+  return `${(grown / r.cacheEntries).toFixed(0)} B of heap used and Buffers per entry against ${(r.cacheBytes / r.cacheEntries).toFixed(0)} B counted (heap objects counted at ${HEAP_RESERVE}× for the reserve V8 keeps around them, and the records of each Buffer)`;
 }
