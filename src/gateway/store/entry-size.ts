@@ -1,11 +1,13 @@
 /**
  * What one cache entry costs in memory, so that the cache bound counts real bytes: V8 heap objects
  * (64-bit, no pointer compression, as Node ships) with the room V8 keeps around them, plus the
- * body's backing store and the native records V8 keeps for it. Measured, not guessed, with `node --expose-gc bench/entry-cost.ts`: it
- * fills a cache with 100,000 tiny-origin answers through the real fill path and reports, after
- * full collections, heap used, Buffer memory and malloc's resident bytes per entry, next to what
- * the cache counts; a heap snapshot diff of the same run gave the per-object sizes below. With
- * `--bound` it measures a full cache that evictions churn, as a production cache runs.
+ * body's backing store and the native records V8 keeps for it. Measured, not guessed, with
+ * `node --expose-gc bench/entry-cost.ts`: it fills a cache with 100,000 tiny-origin answers
+ * through the real fill path and reports, after full collections, heap used, Buffer memory and
+ * malloc's resident bytes per entry, next to what the cache counts; a heap snapshot diff of the
+ * same run gave the per-object sizes below. With `--bound` it measures a full cache that evictions
+ * churn, as a production cache runs. The reserve around the heap objects comes from the memory
+ * bench instead (HEAP_RESERVE).
  */
 
 /**
