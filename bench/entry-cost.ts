@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
-import { Filler } from '../src/gateway/fill/fill.ts';
+import { Fetcher } from '../src/gateway/fill/fetch.ts';
+import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { NO_DIRECTIVES } from '../src/gateway/rules/reuse.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
@@ -71,10 +72,11 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
-    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
+    const purges = new PurgeLog();
+    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined, purges });
     const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
-    const filler = new Filler(client, cache, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
+    const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
     const fill = async (count: number): Promise<void> => {
       let left = count;
       const worker = async (): Promise<void> => {
@@ -82,7 +84,7 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
           const target = parseRequestTarget('GET', space.take(), config['http.maxTargetBytes']);
           if (!target.ok) throw new Error('the query space made a bad target');
           const key = cacheKey(target.canonical);
-          const outcome = await filler.fill(
+          const outcome = await fetcher.fetch(
             { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false },
             undefined,
           );

@@ -19,9 +19,10 @@
 import { Registry } from 'prom-client';
 import { createServer } from 'node:http';
 import { loadConfig } from '../src/config/load.ts';
-import { hitStatus } from '../src/gateway/cache-status.ts';
+import { cacheStatus } from '../src/gateway/cache-outcome.ts';
 import { deliver } from '../src/gateway/deliver.ts';
-import { Filler } from '../src/gateway/fill/fill.ts';
+import { Fetcher } from '../src/gateway/fill/fetch.ts';
+import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { ttlSeconds } from '../src/gateway/rules/freshness.ts';
 import { NO_DIRECTIVES, reuse } from '../src/gateway/rules/reuse.ts';
@@ -40,7 +41,8 @@ const level = LADDER.indexOf(levelName as (typeof LADDER)[number]);
 if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-ladder.ts ${LADDER.join('|')} ORIGIN_URL TARGET DATA_DIR LOG_FILE AUTHORIZATION`);
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
-const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined });
+const purges = new PurgeLog();
+const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined, purges });
 const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0, originUp: () => true });
 const origin = new OriginClient(config);
 const verifier = createVerifier(config, Date.now);
@@ -51,14 +53,14 @@ const maxTargetBytes = config['http.maxTargetBytes'];
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
-const filler = new Filler(origin, cache, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false });
+const fetcher = new Fetcher(origin, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false });
 const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 0 };
-const filled = await filler.fill({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false }, undefined);
+const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false }, undefined);
 if (filled.kind !== 'response' || !filled.stored) throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
 if (entry.kind !== 'found') throw new Error('the hot target is not in the cache');
 const stored = entry.response;
-const prebuilt = [...stored.headers, 'age', '0', 'cache-status', hitStatus(60), 'x-request-id', 'bench'];
+const prebuilt = [...stored.headers, 'age', '0', 'cache-status', cacheStatus({ kind: 'hit', ttl: 60 }) ?? '', 'x-request-id', 'bench'];
 
 const server = createServer((req, res) => {
   const started = performance.now();
@@ -85,7 +87,7 @@ const server = createServer((req, res) => {
   }
   const now = Date.now();
   const reqId = requestId(req.headers['x-request-id']);
-  const delivered = deliver(res, response, { isHead: false, conditions: { ifNoneMatch: undefined, ifModifiedSince: undefined }, requestId: reqId, now, cacheStatus: hitStatus(ttlSeconds(response, now)) });
+  const delivered = deliver(res, response, { isHead: false, conditions: { ifNoneMatch: undefined, ifModifiedSince: undefined }, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {

@@ -6,6 +6,7 @@
  * one `end`.
  */
 import type { ServerResponse } from 'node:http';
+import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { notModified, type Conditions } from './rules/validation.ts';
 import type { StoredResponse } from './store/stored-response.ts';
@@ -14,7 +15,7 @@ export interface DeliverContext {
   readonly isHead: boolean;
   readonly conditions: Conditions;
   readonly requestId: string;
-  readonly cacheStatus: string;
+  readonly outcome: CacheOutcome;
   readonly now: number;
 }
 
@@ -44,7 +45,7 @@ function sendFields(response: StoredResponse, context: DeliverContext, only?: Re
     const name = stored[i] ?? '';
     if (only === undefined || only.has(name)) fields.push(name, stored[i + 1] ?? '');
   }
-  fields.push('age', String(ageSeconds(response, context.now)), 'cache-status', context.cacheStatus, 'x-request-id', context.requestId);
+  fields.push('age', String(ageSeconds(response, context.now)), 'cache-status', cacheStatus(context.outcome) ?? '', 'x-request-id', context.requestId);
   return fields;
 }
 

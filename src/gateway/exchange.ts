@@ -12,9 +12,10 @@ import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
-import type { Coalescer } from './fill/coalescer.ts';
-import type { Fill, FillOutcome } from './fill/fill.ts';
-import type { CacheResult, GatewayMetrics, MetricRoute } from './metrics.ts';
+import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
+import type { Flights } from './fill/flight.ts';
+import type { GatewayMetrics, MetricRoute } from './metrics.ts';
+import type { Purger } from './purge/purger.ts';
 import type { ResponseCache } from './store/response-cache.ts';
 import type { OriginClient } from './upstream/origin-client.ts';
 
@@ -35,8 +36,9 @@ export interface PipelineDeps {
   readonly unfinished: Set<ServerResponse>;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
-  readonly coalescer: Coalescer<FillOutcome>;
-  readonly filler: Fill;
+  readonly flights: Flights;
+  /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
+  readonly purger: Purger;
   readonly origin: OriginClient;
   readonly metrics: GatewayMetrics;
   readonly accessLog: AccessLog<GatewayAccessRecord>;
@@ -68,7 +70,7 @@ export interface Exchange {
 /** How one request was answered: what the log and the metrics record. */
 export interface Answered extends Delivered {
   readonly route: MetricRoute;
-  readonly cache: CacheResult;
+  readonly outcome: CacheOutcome;
   readonly originMs?: number | undefined;
   readonly sub?: string | undefined;
 }
@@ -76,9 +78,11 @@ export interface Answered extends Delivered {
 /** A step answers at once (hits, refusals) or, when it has to wait (signature, origin), later. */
 export type Step = Answered | Promise<Answered>;
 
-/** Ends the request with a problem (RFC 9457). */
-export function refuse(ex: Exchange, route: MetricRoute, p: Problem, cache: CacheResult = 'none', sub?: string): Answered {
+/** Ends the request with a problem (RFC 9457); `outcome` says how far it got, when it got to the cache. */
+export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: CacheOutcome = REFUSED, sub?: string): Answered {
   ex.res.setHeader('x-request-id', ex.reqId);
+  const status = cacheStatus(outcome);
+  if (status !== undefined) ex.res.setHeader('cache-status', status);
   const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.deps.maxTargetBytes, ex.deps.credentialNames), ex.isHead);
-  return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, cache, sub };
+  return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, outcome, sub };
 }

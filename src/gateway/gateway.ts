@@ -21,18 +21,19 @@ import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
-import { Coalescer } from './fill/coalescer.ts';
-import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
+import { Fetcher, hiddenFields } from './fill/fetch.ts';
+import { Flights } from './fill/flight.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
+import { PurgeLog } from './purge/purge-log.ts';
 import { Purger } from './purge/purger.ts';
 import { RouteTable } from './routes/route-table.ts';
 import { TokenBuckets } from './steps/token-bucket.ts';
 import { ResponseCache, type CacheKey } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
-import { isPurgeOrder, type PurgeDone } from './workers/messages.ts';
+import { answerPrimary, relayToSiblings } from './workers/purge-relay.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -77,12 +78,14 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
   const registry = deps.registry ?? new Registry();
   const verifier = createVerifier(config, now);
+  const purges = new PurgeLog();
   const cache: ResponseCache = new ResponseCache({
     maxBytes: config['gateway.cache.maxBytes'],
     maxEntryBytes: config['gateway.cache.maxEntryBytes'],
     onEvict: () => {
       metrics.evicted();
     },
+    purges,
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();
@@ -91,7 +94,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
-  const coalescer = new Coalescer<FillOutcome>();
+  const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];
   // The fleet module brings ioredis (about 10 MiB of a process's memory): only a fleet loads it.
   const fleet =
@@ -102,14 +105,16 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
           logger,
           now,
           cache,
+          purges,
           group,
-          applyPurge: (selector, soft) => {
-            purger.apply(selector, soft);
+          applyPurge: (purge) => {
+            purger.apply(purge);
           },
         });
-  const purger = new Purger(cache, coalescer, metrics, now, fleet?.publishPurge);
-  const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
-  const localFiller = new Filler(origin, cache, metrics, now, tags);
+  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags), purges, metrics, logger, fleet: fleet?.tier });
+  const purger = new Purger({ cache, log: purges, flights, metrics, logger, now });
+  if (group !== undefined) purger.fanOutTo(relayToSiblings);
+  if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
   const maxTargetBytes = config['http.maxTargetBytes'];
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
@@ -131,8 +136,8 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
         unfinished,
         verifier,
         cache,
-        coalescer,
-        filler: fleet?.filler(localFiller) ?? localFiller,
+        flights,
+        purger,
         origin,
         metrics,
         accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
@@ -218,9 +223,7 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
   // the worker: constructing one installs that listener (lib/cluster.js, addListeners).
   new AggregatorRegistry();
   const onMessage = (message: unknown): void => {
-    if (!isPurgeOrder(message)) return;
-    const purged = message.fanOut ? gw.purger.purge(message.selector, message.soft) : gw.purger.apply(message.selector, message.soft);
-    process.send?.({ type: 'catalog-gateway:purged', id: message.id, purged } satisfies PurgeDone);
+    answerPrimary(message, gw.purger);
   };
   process.on('message', onMessage);
   const url = await gw.start();

@@ -5,15 +5,9 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../shared/process-metrics.ts';
+import type { CacheResult } from './cache-outcome.ts';
 import { RequestSeries } from './request-series.ts';
 
-/**
- * How a request was answered, as the access log and the metrics name it: `hit` fresh from the
- * cache; `stale` a stale stored response (stale-while-revalidate, stale-if-error, max-stale);
- * `revalidated` a stored response the origin confirmed with 304; `miss` from the origin;
- * `collapsed` from another request's fill; `pass` relayed without the cache; `none` refused.
- */
-export type CacheResult = 'hit' | 'stale' | 'revalidated' | 'miss' | 'collapsed' | 'pass' | 'none';
 
 /** A route label: a catalog route template, or the prefix of a configured route; bounded either way. */
 export type MetricRoute = string;

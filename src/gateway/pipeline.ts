@@ -30,6 +30,7 @@ import { httpKey, httpRoute } from './routes/http.ts';
 import { passRoute } from './routes/pass.ts';
 import type { Route, RouteTable } from './routes/route-table.ts';
 import type { CacheKey } from './store/response-cache.ts';
+import { cacheLabel } from './cache-outcome.ts';
 
 interface Mode {
   readonly serve: (ex: Exchange, route: Route) => Step;
@@ -60,7 +61,8 @@ function finish(ex: Exchange, answered: Answered): void {
   // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
   const gone = res.destroyed && !res.writableFinished;
   const status = gone ? CLIENT_CLOSED : answered.status;
-  deps.metrics.request(answered.route, ex.method, status, answered.cache, durationMs / 1000);
+  const cache = cacheLabel(answered.outcome);
+  deps.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
   deps.accessLog({
     reqId: ex.reqId,
     method: ex.method,
@@ -68,7 +70,7 @@ function finish(ex: Exchange, answered: Answered): void {
     status,
     bytes: gone ? 0 : answered.bytes,
     durationMs: roundMs(durationMs),
-    cache: answered.cache,
+    cache,
     originMs: answered.originMs === undefined ? undefined : roundMs(answered.originMs),
     sub: answered.sub,
     remote: ex.peer.remote,

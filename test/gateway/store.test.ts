@@ -1,7 +1,7 @@
 /** The store's own rooms without a server: the tag index, the purge log, purging by each selector. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PurgeLog } from '../../src/gateway/store/purge-log.ts';
+import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { NO_SECONDARY_KEY, prepareResponse } from '../../src/gateway/store/stored-response.ts';
 import { parseTags, TagIndex } from '../../src/gateway/store/tag-index.ts';
@@ -29,31 +29,54 @@ test('the tag index forgets a key only under the tags it no longer carries', () 
   assert.equal(index.tags, 1);
 });
 
+const purge = (selector: PurgeSelector, soft = false, at = FACTS.storedAt) => ({ selector, soft, at });
+
 describe('the purge log', () => {
   const log = new PurgeLog();
   const start = log.generation;
-  log.record({ kind: 'tags', tags: ['bk_1'] });
+  log.applied(purge({ kind: 'tags', tags: ['bk_1'] }), false);
 
   test('a store since an unrelated purge goes ahead; one named by it does not', () => {
-    assert.equal(log.purgedSince(start, cacheKey('/a'), ['bk_2']), false);
-    assert.equal(log.purgedSince(start, cacheKey('/a'), ['bk_1', 'bk_2']), true);
-    assert.equal(log.purgedSince(log.generation, cacheKey('/a'), ['bk_1']), false, 'a fill that began after the purge');
+    assert.equal(log.sinceGeneration(start, cacheKey('/a'), ['bk_2']).kind, 'intact');
+    assert.equal(log.sinceGeneration(start, cacheKey('/a'), ['bk_1', 'bk_2']).kind, 'purged');
+    assert.equal(log.sinceGeneration(log.generation, cacheKey('/a'), ['bk_1']).kind, 'intact', 'a fill that began after the purge');
   });
 
   test('a fill older than everything remembered is taken as purged', () => {
     const busy = new PurgeLog();
-    for (let i = 0; i < 5000; i++) busy.record({ kind: 'urls', keys: [cacheKey(`/x${i}`)] });
-    assert.equal(busy.purgedSince(0, cacheKey('/unrelated'), []), true);
-    assert.equal(busy.purgedSince(busy.generation - 1, cacheKey('/unrelated'), []), false);
+    for (let i = 0; i < 5000; i++) busy.applied(purge({ kind: 'urls', keys: [cacheKey(`/x${i}`)] }), false);
+    assert.equal(busy.sinceGeneration(0, cacheKey('/unrelated'), []).kind, 'purged');
+    assert.equal(busy.sinceGeneration(busy.generation - 1, cacheKey('/unrelated'), []).kind, 'intact');
+  });
+
+  test('a soft purge since the fill makes it stale from the purge on, whether it came through the stream or not', () => {
+    const soft = new PurgeLog();
+    const generation = soft.generation;
+    const mark = soft.mark;
+    soft.applied(purge({ kind: 'tags', tags: ['bk_1'] }, true, 2000), false);
+    soft.streamed('5-0', purge({ kind: 'tags', tags: ['bk_1'] }, true, 3000));
+    assert.deepEqual(soft.sinceGeneration(generation, cacheKey('/a'), ['bk_1']), { kind: 'stale-from', at: 2000 });
+    assert.deepEqual(soft.sinceMark(mark, cacheKey('/a'), ['bk_1']), { kind: 'stale-from', at: 3000 });
+    assert.equal(soft.sinceMark('5-0', cacheKey('/a'), ['bk_1']).kind, 'intact', 'an entry filled after it');
+  });
+
+  test("a shared entry is judged by this process's own purges before the stream has them back", () => {
+    const own = new PurgeLog();
+    const mark = own.mark;
+    const gen = own.applied(purge({ kind: 'urls', keys: [cacheKey('/x')] }), true);
+    assert.equal(own.sinceMark(mark, cacheKey('/x'), []).kind, 'purged', 'unread: counts against every shared entry');
+    own.streamed('7-0', purge({ kind: 'urls', keys: [cacheKey('/x')] }), gen);
+    assert.equal(own.sinceMark('7-0', cacheKey('/x'), []).kind, 'intact', 'read back: entries filled after it are intact');
+    assert.equal(own.sinceMark(mark, cacheKey('/x'), []).kind, 'purged', 'and those filled before it are not');
   });
 });
 
 describe('ResponseCache.purge', () => {
   const fill = (): ResponseCache => {
-    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, onEvict: () => undefined });
-    cache.store(cacheKey('/a'), response('bk_1 bk_2'), cache.generation);
-    cache.store(cacheKey('/b'), response('bk_2'), cache.generation);
-    cache.store(cacheKey('/v/c'), response('bk_3'), cache.generation);
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, onEvict: () => undefined, purges: new PurgeLog() });
+    cache.store(cacheKey('/a'), response('bk_1 bk_2'), 0);
+    cache.store(cacheKey('/b'), response('bk_2'), 0);
+    cache.store(cacheKey('/v/c'), response('bk_3'), 0);
     return cache;
   };
 
@@ -77,11 +100,18 @@ describe('ResponseCache.purge', () => {
     assert.equal(cache.purge({ kind: 'tags', tags: ['bk_3'] }, false, now), 1);
   });
 
-  test('a store a purge overtook is refused, and says why', () => {
-    const cache = fill();
-    const generation = cache.generation;
-    cache.purge({ kind: 'tags', tags: ['bk_9'] }, false, FACTS.storedAt);
+  test('a store a hard purge overtook is refused, and says why; one a soft purge overtook is kept stale', () => {
+    const log = new PurgeLog();
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, onEvict: () => undefined, purges: log });
+    const generation = log.generation;
+    log.applied(purge({ kind: 'tags', tags: ['bk_9'] }), false);
+    log.applied(purge({ kind: 'tags', tags: ['bk_7'] }, true, FACTS.storedAt + 10), false);
     assert.equal(cache.store(cacheKey('/d'), response('bk_9'), generation), 'purged');
     assert.equal(cache.store(cacheKey('/e'), response('bk_8'), generation), undefined);
+    assert.equal(cache.store(cacheKey('/f'), response('bk_7'), generation), undefined);
+    const found = cache.lookup(cacheKey('/f'), {});
+    assert.ok(found.kind === 'found');
+    assert.equal(isFresh(found.response, FACTS.storedAt + 10), false, 'stale from the soft purge on');
+    assert.equal(isFresh(found.response, FACTS.storedAt + 5), true);
   });
 });

@@ -100,7 +100,7 @@ export class EventReceiver {
       return { ok: { purged: 0 } };
     }
     const { book, branch } = event.data;
-    const purged = await this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft);
+    const purged = await this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft, { kind: 'event', id });
     this.#seen.set(id, fingerprint);
     const changedAt = Date.parse(event.timestamp);
     this.#metrics.eventReceived('purged', Number.isNaN(changedAt) ? undefined : Math.max(0, this.#options.now() - changedAt) / 1000);

@@ -3,16 +3,10 @@
  * across the fleet, and purges sent and received. Registered only when `gateway.redis.url` is set.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { FleetRole } from '../fill/flight.ts';
 
 /** `hit` a usable entry; `miss` none; `purged` one a later purge names; `error` Redis failed or was skipped. */
 export type SharedRead = 'hit' | 'miss' | 'purged' | 'error';
-/**
- * `leader` this process held the fleet's lock and asked the origin; `waited` another process's
- * fill answered; `timeout` the wait ran out and this process asked itself; `alone` Redis was not
- * in use and this process asked on its own.
- */
-export type FleetFillRole = 'leader' | 'waited' | 'timeout' | 'alone';
-
 export class FleetMetrics {
   readonly #reads: Counter<'result'>;
   readonly #writes: Counter<'result'>;
@@ -50,7 +44,7 @@ export class FleetMetrics {
     this.#writes.inc({ result: ok ? 'stored' : 'error' });
   }
 
-  fill(role: FleetFillRole): void {
+  fill(role: FleetRole): void {
     this.#fills.inc({ role });
   }
 

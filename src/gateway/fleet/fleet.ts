@@ -1,7 +1,7 @@
 /**
  * The fleet's parts for one process, made when `gateway.redis.url` is set: the link to Redis,
- * the purge stream, the shared tier and the fleet-wide single flight, and the filler that puts
- * them in front of this process's own. The gateway sees only what this returns.
+ * the purge stream, the shared tier and the key locks. The gateway sees only what this returns:
+ * the tier the single flight uses (../fill/flight.ts) and the fan-out its purges go through.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -9,13 +9,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import type { Fill } from '../fill/fill.ts';
-import { FleetFiller } from '../fill/fleet-fill.ts';
-import { FleetFlight } from '../fill/fleet-flight.ts';
+import type { FleetTier } from '../fill/flight.ts';
+import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { PurgeFanOut } from '../purge/purger.ts';
-import type { PurgeSelector } from '../store/purge-log.ts';
+import { reuse } from '../rules/reuse.ts';
+import { varyMatches } from '../rules/vary.ts';
 import { RedisStore } from '../store/redis-store.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
+import { FleetLocks } from './fleet-lock.ts';
 import { FleetMetrics } from './fleet-metrics.ts';
 import { PurgeStream } from './purge-stream.ts';
 import { RedisLink } from './redis-link.ts';
@@ -25,15 +26,16 @@ export interface FleetDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly cache: ResponseCache;
+  readonly purges: PurgeLog;
   /** The id this process's purges carry on the stream; processes of one group skip each other's. */
   readonly group: string | undefined;
   /** Applies another process's purge to this process's cache. */
-  readonly applyPurge: (selector: PurgeSelector, soft: boolean) => void;
+  readonly applyPurge: (purge: Purge) => void;
 }
 
 export interface Fleet {
-  /** `local` with the shared tier and the fleet's single flight in front of its origin calls. */
-  filler(local: Fill): Fill;
+  /** The shared tier and the key locks, for the single flight. */
+  readonly tier: FleetTier;
   /** Sends a purge this process has applied to every other process. */
   readonly publishPurge: PurgeFanOut;
   /** Why the shared tier is not in use now, for `/readyz`; undefined while it is. */
@@ -51,23 +53,49 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   // Read at scrape time, once the parts it asks exist.
   const metrics = new FleetMetrics(deps.registry, () => inUse());
   const link = new RedisLink({ url, commandTimeoutMs: config['gateway.redis.commandTimeoutMs'], cooldownMs: config['gateway.redis.cooldownMs'], logger: deps.logger });
-  const purges = new PurgeStream({
+  const stream = new PurgeStream({
     link,
     key: `${prefix}purges`,
-    processId: deps.group ?? processId,
+    groupId: deps.group ?? processId,
+    processId,
+    log: deps.purges,
     limit: config['gateway.redis.purgeStreamLength'],
     apply: deps.applyPurge,
     metrics,
     logger: deps.logger,
     now: deps.now,
   });
-  const flight = new FleetFlight({ link, prefix, processId, lockMs: config['gateway.redis.lockMs'], waitMs: config['gateway.redis.fillWaitMs'], logger: deps.logger });
-  const inUse = (): boolean => link.up && purges.synced && flight.usable;
-  const shared = new RedisStore(link, prefix, purges.log, metrics, deps.now);
+  const locks = new FleetLocks({ link, prefix, processId, lockMs: config['gateway.redis.lockMs'], waitMs: config['gateway.redis.fillWaitMs'], logger: deps.logger });
+  const inUse = (): boolean => link.up && stream.synced && locks.usable;
+  const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now);
+  const tier: FleetTier = {
+    get usable() {
+      return stream.synced && locks.usable;
+    },
+    async find(request, stored, generation) {
+      const response = await shared.read(request.key);
+      if (response === undefined) return undefined;
+      if (response.vary.length > 0 && !varyMatches(response.vary, response.selecting, request.requestHeaders)) return undefined;
+      if (stored !== undefined && response.storedAt <= stored.storedAt) return undefined;
+      if (reuse(response, request.directives, deps.now()) !== 'fresh') return undefined;
+      deps.cache.store(request.key, response, generation);
+      return response;
+    },
+    lock: (key) => locks.acquire(key),
+    waitFor: (key) => locks.waitFor(key),
+    async write(key, response, mark) {
+      await shared.write(key, response, mark);
+    },
+    counted: (role) => {
+      metrics.fill(role);
+    },
+  };
   return {
-    filler: (local) => new FleetFiller({ filler: local, local: deps.cache, shared, flight, purges, metrics, now: deps.now }),
-    publishPurge: (selector, soft) => {
-      purges.publish(selector, soft);
+    tier,
+    async publishPurge(purge, generation) {
+      const { selector } = purge;
+      await Promise.all([stream.publish(purge, generation), selector.kind === 'urls' && !purge.soft ? shared.forget(selector.keys) : undefined]);
+      return 0;
     },
     downReason: () => {
       if (inUse()) return undefined;
@@ -78,13 +106,13 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
       // to be read and the fill channel subscribed; a Redis that is not there is joined later.
       const deadline = Date.now() + CONNECT_WAIT_MS;
       await link.connect(CONNECT_WAIT_MS);
-      purges.start();
-      flight.start();
+      stream.start();
+      locks.start();
       while (link.up && !inUse() && Date.now() < deadline) await sleep(10);
     },
     async stop() {
-      flight.stop();
-      await purges.stop();
+      locks.stop();
+      await stream.stop();
       await link.close();
     },
   };

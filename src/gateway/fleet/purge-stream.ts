@@ -5,13 +5,12 @@
  * not pub/sub, so that a process that lost its connection reads what it missed when it is back;
  * when the stream has been trimmed past that point it cannot know what it missed, and drops its
  * whole local cache instead. Purges taken while Redis is unreachable are kept and sent when it
- * returns, so none is lost. The stream also feeds the log that judges shared entries
- * (fleet-purge-log.ts).
+ * returns, so none is lost. What it reads also goes into the process's purge log, in stream order,
+ * by which shared entries are judged (../purge/purge-log.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { PurgeSelector } from '../store/purge-log.ts';
-import { FleetPurgeLog, type FleetPurge } from './fleet-purge-log.ts';
+import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { FleetMetrics } from './fleet-metrics.ts';
 import type { RedisClient, RedisLink } from './redis-link.ts';
 import { compareIds, FIRST_ID } from './stream-id.ts';
@@ -20,22 +19,34 @@ export interface PurgeStreamOptions {
   readonly link: RedisLink;
   /** The stream's key. */
   readonly key: string;
-  /** This process's id: its own purges, read back, are not applied twice. */
+  /** The id of the processes that hand each other purges already (this host's workers), or this process's own: their purges read back are not applied twice. */
+  readonly groupId: string;
+  /** This process's own id: its purges read back are no longer unread in the log. */
   readonly processId: string;
+  /** The process's purge log. */
+  readonly log: PurgeLog;
   /** Purges the stream keeps (approximately) and each process remembers. */
   readonly limit: number;
   /** Applies another process's purge to this process's cache, without sending it again. */
-  readonly apply: (selector: PurgeSelector, soft: boolean) => void;
+  readonly apply: (purge: Purge) => void;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
   readonly now: () => number;
 }
 
-interface Message {
-  readonly selector: PurgeSelector;
-  readonly soft: boolean;
-  readonly at: number;
+interface Message extends Purge {
+  /** The sender's group id. */
   readonly from: string;
+  /** The sender's process id, and the purge's generation there. */
+  readonly by: string;
+  readonly gen: number;
+}
+
+/** A purge on its way to the stream, and who waits for it to be there. */
+interface Outgoing {
+  readonly purge: Purge;
+  readonly gen: number;
+  readonly sent: (() => void)[];
 }
 
 /** Purges kept while Redis is unreachable; past this many, one purge of everything stands for them. */
@@ -51,7 +62,7 @@ function parseMessage(fields: readonly string[]): Message | undefined {
   if (text === undefined) return undefined;
   try {
     const m = JSON.parse(text) as Record<string, unknown>;
-    if (typeof m.selector !== 'object' || m.selector === null || typeof m.soft !== 'boolean' || typeof m.at !== 'number' || typeof m.from !== 'string') return undefined;
+    if (typeof m.selector !== 'object' || m.selector === null || typeof m.soft !== 'boolean' || typeof m.at !== 'number' || typeof m.from !== 'string' || typeof m.by !== 'string' || typeof m.gen !== 'number') return undefined;
     return m as unknown as Message;
   } catch {
     return undefined;
@@ -72,9 +83,8 @@ async function trimmedUpTo(client: RedisClient, key: string): Promise<string> {
 }
 
 export class PurgeStream {
-  readonly log: FleetPurgeLog;
   readonly #o: PurgeStreamOptions;
-  readonly #pending: Omit<Message, 'from'>[] = [];
+  readonly #pending: Outgoing[] = [];
   #reader: RedisClient | undefined;
   #lastId = FIRST_ID;
   /** Whether the log is complete up to `#lastId`, so shared entries may be judged by it. */
@@ -86,9 +96,10 @@ export class PurgeStream {
 
   constructor(options: PurgeStreamOptions) {
     this.#o = options;
-    this.log = new FleetPurgeLog(options.limit);
     options.link.onChange((up) => {
       if (up) this.#flush();
+      // Nobody waits on a Redis that is gone: the purges stay queued for when it is back.
+      else this.#releaseWaiters();
     });
   }
 
@@ -102,11 +113,25 @@ export class PurgeStream {
     this.#loop = this.#follow();
   }
 
-  /** Sends a purge this process has already applied to its own cache to every other process. */
-  publish(selector: PurgeSelector, soft: boolean): void {
-    this.#pending.push({ selector, soft, at: this.#o.now() });
-    if (this.#pending.length > MAX_PENDING) this.#pending.splice(0, this.#pending.length, { selector: { kind: 'all' }, soft: false, at: this.#o.now() });
-    this.#flush();
+  /**
+   * Sends a purge this process has already applied (its generation `gen`) to every other process.
+   * Resolves once it is on the stream, or at once while Redis is not usable (it is sent when
+   * Redis is back).
+   */
+  publish(purge: Purge, gen: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#pending.push({ purge, gen, sent: [resolve] });
+      if (this.#pending.length > MAX_PENDING) {
+        const dropped = this.#pending.splice(0, this.#pending.length);
+        this.#pending.push({ purge: { selector: { kind: 'all' }, soft: false, at: this.#o.now() }, gen, sent: dropped.flatMap((d) => d.sent) });
+      }
+      if (this.#o.link.up) this.#flush();
+      else this.#releaseWaiters();
+    });
+  }
+
+  #releaseWaiters(): void {
+    for (const outgoing of this.#pending) for (const sent of outgoing.sent.splice(0)) sent();
   }
 
   #flush(): void {
@@ -116,13 +141,15 @@ export class PurgeStream {
       while (this.#pending.length > 0) {
         const next = this.#pending[0];
         if (next === undefined) break;
-        const body = JSON.stringify({ ...next, from: this.#o.processId });
+        const body = JSON.stringify({ ...next.purge, from: this.#o.groupId, by: this.#o.processId, gen: next.gen } satisfies Message);
         const id = await this.#o.link.run((c) => c.xadd(this.#o.key, 'MAXLEN', '~', String(this.#o.limit), '*', 'p', body));
         if (id === undefined || id === null) break;
         this.#pending.shift();
+        for (const sent of next.sent) sent();
         this.#o.metrics.purgeSent();
       }
       this.#flushing = false;
+      if (!this.#o.link.up) this.#releaseWaiters();
     })();
   }
 
@@ -156,10 +183,10 @@ export class PurgeStream {
         // Purges were trimmed from the stream before this process read them: anything in the
         // local cache may be one of what they removed.
         this.#o.logger.warn({ lastRead: this.#lastId, trimmedUpTo: trimmed }, 'purges were missed while Redis was unreachable: dropping the local cache');
-        this.#o.apply({ kind: 'all' }, false);
+        this.#o.apply({ selector: { kind: 'all' }, soft: false, at: this.#o.now() });
         this.#o.metrics.localCacheDropped();
       }
-      this.log.reset(trimmed);
+      this.#o.log.resetStream(trimmed);
       this.#lastId = trimmed;
     }
     for (;;) {
@@ -175,9 +202,10 @@ export class PurgeStream {
       this.#lastId = id;
       const message = parseMessage(fields);
       if (message === undefined) continue;
-      this.log.add({ id, selector: message.selector, soft: message.soft, at: message.at } satisfies FleetPurge);
-      if (message.from === this.#o.processId) continue;
-      this.#o.apply(message.selector, message.soft);
+      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at };
+      this.#o.log.streamed(id, purge, message.by === this.#o.processId ? message.gen : undefined);
+      if (message.from === this.#o.groupId) continue;
+      this.#o.apply(purge);
       this.#o.metrics.purgeReceived();
     }
   }

@@ -29,6 +29,6 @@ export function purgeEndpoint(verifier: TokenVerifier, purger: PurgeTaker, keyOf
       sendProblem(res, parsed.problem, '/purge', false);
       return;
     }
-    sendJson(res, 200, { purged: await purger.purge(parsed.request.selector, parsed.request.soft) });
+    sendJson(res, 200, { purged: await purger.purge(parsed.request.selector, parsed.request.soft, { kind: 'api', sub: auth.principal.subject }) });
   };
 }

@@ -5,7 +5,7 @@
  * entry of `/v1/books?q=a&limit=5`.
  */
 import { problem, type Problem } from '../../shared/problem.ts';
-import type { PurgeSelector } from '../store/purge-log.ts';
+import type { PurgeSelector } from './purge-log.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 
 export interface PurgeRequest {

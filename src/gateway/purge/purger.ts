@@ -1,53 +1,90 @@
 /**
- * The one place a purge happens, whoever asked (the purge API, an availability event, another
- * process of the fleet): the store removes or marks the entries, the fills in flight are let go so
- * that a request arriving after the purge asks the origin afresh instead of joining a fill that
- * may carry the purged content, and the purge is counted. A purge taken here is then handed to the
- * fan-out (the fleet's purge stream, or the primary of this host's workers) so that every other
- * process applies it too.
+ * The one way to forget an entry, whoever asks: the purge API, an availability event, RFC 9111
+ * §4.4 invalidation by an unsafe request, another worker of this host or another process of the
+ * fleet. Applying a purge records it in the purge log (so a fill already under way cannot undo
+ * it), removes or marks stale what the local cache holds, and lets go of the fills in flight (a
+ * request after the purge asks the origin afresh instead of joining a fill that may carry what was
+ * purged). A purge taken here is then handed to every fan-out (this host's other workers, the
+ * fleet's purge stream), and `purge` resolves once they have it, so the next request through any
+ * of them cannot be answered with what was purged.
  */
-import type { Coalescer } from '../fill/coalescer.ts';
-import type { FillOutcome } from '../fill/fill.ts';
+import type { Logger } from 'pino';
+import type { Flights } from '../fill/flight.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { PurgeSelector } from '../store/purge-log.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
+import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
+
+/**
+ * Who asked for a purge: the purge API (with the token's subject), an availability event, or an
+ * unsafe request's answer (§4.4). Only the first two are an operator's purges, logged and counted
+ * as such; invalidations have their own counter and their request's access-log line.
+ */
+export type PurgeCause =
+  | { readonly kind: 'api'; readonly sub: string }
+  | { readonly kind: 'event'; readonly id: string }
+  | { readonly kind: 'invalidation' };
 
 /** Takes a purge from the admin API or an event: this process's Purger, or a primary handing it to its workers. */
 export interface PurgeTaker {
-  /** Resolves to the number of entries purged. */
-  purge(selector: PurgeSelector, soft: boolean): number | Promise<number>;
+  /** Resolves to the number of entries purged, on every process of this host. */
+  purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number>;
 }
 
-/** Carries a purge this process took to the processes it shares a cache with. */
-export type PurgeFanOut = (selector: PurgeSelector, soft: boolean) => void;
+/**
+ * Carries a purge this process took to processes it shares a cache with; resolves, once they have
+ * it, to the entries they purged (0 where they do not say), within a bound of their own.
+ */
+export type PurgeFanOut = (purge: Purge, generation: number) => Promise<number>;
+
+export interface PurgerParts {
+  readonly cache: ResponseCache;
+  readonly log: PurgeLog;
+  readonly flights: Flights;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
 
 export class Purger implements PurgeTaker {
-  readonly #cache: ResponseCache;
-  readonly #coalescer: Coalescer<FillOutcome>;
-  readonly #metrics: GatewayMetrics;
-  readonly #now: () => number;
-  readonly #fanOut: PurgeFanOut | undefined;
+  readonly #p: PurgerParts;
+  readonly #fanOuts: PurgeFanOut[] = [];
+  /** Whether one fan-out is the fleet's stream, whose purges are read back into the log. */
+  #streamed = false;
 
-  constructor(cache: ResponseCache, coalescer: Coalescer<FillOutcome>, metrics: GatewayMetrics, now: () => number, fanOut?: PurgeFanOut) {
-    this.#cache = cache;
-    this.#coalescer = coalescer;
-    this.#metrics = metrics;
-    this.#now = now;
-    this.#fanOut = fanOut;
+  constructor(parts: PurgerParts) {
+    this.#p = parts;
   }
 
-  /** Purges here and everywhere this process shares its cache with; returns the entries purged here. */
-  purge(selector: PurgeSelector, soft: boolean): number {
-    const purged = this.apply(selector, soft);
-    this.#fanOut?.(selector, soft);
+  /** Adds a place purges taken here go to; `streamed` for the fleet's stream. */
+  fanOutTo(fanOut: PurgeFanOut, streamed = false): void {
+    this.#fanOuts.push(fanOut);
+    this.#streamed ||= streamed;
+  }
+
+  async purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number> {
+    const purge: Purge = { selector, soft, at: this.#p.now() };
+    const generation = this.#p.log.applied(purge, this.#streamed);
+    const here = this.#applyToCache(purge);
+    const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
+    const purged = elsewhere.reduce((sum, n) => sum + n, here);
+    if (cause.kind === 'invalidation') {
+      if (here > 0) this.#p.metrics.invalidated(here);
+    } else {
+      this.#p.metrics.purge(selector.kind, soft, here);
+      this.#p.logger.info({ purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) }, 'purge');
+    }
     return purged;
   }
 
-  /** Applies a purge another process took, here only. */
-  apply(selector: PurgeSelector, soft: boolean): number {
-    const purged = this.#cache.purge(selector, soft, this.#now());
-    this.#coalescer.detachAll();
-    this.#metrics.purge(selector.kind, soft, purged);
+  /** Applies a purge another process took, here only; returns the entries it purged here. */
+  apply(purge: Purge): number {
+    this.#p.log.applied(purge, false);
+    return this.#applyToCache(purge);
+  }
+
+  #applyToCache(purge: Purge): number {
+    const purged = this.#p.cache.purge(purge.selector, purge.soft, purge.at);
+    this.#p.flights.detachAll();
     return purged;
   }
 }

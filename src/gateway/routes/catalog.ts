@@ -56,7 +56,7 @@ export function catalogRoute(ex: Exchange, route: Route): Step {
   if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
   const label = target.ok ? target.target.route : target.route;
   return whenAuthenticated(ex, route, label, (sub) => {
-    if (!target.ok) return refuse(ex, label, target.problem, 'none', sub);
+    if (!target.ok) return refuse(ex, label, target.problem, undefined, sub);
     return serveCached(ex, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, sub });
   });
 }

@@ -29,7 +29,7 @@ export function whenAuthenticated(ex: Exchange, route: Route, label: MetricRoute
     const sub = subjectOf(v);
     // Before the cache, so that a flood of hits is limited like any other.
     const limited = sub === undefined ? undefined : ex.deps.tokenLimits.take(sub);
-    return limited === undefined ? next(sub) : refuse(ex, label, limited, 'none', sub);
+    return limited === undefined ? next(sub) : refuse(ex, label, limited, undefined, sub);
   };
   return verdict instanceof Promise ? verdict.then(go) : go(verdict);
 }

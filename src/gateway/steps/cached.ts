@@ -5,16 +5,14 @@
  * (joining the fill in flight for the key) and deliver what came back.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { HeaderFields } from '../rules/cache-control.ts';
-import { forwardStatus, hitStatus, type Forward } from '../cache-status.ts';
+import type { CacheOutcome, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
-import type { FillOutcome, FillRequest } from '../fill/fill.ts';
+import type { FillOutcome, FillRequest } from '../fill/fetch.ts';
 import type { MetricRoute } from '../metrics.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
 import type { Conditions } from '../rules/validation.ts';
-import { varyMatches } from '../rules/vary.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
@@ -43,23 +41,23 @@ export function serveCached(ex: Exchange, c: Cacheable): Step {
   const now = deps.now();
   const found = deps.cache.lookup(c.key, req.headers);
   if (found.kind !== 'found') {
-    if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, 'none', c.sub);
+    if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
     return fill(ex, c, directives, undefined, found.kind === 'vary-miss' ? 'vary-miss' : 'miss');
   }
   const stored = found.response;
   switch (reuse(stored, directives, now)) {
     case 'fresh':
-      return sent(ex, c, stored, hitStatus(ttlSeconds(stored, now)), 'hit');
+      return sent(ex, c, stored, { kind: 'hit', ttl: ttlSeconds(stored, now) });
     case 'stale-accepted':
       deps.metrics.staleServed('max-stale');
-      return sent(ex, c, stored, hitStatus(ttlSeconds(stored, now), 'max-stale'), 'stale');
+      return sent(ex, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
     case 'stale-while-revalidate':
-      refreshInBackground(ex, c, stored);
+      deps.flights.refresh(fillRequest(ex, c, NO_DIRECTIVES), stored, ex.reqId);
       deps.metrics.staleServed('stale-while-revalidate');
-      return sent(ex, c, stored, hitStatus(ttlSeconds(stored, now), 'stale-while-revalidate'), 'stale');
+      return sent(ex, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });
     case 'validate':
       // §5.2.1.7: only-if-cached and nothing usable without the origin.
-      if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, 'none', c.sub);
+      if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
       return fill(ex, c, directives, stored, isFresh(stored, now) && !stored.noCache ? 'request' : 'stale');
   }
 }
@@ -72,16 +70,16 @@ function conditionsOf(headers: IncomingHttpHeaders): Conditions {
   return ifNoneMatch === undefined && ifModifiedSince === undefined ? UNCONDITIONAL : { ifNoneMatch, ifModifiedSince };
 }
 
-function sent(ex: Exchange, c: Cacheable, response: StoredResponse, cacheStatus: string, cache: Answered['cache'], originMs?: number): Answered {
+function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
   const { req } = ex;
   const delivered = deliver(ex.res, response, {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
     requestId: ex.reqId,
     now: ex.deps.now(),
-    cacheStatus,
+    outcome,
   });
-  return { route: c.label, status: delivered.status, bytes: delivered.bytes, cache, sub: c.sub, originMs };
+  return { route: c.label, status: delivered.status, bytes: delivered.bytes, outcome, sub: c.sub, originMs };
 }
 
 function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {
@@ -97,50 +95,8 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
   };
 }
 
-/** RFC 5861 §3: one refresh per key, shared with any fill already in flight; nobody waits for it. */
-function refreshInBackground(ex: Exchange, c: Cacheable, stored: StoredResponse): void {
-  const { deps } = ex;
-  const request = fillRequest(ex, c, NO_DIRECTIVES);
-  const joined = deps.coalescer.join(c.key, (announce) => deps.filler.fill(request, stored, announce));
-  if (joined.leader) {
-    joined.flight.outcome.catch((err: unknown) => {
-      deps.logger.error({ reqId: ex.reqId, err }, 'background refresh failed');
-    });
-  }
-}
-
-/** Whether a waiter may be handed another request's outcome: shared failures, or what its request selects (§4.1). */
-function reusableBy(outcome: FillOutcome, request: HeaderFields): boolean {
-  if (outcome.kind === 'failed') return true;
-  // Storable answers the store did not keep (too large, or overtaken by a purge that came after
-  // these waiters asked) are theirs too; an answer the rules kept from storage is not.
-  if (outcome.kind === 'response' && !outcome.stored && outcome.notStored !== 'too-large' && outcome.notStored !== 'purged') return false;
-  const { vary, selecting } = outcome.response;
-  return vary.length === 0 || varyMatches(vary, selecting, request);
-}
-
 async function fill(ex: Exchange, c: Cacheable, directives: RequestDirectives, stored: StoredResponse | undefined, fwd: Forward): Promise<Answered> {
-  const { deps } = ex;
-  const request = fillRequest(ex, c, directives);
-  const joined = deps.coalescer.join(c.key, (announce) => deps.filler.fill(request, stored, announce));
-  let outcome: FillOutcome | undefined;
-  let collapsed = false;
-  if (joined.leader) {
-    outcome = await joined.flight.outcome;
-  } else {
-    deps.metrics.coalesced();
-    // RFC 9111 §4: a collapsed request may reuse only what could have been stored for it. An
-    // answer the leader announces as not shareable releases its waiters at once, to ask on
-    // their own (Varnish's hit-for-miss).
-    if (await joined.flight.shareable) {
-      const shared = await joined.flight.outcome;
-      if (reusableBy(shared, ex.req.headers)) {
-        outcome = shared;
-        collapsed = true;
-      }
-    }
-  }
-  outcome ??= await deps.filler.fill(request, stored);
+  const { outcome, collapsed } = await ex.deps.flights.answer(fillRequest(ex, c, directives), stored);
   return answerFill(ex, c, outcome, fwd, collapsed);
 }
 
@@ -148,26 +104,24 @@ function answerFill(ex: Exchange, c: Cacheable, outcome: FillOutcome, fwd: Forwa
   const { deps } = ex;
   switch (outcome.kind) {
     case 'failed':
-      ex.res.setHeader('cache-status', forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }));
-      return { ...refuse(ex, c.label, outcome.failure.problem, collapsed ? 'collapsed' : 'miss', c.sub), originMs: outcome.originMs };
+      return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }, c.sub), originMs: outcome.originMs };
     case 'stale': {
       deps.metrics.staleServed('stale-if-error');
       const ttl = ttlSeconds(outcome.response, deps.now());
-      const status = forwardStatus({ fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: 'stale-if-error' });
-      return sent(ex, c, outcome.response, status, 'stale', outcome.originMs);
+      return sent(ex, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: 'stale-if-error' }, outcome.originMs);
     }
-    case 'shared': {
+    case 'shared':
       // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
-      const status = hitStatus(ttlSeconds(outcome.response, deps.now()), 'shared');
-      return sent(ex, c, outcome.response, status, collapsed ? 'collapsed' : 'hit');
-    }
-    case 'revalidated': {
-      const status = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) });
-      return sent(ex, c, outcome.response, status, 'revalidated', outcome.originMs);
-    }
-    case 'response': {
-      const status = forwardStatus({ fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored });
-      return sent(ex, c, collapsed ? outcome.shared : outcome.response, status, collapsed ? 'collapsed' : 'miss', outcome.originMs);
-    }
+      return sent(ex, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
+    case 'revalidated':
+      return sent(ex, c, outcome.response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) }, outcome.originMs);
+    case 'response':
+      return sent(
+        ex,
+        c,
+        collapsed ? outcome.shared : outcome.response,
+        { kind: 'miss', fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored },
+        outcome.originMs,
+      );
   }
 }

@@ -6,14 +6,17 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { originForm } from '../../shared/request-target.ts';
-import { forwardStatus, type Forward } from '../cache-status.ts';
+import { cacheStatus, type CacheOutcome, type Forward } from '../cache-outcome.ts';
 import { refuse, type Answered, type Exchange } from '../exchange.ts';
 import type { MetricRoute } from '../metrics.ts';
+import type { PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
 import { relay } from '../upstream/relay.ts';
+
+const INVALIDATION: PurgeCause = { kind: 'invalidation' };
 
 /** Fields the gateway sets itself, or that name this connection to the gateway. */
 const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for'];
@@ -42,20 +45,18 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(ex), body: hasBody(req) ? req : undefined });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
-    ex.res.setHeader('cache-status', forwardStatus({ fwd, detail: opened.failure.code }));
-    return refuse(ex, label, opened.failure.problem, 'pass', sub);
+    return refuse(ex, label, opened.failure.problem, { kind: 'pass', fwd, detail: opened.failure.code }, sub);
   }
   const { answer } = opened;
-  let invalidated = 0;
-  for (const stale of invalidatedTargets(ex.method, answer.status, target, req.headers.host, answer.headers)) {
-    if (deps.cache.invalidate(cacheKey(stale))) invalidated++;
+  const stale = invalidatedTargets(ex.method, answer.status, target, req.headers.host, answer.headers);
+  // Before the answer goes out: the next request through any worker or gateway of the fleet
+  // must not find what this one changed.
+  if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);
+  const outcome: CacheOutcome = { kind: 'pass', fwd, fwdStatus: answer.status };
+  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus(outcome) ?? '', 'x-request-id', ex.reqId]);
+  deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
+  if (relayed.brokenBody !== undefined) {
+    deps.logger.warn({ reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
   }
-  if (invalidated > 0) deps.metrics.invalidated(invalidated);
-  const cacheStatus = forwardStatus({ fwd, fwdStatus: answer.status });
-  const outcome = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus, 'x-request-id', ex.reqId]);
-  deps.metrics.originAnswer(outcome.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
-  if (outcome.brokenBody !== undefined) {
-    deps.logger.warn({ reqId: ex.reqId, code: outcome.brokenBody, bytes: outcome.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
-  }
-  return { route: label, status: outcome.status, bytes: outcome.bytes, cache: 'pass', sub };
+  return { route: label, status: relayed.status, bytes: relayed.bytes, outcome, sub };
 }

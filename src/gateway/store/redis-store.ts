@@ -4,14 +4,15 @@
  * keeps its other variants in each process's own L1 only). An entry expires when it can no longer
  * answer without the origin (`usefulForMs`); beyond that Redis's own `maxmemory` with a
  * `volatile-lru` policy bounds the tier. Every entry is judged on the way out against the purges
- * made since its fill began (fleet-purge-log.ts), so a purge never has to find it.
+ * made since its fill began (../purge/purge-log.ts), so a purge never has to find it; a purge by
+ * URL also removes the entries it names at once, so no process that has not read it yet finds them.
  *
  * Reads and writes go through the RedisLink: bounded in time, and `undefined` rather than an
  * error when Redis is slow or gone.
  */
-import type { FleetPurgeLog } from '../fleet/fleet-purge-log.ts';
 import type { FleetMetrics } from '../fleet/fleet-metrics.ts';
 import type { RedisLink } from '../fleet/redis-link.ts';
+import type { PurgeLog } from '../purge/purge-log.ts';
 import { usefulForMs } from '../rules/reuse.ts';
 import { decodeEntry, encodeEntry } from './entry-codec.ts';
 import type { CacheKey } from './response-cache.ts';
@@ -20,11 +21,11 @@ import { staleFrom, type StoredResponse } from './stored-response.ts';
 export class RedisStore {
   readonly #link: RedisLink;
   readonly #prefix: string;
-  readonly #purges: FleetPurgeLog;
+  readonly #purges: PurgeLog;
   readonly #metrics: FleetMetrics;
   readonly #now: () => number;
 
-  constructor(link: RedisLink, prefix: string, purges: FleetPurgeLog, metrics: FleetMetrics, now: () => number) {
+  constructor(link: RedisLink, prefix: string, purges: PurgeLog, metrics: FleetMetrics, now: () => number) {
     this.#link = link;
     this.#prefix = `${prefix}entry:`;
     this.#purges = purges;
@@ -44,7 +45,7 @@ export class RedisStore {
       this.#metrics.read('miss');
       return undefined;
     }
-    const verdict = this.#purges.verdict(entry.mark, key, entry.response.tags);
+    const verdict = this.#purges.sinceMark(entry.mark, key, entry.response.tags);
     if (verdict.kind === 'purged') {
       this.#metrics.read('purged');
       return undefined;
@@ -60,5 +61,13 @@ export class RedisStore {
     const done = await this.#link.run((c) => c.set(this.#prefix + key, encodeEntry(response, mark), 'PX', ttlMs));
     this.#metrics.written(done !== undefined);
     return done !== undefined;
+  }
+
+  /** Removes the entries for `keys`; false when Redis did not answer. */
+  async forget(keys: readonly CacheKey[]): Promise<boolean> {
+    if (keys.length === 0) return true;
+    // One DEL per key: on a Cluster the keys live on different nodes.
+    const done = await Promise.all(keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
+    return done.every((d) => d !== undefined);
   }
 }

@@ -5,15 +5,16 @@
  * Which responses go in and when they may be reused is decided by the rules (../rules/); this
  * module only keeps them, finds the variant a request selects, and stays within the bound.
  *
- * It also indexes entries by their tags and purges them: by tag, by key, by key prefix or all,
- * removing them (hard) or marking them stale (soft). A store that a purge overtook is refused
- * (purge-log.ts), so a purge is never undone by a fill that was already under way.
+ * It also indexes entries by their tags and applies purges to them: by tag, by key, by key prefix
+ * or all, removing them (hard) or marking them stale (soft). Purges are recorded by the Purger in
+ * the process's one purge log (../purge/purge-log.ts), which this store asks before it keeps a
+ * response, so a purge is never undone by a fill that was already under way.
  */
 import { LRUCache } from 'lru-cache';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
 import { entryBytes, headerListBytes } from './entry-size.ts';
-import { PurgeLog, type PurgeSelector } from './purge-log.ts';
+import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { staleFrom, StoredResponse } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
 
@@ -46,6 +47,8 @@ export interface ResponseCacheOptions {
   readonly maxEntryBytes: number;
   /** Called once for every entry pushed out to make room. */
   readonly onEvict: () => void;
+  /** The process's purge log, by which a response whose fill a purge overtook is judged. */
+  readonly purges: PurgeLog;
 }
 
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
@@ -82,9 +85,10 @@ export class ResponseCache {
   readonly #lru: LRUCache<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
-  readonly #purges = new PurgeLog();
+  readonly #purges: PurgeLog;
 
   constructor(options: ResponseCacheOptions) {
+    this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
     this.#lru = new LRUCache<CacheKey, Variants>({
       maxSize: options.maxBytes,
@@ -95,11 +99,6 @@ export class ResponseCache {
         if (reason === 'evict') options.onEvict();
       },
     });
-  }
-
-  /** The purge generation now; a fill passes it back to `store` (purge-log.ts). */
-  get generation(): number {
-    return this.#purges.generation;
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */
@@ -114,36 +113,39 @@ export class ResponseCache {
   /**
    * Stores a response beside the target's other variants, replacing the one with its secondary
    * key; a response that does not vary replaces them all. Not kept when it is larger than the
-   * largest entry allowed, or when a purge since `generation` (when its fill began) names it.
+   * largest entry allowed, or when a hard purge since `generation` (when its fill began) names
+   * it; a soft one keeps it stale from the purge on.
    */
-  store(key: CacheKey, response: StoredResponse, generation: number): NotKept | undefined {
-    if (this.#purges.purgedSince(generation, key, response.tags)) return 'purged';
+  store(key: CacheKey, filled: StoredResponse, generation: number): NotKept | undefined {
+    const verdict = this.#purges.sinceGeneration(generation, key, filled.tags);
+    if (verdict.kind === 'purged') return 'purged';
+    const response = verdict.kind === 'stale-from' ? staleFrom(filled, verdict.at) : filled;
     const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
     return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS)) ? undefined : 'too-large';
   }
 
-  /** Puts `updated` where `stored` was (after a 304); nothing when `stored` has gone meanwhile. */
-  replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse): void {
+  /**
+   * Puts `updated` where `stored` was after a 304 (RFC 9111 §4.3.4), or drops `stored` when the
+   * 304 made it unstorable (undefined); nothing when `stored` has gone meanwhile.
+   */
+  replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse | undefined): void {
     const list = asList(this.#lru.peek(key));
     if (!list.includes(stored)) return;
-    this.#set(key, [updated, ...list.filter((v) => v !== stored)]);
+    const others = list.filter((v) => v !== stored);
+    const next = updated === undefined ? others : [updated, ...others];
+    if (next.length === 0) this.#lru.delete(key);
+    else this.#set(key, next);
   }
 
-  /** Removes every variant of a target; true when there was one. */
-  invalidate(key: CacheKey): boolean {
-    return this.#lru.delete(key);
-  }
-
-  /** Removes (hard) or marks stale (soft) every entry the selector names; returns how many. */
-  purge(selector: PurgeSelector, soft: boolean, now: number): number {
+  /** Removes (hard) or marks stale from `at` (soft) every entry the selector names; returns how many. */
+  purge(selector: PurgeSelector, soft: boolean, at: number): number {
     const keys = this.#select(selector);
-    this.#purges.record(selector);
     let purged = 0;
     for (const key of keys) {
       const list = asList(this.#lru.peek(key));
       if (list.length === 0) continue;
       purged++;
-      if (soft) this.#set(key, list.map((response) => staleFrom(response, now)));
+      if (soft) this.#set(key, list.map((response) => staleFrom(response, at)));
       else this.#lru.delete(key);
     }
     return purged;

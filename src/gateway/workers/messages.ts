@@ -1,29 +1,81 @@
 /**
- * What the primary and its workers say to each other over the cluster's IPC channel (besides
- * prom-client's own metric requests): the primary hands every worker each purge it takes, and
- * each worker answers with how many entries it purged.
+ * What the primary and its workers say to each other about purges over the cluster's IPC channel
+ * (besides prom-client's own metric requests). A purge taken by the primary (purge API, event)
+ * goes to one worker as an order; a worker that takes a purge (that order, or an invalidation)
+ * asks the primary to relay it to the other workers, which only apply it. Each is answered with
+ * the number of entries purged.
  */
-import type { PurgeSelector } from '../store/purge-log.ts';
+import type { Purge } from '../purge/purge-log.ts';
+import type { PurgeCause } from '../purge/purger.ts';
 
+/** Primary → worker: take this purge (apply it, relay it to the other workers, send it to the fleet). */
 export interface PurgeOrder {
   readonly type: 'catalog-gateway:purge';
   readonly id: number;
-  readonly selector: PurgeSelector;
-  readonly soft: boolean;
-  /** Whether this worker also sends it to the rest of the fleet (one worker per purge does). */
-  readonly fanOut: boolean;
+  readonly purge: Purge;
+  readonly cause: PurgeCause;
 }
 
-export interface PurgeDone {
+/** Primary → worker: apply this purge another worker took, here only. */
+export interface ApplyOrder {
+  readonly type: 'catalog-gateway:apply';
+  readonly id: number;
+  readonly purge: Purge;
+}
+
+/** Worker → primary: hand this purge to every other worker. */
+export interface RelayRequest {
+  readonly type: 'catalog-gateway:relay';
+  readonly id: number;
+  readonly purge: Purge;
+}
+
+/** The answer to any of the three, by its id: entries purged. */
+export interface Purged {
   readonly type: 'catalog-gateway:purged';
   readonly id: number;
   readonly purged: number;
 }
 
-export function isPurgeOrder(message: unknown): message is PurgeOrder {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'catalog-gateway:purge';
+export type PurgeMessage = PurgeOrder | ApplyOrder | RelayRequest | Purged;
+
+const TYPES: ReadonlySet<unknown> = new Set(['catalog-gateway:purge', 'catalog-gateway:apply', 'catalog-gateway:relay', 'catalog-gateway:purged']);
+
+export function isPurgeMessage(message: unknown): message is PurgeMessage {
+  return typeof message === 'object' && message !== null && TYPES.has((message as { type?: unknown }).type);
 }
 
-export function isPurgeDone(message: unknown): message is PurgeDone {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'catalog-gateway:purged';
+/** How long an asker waits for an answer: a process that dies while asked never gives one. */
+export const ANSWER_MS = 5000;
+
+/** The other end of the channel: a worker, seen from the primary, or the primary, seen from a worker. */
+export interface Peer {
+  send(message: PurgeMessage): unknown;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  off(event: 'message', listener: (message: unknown) => void): unknown;
+}
+
+/**
+ * Sends `message` and resolves to the `purged` its peer answers with the same id, or 0 when none
+ * comes in time or the peer goes away.
+ */
+export function ask(peer: Peer, message: Exclude<PurgeMessage, Purged>, gone?: Promise<void>): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const onMessage = (answer: unknown): void => {
+      if (isPurgeMessage(answer) && answer.type === 'catalog-gateway:purged' && answer.id === message.id) finish(answer.purged);
+    };
+    const timer = setTimeout(() => {
+      finish(0);
+    }, ANSWER_MS);
+    const finish = (purged: number): void => {
+      clearTimeout(timer);
+      peer.off('message', onMessage);
+      resolve(purged);
+    };
+    peer.on('message', onMessage);
+    void gone?.then(() => {
+      finish(0);
+    });
+    peer.send(message);
+  });
 }

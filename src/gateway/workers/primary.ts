@@ -3,9 +3,10 @@
  * the API port (the primary accepts connections and hands them round-robin to the workers, the
  * default scheduling on Linux), replaces a worker that dies, and drains them all on SIGTERM.
  * It answers the admin port for all of them: `/metrics` sums their metrics (prom-client's
- * AggregatorRegistry), `/readyz` asks that workers are listening and the origin is up, and every
- * purge it takes, from the purge API or an event, is handed to every worker. With a shared tier
- * one worker also sends it to the rest of the fleet.
+ * AggregatorRegistry), `/readyz` asks that workers are listening and the origin is up. Every purge
+ * it takes, from the purge API or an event, and every purge a worker takes (an invalidation) is
+ * applied by every worker (messages.ts); with a shared tier the worker that took it also sends it
+ * to the rest of the fleet.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism, hostname } from 'node:os';
@@ -17,11 +18,11 @@ import { createLogger } from '../../shared/logger.ts';
 import { createVerifier } from '../../shared/signing-key.ts';
 import { startAdmin } from '../admin.ts';
 import { cacheKeyOf } from '../pipeline.ts';
-import type { PurgeTaker } from '../purge/purger.ts';
+import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import { RouteTable } from '../routes/route-table.ts';
-import type { PurgeSelector } from '../store/purge-log.ts';
+import type { PurgeSelector } from '../purge/purge-log.ts';
 import { OriginHealth } from '../upstream/origin-health.ts';
-import { isPurgeDone, type PurgeOrder } from './messages.ts';
+import { ask, isPurgeMessage, type Purged } from './messages.ts';
 
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
@@ -55,7 +56,6 @@ class PrimaryRegistry extends Registry {
 /** A worker that dies within this long of its start is crash-looping: its replacement waits. */
 const QUICK_DEATH_MS = 2000;
 const MAX_RESPAWN_DELAY_MS = 10_000;
-const PURGE_ANSWER_MS = 5000;
 
 /** `workerArgs`: the command line the workers run, when not this process's own (`catalog-gateway fleet`). */
 export async function startPrimary(config: Config, count: number, workerArgs?: readonly string[]): Promise<RunningPrimary> {
@@ -117,38 +117,30 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     }, respawnDelay).unref();
   });
 
-  let purgeIds = 0;
-  const shared = config['gateway.redis.url'] !== null;
+  let orders = 0;
+  const connected = (): Worker[] => [...live].filter((w) => w.isConnected());
+  const exited = (worker: Worker): Promise<void> =>
+    new Promise((resolve) => {
+      worker.once('exit', () => {
+        resolve();
+      });
+    });
+  // A purge the primary takes goes to one worker, which applies it, has it relayed to the others
+  // (below) and sends it to the fleet, as it would an invalidation of its own.
   const purger: PurgeTaker = {
-    purge: (selector: PurgeSelector, soft: boolean) => {
-      const workers = [...live].filter((w) => w.isConnected());
-      const answers = workers.map(
-        (worker, i) =>
-          new Promise<number>((resolve) => {
-            const id = ++purgeIds;
-            const timer = setTimeout(() => {
-              finish(0);
-            }, PURGE_ANSWER_MS);
-            const onMessage = (message: unknown): void => {
-              if (isPurgeDone(message) && message.id === id) finish(message.purged);
-            };
-            const finish = (purged: number): void => {
-              clearTimeout(timer);
-              worker.off('message', onMessage);
-              worker.off('exit', onExit);
-              resolve(purged);
-            };
-            const onExit = (): void => {
-              finish(0);
-            };
-            worker.on('message', onMessage);
-            worker.once('exit', onExit);
-            worker.send({ type: 'catalog-gateway:purge', id, selector, soft, fanOut: shared && i === 0 } satisfies PurgeOrder);
-          }),
-      );
-      return Promise.all(answers).then((purged) => purged.reduce((a, b) => a + b, 0));
+    purge: async (selector: PurgeSelector, soft: boolean, cause: PurgeCause) => {
+      const [worker] = connected();
+      if (worker === undefined) return 0;
+      return ask(worker, { type: 'catalog-gateway:purge', id: ++orders, purge: { selector, soft, at: Date.now() }, cause }, exited(worker));
     },
   };
+  cluster.on('message', (from, message: unknown) => {
+    if (!isPurgeMessage(message) || message.type !== 'catalog-gateway:relay') return;
+    const others = connected().filter((w) => w !== from);
+    void Promise.all(others.map((w) => ask(w, { type: 'catalog-gateway:apply', id: ++orders, purge: message.purge }, exited(w)))).then((purged) => {
+      if (from.isConnected()) from.send({ type: 'catalog-gateway:purged', id: message.id, purged: purged.reduce((a, b) => a + b, 0) } satisfies Purged);
+    });
+  });
 
   const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);

@@ -1,6 +1,7 @@
 /**
- * Single flight across the fleet: for a key no process holds, one process (the one that takes
- * the key's lock in Redis) asks the origin, and the others wait until it has stored the answer.
+ * The fleet's key locks, in Redis, for the single flight (../fill/flight.ts): for a key no process
+ * holds, one process (the one that takes the key's lock) asks the origin, and the others wait
+ * until it has stored the answer.
  * The lock expires after `lockMs` unless its holder renews it, so a holder that dies frees the key;
  * its release is followed by a notification on one channel, which a waiter has subscribed to
  * before it looks for the entry once more, so no notification falls between the look and the
@@ -8,10 +9,11 @@
  * a waiter whose wait ran out asks the origin itself.
  */
 import type { Logger } from 'pino';
-import type { RedisClient, RedisLink } from '../fleet/redis-link.ts';
+import type { FleetKeyLock, FleetWait } from '../fill/flight.ts';
 import type { CacheKey } from '../store/response-cache.ts';
+import type { RedisClient, RedisLink } from './redis-link.ts';
 
-export interface FleetFlightOptions {
+export interface FleetLocksOptions {
   readonly link: RedisLink;
   readonly prefix: string;
   readonly processId: string;
@@ -20,23 +22,12 @@ export interface FleetFlightOptions {
   readonly logger: Logger;
 }
 
-/** A key's lock, held by this process until released. */
-export interface FleetLock {
-  release(): Promise<void>;
-}
-
-export interface Waiting {
-  /** True when a holder announced its fill; false when the wait ran out or Redis became unusable. */
-  readonly arrived: Promise<boolean>;
-  cancel(): void;
-}
-
 /** Renews only the holder's own lock: a lock that expired and was taken by another is left alone. */
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-export class FleetFlight {
-  readonly #o: FleetFlightOptions;
+export class FleetLocks {
+  readonly #o: FleetLocksOptions;
   readonly #lockPrefix: string;
   readonly #channel: string;
   readonly #waiters = new Map<string, Set<(arrived: boolean) => void>>();
@@ -44,7 +35,7 @@ export class FleetFlight {
   #subscribed = false;
   #sequence = 0;
 
-  constructor(options: FleetFlightOptions) {
+  constructor(options: FleetLocksOptions) {
     this.#o = options;
     this.#lockPrefix = `${options.prefix}lock:`;
     this.#channel = `${options.prefix}filled`;
@@ -81,7 +72,7 @@ export class FleetFlight {
   }
 
   /** The key's lock, `taken` when another process holds it, undefined when Redis cannot say. */
-  async acquire(key: CacheKey): Promise<FleetLock | 'taken' | undefined> {
+  async acquire(key: CacheKey): Promise<FleetKeyLock | 'taken' | undefined> {
     const lockKey = this.#lockPrefix + key;
     const token = `${this.#o.processId}:${++this.#sequence}`;
     const set = await this.#o.link.run((c) => c.set(lockKey, token, 'PX', this.#o.lockMs, 'NX'));
@@ -101,7 +92,7 @@ export class FleetFlight {
   }
 
   /** Starts waiting for `key`'s fill; call before looking for the entry once more. */
-  waitFor(key: CacheKey): Waiting {
+  waitFor(key: CacheKey): FleetWait {
     let settle: (arrived: boolean) => void = () => undefined;
     const arrived = new Promise<boolean>((resolve) => {
       settle = resolve;

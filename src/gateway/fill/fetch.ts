@@ -1,6 +1,7 @@
 /**
- * The fill step (Varnish's backend fetch): one origin exchange for a key, decided by the rules,
- * kept by the store. Given a stored response that needs validation it asks conditionally with its
+ * The fetch (Varnish's backend fetch): one origin exchange for a key, decided by the rules, kept
+ * by the store. It is the flight's leader that runs it (flight.ts), and it tells the flight, as
+ * soon as the origin's header fields are in, who else the answer may serve (sharing.ts). Given a stored response that needs validation it asks conditionally with its
  * validators, and a 304 freshens it without a body (RFC 9111 §4.3.3, §4.3.4). When the origin
  * cannot be reached, times out or answers 5xx, a stored response within its stale-if-error
  * window answers instead (RFC 5861 §4). A failed fill stores nothing.
@@ -13,12 +14,13 @@ import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePo
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import type { PurgeLog } from '../purge/purge-log.ts';
 import type { CacheKey, NotKept, ResponseCache } from '../store/response-cache.ts';
 import { fieldsAfter, freshen, NO_SECONDARY_KEY, prepareResponse, type StoredResponse } from '../store/stored-response.ts';
 import { parseTags } from '../store/tag-index.ts';
 import type { OriginClient, OriginRequest } from '../upstream/origin-client.ts';
 import { originServerError, type UpstreamFailure } from '../upstream/upstream-failure.ts';
-import type { Announce } from './coalescer.ts';
+import { ANY, NONE, selectedBy, type Sharing } from './sharing.ts';
 
 export interface FillRequest {
   readonly key: CacheKey;
@@ -62,9 +64,18 @@ function notReusable(receivedAt: number, ageMs: number): ReuseFacts {
   return { lifetimeMs: 0, initialAgeMs: ageMs, storedAt: receivedAt, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: true, noCache: true };
 }
 
-/** Whether waiters may be handed the outcome of an answer with this head (see Coalescer). */
-function shareable(head: ResponseHead, verdict: StorageVerdict, validating: boolean): boolean {
-  return verdict.store || head.status >= 500 || (validating && head.status === 304);
+/**
+ * Who else the answer with this head may serve (flight.ts), decided once: what is stored, the
+ * waiters it selects (§4.1); a 304 to a validation, those the validated response selects; a 5xx
+ * that becomes a failure, everyone, or a stale answer, those the stored response selects; anything
+ * else (a 5xx relayed as it is, too), nobody, so waiters ask on their own at once (Varnish's hit-for-miss).
+ */
+function sharingOf(head: ResponseHead, verdict: StorageVerdict, request: FillRequest, stored: StoredResponse | undefined, now: number): Sharing {
+  if (verdict.store) return verdict.vary.length === 0 ? ANY : selectedBy({ vary: verdict.vary, selecting: selectingValues(verdict.vary, request.requestHeaders) });
+  if (head.status === 304 && stored !== undefined) return selectedBy(stored);
+  if (head.status < 500) return NONE;
+  if (stored !== undefined && mayServeOnError(stored, now)) return selectedBy(stored);
+  return request.relayServerErrors ? NONE : ANY;
 }
 
 /** Where the origin's tags arrive, and whether clients see them. */
@@ -79,23 +90,23 @@ export function hiddenFields(tags: TagPolicy): readonly string[] {
   return tags.expose ? [] : [tags.header];
 }
 
-/** What the cache steps fill through: the Filler itself, or the fleet's in front of it. */
-export interface Fill {
-  fill(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome>;
-}
+/** Called by a fetch once it knows who else its answer may serve. */
+export type Announce = (sharing: Sharing) => void;
 
-export class Filler implements Fill {
+export class Fetcher {
   readonly #origin: OriginClient;
   readonly #cache: ResponseCache;
+  readonly #purges: PurgeLog;
   readonly #metrics: GatewayMetrics;
   readonly #now: () => number;
   readonly #tagHeader: string;
   /** Fields not kept besides those the storage rules name: the tag field, unless exposed. */
   readonly #hidden: readonly string[];
 
-  constructor(origin: OriginClient, cache: ResponseCache, metrics: GatewayMetrics, now: () => number, tags: TagPolicy) {
+  constructor(origin: OriginClient, cache: ResponseCache, purges: PurgeLog, metrics: GatewayMetrics, now: () => number, tags: TagPolicy) {
     this.#origin = origin;
     this.#cache = cache;
+    this.#purges = purges;
     this.#metrics = metrics;
     this.#now = now;
     this.#tagHeader = tags.header;
@@ -103,15 +114,15 @@ export class Filler implements Fill {
   }
 
   /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
-  async fill(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
+  async fetch(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
     const requestTime = this.#now();
-    const generation = this.#cache.generation;
+    const generation = this.#purges.generation;
     const origin = stored === undefined ? request.origin : { ...request.origin, headers: { ...request.origin.headers, ...validationHeaders(stored) } };
     let verdict: StorageVerdict | undefined;
     const started = performance.now();
     const answer = await this.#origin.fetch(origin, (status, headers) => {
       verdict = storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy);
-      announce?.(shareable({ status, headers }, verdict, stored !== undefined));
+      announce?.(sharingOf({ status, headers }, verdict, request, stored, this.#now()));
     });
     const originMs = performance.now() - started;
     this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
@@ -122,7 +133,7 @@ export class Filler implements Fill {
     }
     if (response.status === 304 && stored !== undefined) {
       // §4.3.4: a 304 that names another representation updates nothing; ask once more in full.
-      if (!freshens(stored, response.headers)) return this.fill(request, undefined);
+      if (!freshens(stored, response.headers)) return this.fetch(request, undefined);
       return this.#revalidated(request, stored, response.headers, requestTime, originMs);
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
@@ -166,7 +177,7 @@ export class Filler implements Fill {
       request.policy,
     );
     if (!verdict.store) {
-      this.#cache.invalidate(request.key);
+      this.#cache.replace(request.key, stored, undefined);
       return { kind: 'revalidated', response: freshen(stored, fields, notReusable(this.#now(), 0)), stored: false, originMs };
     }
     const updated = freshen(stored, fields, verdict.facts);

@@ -1,0 +1,204 @@
+/**
+ * Single flight (Varnish's waiting list and hit-for-miss; undici's dedupe): one object per key
+ * owns the key's fill from the first miss to the last waiter. Its leader looks in the fleet's
+ * shared tier and takes the fleet's lock for the key when there is a fleet (so a query is asked
+ * of the origin once however many processes want it), fetches from the origin (fetch.ts), and
+ * hands what the origin answered to the shared tier before the lock is let go, so a waiter woken
+ * by the release finds it. Who else the answer may serve is decided once (sharing.ts); waiters it
+ * does not serve are released as soon as that is known, to ask on their own.
+ *
+ * A flight belongs to no client: a client that goes away cancels nothing for the others. A purge
+ * detaches every flight in flight, so a request after it starts its own.
+ */
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from '../metrics.ts';
+import type { PurgeLog } from '../purge/purge-log.ts';
+import type { CacheKey } from '../store/response-cache.ts';
+import type { StoredResponse } from '../store/stored-response.ts';
+import type { Fetcher, FillOutcome, FillRequest } from './fetch.ts';
+import { admits, sharingOfOutcome, type Sharing } from './sharing.ts';
+
+/** A lock on a key that the fleet's processes share (fleet/fleet-lock.ts). */
+export interface FleetKeyLock {
+  release(): Promise<void>;
+}
+
+export interface FleetWait {
+  /** True when the holder let go of the key; false when the wait ran out or Redis became unusable. */
+  readonly arrived: Promise<boolean>;
+  cancel(): void;
+}
+
+/**
+ * How a fill took part in the fleet's single flight: `leader` this process held the fleet's lock
+ * and asked the origin; `waited` another process's fill answered; `timeout` the wait ran out and
+ * this process asked itself; `alone` Redis was not in use and this process asked on its own.
+ */
+export type FleetRole = 'leader' | 'waited' | 'timeout' | 'alone';
+
+/** What a flight needs of the fleet (fleet/fleet.ts): the shared tier and the key locks. */
+export interface FleetTier {
+  /** Whether shared entries can be judged and waits end by notification now. */
+  readonly usable: boolean;
+  /**
+   * A shared entry that answers `request` as it is (selected by it, fresh for its directives,
+   * newer than `stored`), copied into the local cache unless a purge since `generation` names it.
+   */
+  find(request: FillRequest, stored: StoredResponse | undefined, generation: number): Promise<StoredResponse | undefined>;
+  /** The key's lock, `taken` when another process holds it, undefined when Redis cannot say. */
+  lock(key: CacheKey): Promise<FleetKeyLock | 'taken' | undefined>;
+  /** Starts waiting for the key's holder; call before looking once more. */
+  waitFor(key: CacheKey): FleetWait;
+  /** Writes what a fill stored for every other process; `mark` is the purge mark its fill began at. */
+  write(key: CacheKey, response: StoredResponse, mark: string): Promise<void>;
+  counted(role: FleetRole): void;
+}
+
+/** What one request got from a flight. */
+export interface Flown {
+  readonly outcome: FillOutcome;
+  /** This request waited for another request's fill (RFC 9211 `collapsed`). */
+  readonly collapsed: boolean;
+}
+
+export interface FlightParts {
+  readonly fetcher: Fetcher;
+  readonly purges: PurgeLog;
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
+  readonly fleet: FleetTier | undefined;
+}
+
+class Flight {
+  readonly sharing: Promise<Sharing>;
+  readonly outcome: Promise<FillOutcome>;
+
+  constructor(run: (announce: (sharing: Sharing) => void) => Promise<FillOutcome>, done: (flight: Flight) => void) {
+    let decide: (sharing: Sharing) => void = () => undefined;
+    this.sharing = new Promise<Sharing>((resolve) => {
+      decide = resolve;
+    });
+    this.outcome = run((sharing) => {
+      decide(sharing);
+      if (sharing.kind === 'none') done(this);
+    }).then(
+      (outcome) => {
+        decide(sharingOfOutcome(outcome));
+        done(this);
+        return outcome;
+      },
+      (err: unknown) => {
+        decide({ kind: 'none' });
+        done(this);
+        throw err;
+      },
+    );
+  }
+}
+
+const SILENT = (): void => undefined;
+
+export class Flights {
+  readonly #p: FlightParts;
+  readonly #inFlight = new Map<CacheKey, Flight>();
+
+  constructor(parts: FlightParts) {
+    this.#p = parts;
+  }
+
+  /** The answer to a request that needs the origin: a flight of its own, or a share of the one in flight. */
+  async answer(request: FillRequest, stored: StoredResponse | undefined): Promise<Flown> {
+    const running = this.#inFlight.get(request.key);
+    if (running === undefined) return { outcome: await this.#start(request, stored).outcome, collapsed: false };
+    this.#p.metrics.coalesced();
+    if (admits(await running.sharing, request.requestHeaders)) return { outcome: await running.outcome, collapsed: true };
+    return { outcome: await this.#lead(request, stored, SILENT), collapsed: false };
+  }
+
+  /** RFC 5861 §3: one background refresh per key, shared with any flight already under way; nobody waits for it. */
+  refresh(request: FillRequest, stored: StoredResponse, reqId: string): void {
+    if (this.#inFlight.has(request.key)) return;
+    this.#start(request, stored).outcome.catch((err: unknown) => {
+      this.#p.logger.error({ reqId, err }, 'background refresh failed');
+    });
+  }
+
+  /** Lets every flight go on for the requests already waiting on it; the next request for its key starts its own. */
+  detachAll(): void {
+    this.#inFlight.clear();
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  #start(request: FillRequest, stored: StoredResponse | undefined): Flight {
+    const { key } = request;
+    const flight = new Flight(
+      (announce) => this.#lead(request, stored, announce),
+      (done) => {
+        if (this.#inFlight.get(key) === done) this.#inFlight.delete(key);
+      },
+    );
+    this.#inFlight.set(key, flight);
+    return flight;
+  }
+
+  /** The leader's part: the shared tier and the fleet's lock when they are usable, else the origin alone. */
+  async #lead(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
+    const { fleet, purges } = this.#p;
+    // Without a complete view of the fleet's purges a shared entry cannot be judged, and without
+    // notifications a wait could only time out: this process fills on its own meanwhile.
+    if (fleet === undefined || !fleet.usable) {
+      fleet?.counted('alone');
+      return this.#p.fetcher.fetch(request, stored, announce);
+    }
+    const generation = purges.generation;
+    const mark = purges.mark;
+    const shared = async (): Promise<FillOutcome | undefined> => {
+      const response = await fleet.find(request, stored, generation);
+      return response === undefined ? undefined : { kind: 'shared', response };
+    };
+    const fromOrigin = async (): Promise<FillOutcome> => {
+      const outcome = await this.#p.fetcher.fetch(request, stored, announce);
+      const kept = keptOf(outcome);
+      if (kept !== undefined) await fleet.write(request.key, kept, mark);
+      return outcome;
+    };
+    const found = await shared();
+    if (found !== undefined) return found;
+    const lock = await fleet.lock(request.key);
+    if (lock === undefined) {
+      fleet.counted('alone');
+      return this.#p.fetcher.fetch(request, stored, announce);
+    }
+    if (lock === 'taken') {
+      const waiting = fleet.waitFor(request.key);
+      const meanwhile = await shared();
+      if (meanwhile !== undefined) {
+        waiting.cancel();
+        return meanwhile;
+      }
+      const arrived = await waiting.arrived;
+      const filled = arrived ? await shared() : undefined;
+      // Without an entry, the holder's answer was not storable (so not shareable either), or it never came.
+      fleet.counted(arrived ? 'waited' : 'timeout');
+      return filled ?? fromOrigin();
+    }
+    try {
+      // Another process may have stored it between the first look and taking the lock.
+      const raced = await shared();
+      if (raced !== undefined) return raced;
+      fleet.counted('leader');
+      return await fromOrigin();
+    } finally {
+      await lock.release();
+    }
+  }
+}
+
+/** What a fill stored locally, and so may hand to the shared tier. */
+function keptOf(outcome: FillOutcome): StoredResponse | undefined {
+  if (outcome.kind === 'response') return outcome.stored ? outcome.shared : undefined;
+  return outcome.kind === 'revalidated' && outcome.stored ? outcome.response : undefined;
+}
