@@ -32,23 +32,20 @@ import type { Route, RouteTable } from './routes/route-table.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 
-interface Mode {
-  readonly serve: (ex: Exchange, route: Route) => Step;
-  /** The key a GET of a target is stored under; undefined when the mode stores nothing for it. */
-  readonly key: (target: string, maxTargetBytes: number) => CacheKey | undefined;
-}
+type Serve = (ex: Exchange, route: Route) => Step;
 
-const MODES: Readonly<Record<RouteMode, Mode>> = {
-  catalog: { serve: catalogRoute, key: catalogKey },
-  http: { serve: httpRoute, key: httpKey },
-  pass: { serve: passRoute, key: () => undefined },
+/** The key a GET of a target is stored under, by mode; undefined when the mode stores nothing for it. */
+const KEYS: Readonly<Record<RouteMode, (target: string, maxTargetBytes: number) => CacheKey | undefined>> = {
+  catalog: catalogKey,
+  http: httpKey,
+  pass: () => undefined,
 };
 
 /** The cache key a purge by URL names (a path and query, or an absolute URL), by the route it falls under. */
 export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: number): CacheKey | undefined {
   const target = originForm(url);
   const route = routes.match(target);
-  return route === undefined ? undefined : MODES[route.mode].key(target, maxTargetBytes);
+  return route === undefined ? undefined : KEYS[route.mode](target, maxTargetBytes);
 }
 
 const NO_ROUTE = problem('not-found', 'no resource at this path');
@@ -88,6 +85,8 @@ function fail(ex: Exchange, err: unknown): void {
 }
 
 export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: IncomingMessage, res: ServerResponse) => void {
+  // Made per pipeline: the catalog route keeps a memo of its own.
+  const modes: Readonly<Record<RouteMode, Serve>> = { catalog: catalogRoute(), http: httpRoute, pass: passRoute };
   return (req, res) => {
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
@@ -109,7 +108,7 @@ export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: In
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
-      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode].serve(ex, route);
+      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : modes[route.mode](ex, route);
       if (step instanceof Promise) {
         step.then(
           (answered) => { finish(ex, answered); },

@@ -26,7 +26,9 @@ function decodedName(pair: string): string {
   }
 }
 
-const suspects = new Map<readonly string[], RegExp>();
+// Keyed by the list itself (each gateway parses its own), so no gateway shares another's and a
+// reloaded list takes its expression with it when it goes.
+const suspects = new WeakMap<readonly string[], RegExp>();
 
 /**
  * One regular expression per list of names, for the cheap test every request pays: a fragment,

@@ -3,14 +3,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
-import { NO_SECONDARY_KEY, prepareResponse } from '../../src/gateway/store/stored-response.ts';
+import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { parseTags, TagIndex } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 
 const FACTS = { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: 1_000_000, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 
+const maker = new EntryMaker();
+
 function response(tags: string) {
-  return prepareResponse(200, { 'content-type': 'application/json' }, Buffer.from('{}'), FACTS, NO_SECONDARY_KEY, [], parseTags(tags));
+  return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), FACTS, undefined, [], parseTags(tags));
 }
 
 test('parseTags splits on spaces and keeps each tag once', () => {

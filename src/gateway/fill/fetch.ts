@@ -16,7 +16,7 @@ import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { PurgeLog } from '../purge/purge-log.ts';
 import type { CacheKey, NotKept, ResponseCache } from '../store/response-cache.ts';
-import { fieldsAfter, freshen, NO_SECONDARY_KEY, prepareResponse, type StoredResponse } from '../store/stored-response.ts';
+import { fieldsAfter, type StoredResponse } from '../store/stored-response.ts';
 import { parseTags } from '../store/tag-index.ts';
 import type { OriginClient, OriginRequest } from '../upstream/origin-client.ts';
 import { originServerError, type UpstreamFailure } from '../upstream/upstream-failure.ts';
@@ -141,12 +141,12 @@ export class Fetcher {
     const tags = parseTags(response.headers[this.#tagHeader]);
     if (!decided.store) {
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
-      const relayed = prepareResponse(response.status, response.headers, response.body, facts, NO_SECONDARY_KEY, this.#hidden, tags);
+      const relayed = this.#cache.maker.prepare(response.status, response.headers, response.body, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
     }
-    const key = decided.vary.length === 0 ? NO_SECONDARY_KEY : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
-    const shared = prepareResponse(response.status, response.headers, response.body, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
-    const whole = decided.omit.length === 0 ? shared : prepareResponse(response.status, response.headers, response.body, decided.facts, key, this.#hidden, tags);
+    const key = decided.vary.length === 0 ? undefined : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
+    const shared = this.#cache.maker.prepare(response.status, response.headers, response.body, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
+    const whole = decided.omit.length === 0 ? shared : this.#cache.maker.prepare(response.status, response.headers, response.body, decided.facts, key, this.#hidden, tags);
     const notKept = this.#cache.store(request.key, shared, generation);
     return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, originMs };
   }
@@ -178,9 +178,9 @@ export class Fetcher {
     );
     if (!verdict.store) {
       this.#cache.replace(request.key, stored, undefined);
-      return { kind: 'revalidated', response: freshen(stored, fields, notReusable(this.#now(), 0)), stored: false, originMs };
+      return { kind: 'revalidated', response: this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0)), stored: false, originMs };
     }
-    const updated = freshen(stored, fields, verdict.facts);
+    const updated = this.#cache.maker.freshen(stored, fields, verdict.facts);
     this.#cache.replace(request.key, stored, updated);
     return { kind: 'revalidated', response: updated, stored: true, originMs };
   }

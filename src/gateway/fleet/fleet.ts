@@ -67,7 +67,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   });
   const locks = new FleetLocks({ link, prefix, processId, lockMs: config['gateway.redis.lockMs'], waitMs: config['gateway.redis.fillWaitMs'], logger: deps.logger });
   const inUse = (): boolean => link.up && stream.synced && locks.usable;
-  const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now);
+  const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now, deps.cache.maker);
   const tier: FleetTier = {
     get usable() {
       return stream.synced && locks.usable;

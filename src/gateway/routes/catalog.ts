@@ -30,29 +30,32 @@ export function catalogKey(target: string, maxTargetBytes: number): CacheKey | u
   return parsed.ok ? cacheKey(parsed.canonical) : undefined;
 }
 
-/**
- * GET verdicts by raw target, so a repeated query (what a cache serves) is parsed once: the parse
- * was the largest part of a hit after the log line and the socket write (docs/performance.md).
- * Bounded by emptying it when full, which costs a burst of re-parses and nothing else. A target
- * whose every character could take 3 bytes and still fit `maxTargetBytes` is never a 414, so its
- * verdict is the same for any gateway in the process, whatever its bound.
- */
-const parsedTargets = new Map<string, TargetVerdict>();
 const MAX_PARSED_TARGETS = 4096;
 
-function parseTarget(method: string, rawTarget: string, maxTargetBytes: number): TargetVerdict {
-  if (method !== 'GET' || rawTarget.length * 3 > maxTargetBytes) return parseRequestTarget(method, rawTarget, maxTargetBytes);
-  let verdict = parsedTargets.get(rawTarget);
-  if (verdict === undefined) {
-    verdict = parseRequestTarget(method, rawTarget, maxTargetBytes);
-    if (parsedTargets.size >= MAX_PARSED_TARGETS) parsedTargets.clear();
-    parsedTargets.set(rawTarget, verdict);
-  }
-  return verdict;
+/**
+ * A pipeline's catalog route. It remembers GET verdicts by raw target, so a repeated query (what
+ * a cache serves) is parsed once: the parse was the largest part of a hit after the log line and
+ * the socket write (docs/performance.md). Bounded by emptying it when full, which costs a burst
+ * of re-parses and nothing else; one per pipeline, so gateways in one process share nothing. A
+ * target whose every character could take 3 bytes and still fit `maxTargetBytes` is never a 414,
+ * so its verdict does not depend on the bound.
+ */
+export function catalogRoute(): (ex: Exchange, route: Route) => Step {
+  const parsedTargets = new Map<string, TargetVerdict>();
+  const parseTarget = (method: string, rawTarget: string, maxTargetBytes: number): TargetVerdict => {
+    if (method !== 'GET' || rawTarget.length * 3 > maxTargetBytes) return parseRequestTarget(method, rawTarget, maxTargetBytes);
+    let verdict = parsedTargets.get(rawTarget);
+    if (verdict === undefined) {
+      verdict = parseRequestTarget(method, rawTarget, maxTargetBytes);
+      if (parsedTargets.size >= MAX_PARSED_TARGETS) parsedTargets.clear();
+      parsedTargets.set(rawTarget, verdict);
+    }
+    return verdict;
+  };
+  return (ex, route) => serveCatalog(ex, route, parseTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes));
 }
 
-export function catalogRoute(ex: Exchange, route: Route): Step {
-  const target = parseTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes);
+function serveCatalog(ex: Exchange, route: Route, target: TargetVerdict): Step {
   if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
   const label = target.ok ? target.target.route : target.route;
   return whenAuthenticated(ex, route, label, (sub) => {

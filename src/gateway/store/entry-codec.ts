@@ -5,8 +5,7 @@
  * (another version's, or damaged) is treated as absent, never served.
  */
 import type { ReuseFacts } from '../rules/reuse.ts';
-import { NO_SECONDARY_KEY, restoreResponse, reuseFacts, StoredResponse } from './stored-response.ts';
-import { NO_TAGS } from './tag-index.ts';
+import { reuseFacts, type EntryMaker, type StoredResponse } from './stored-response.ts';
 
 const VERSION = 1;
 
@@ -56,7 +55,7 @@ function isFacts(value: unknown): value is ReuseFacts {
   return ['lifetimeMs', 'initialAgeMs', 'storedAt', 'staleWhileRevalidateMs', 'staleIfErrorMs'].every((k) => typeof f[k] === 'number') && typeof f.mustRevalidate === 'boolean' && typeof f.noCache === 'boolean';
 }
 
-export function decodeEntry(bytes: Buffer): SharedEntry | undefined {
+export function decodeEntry(bytes: Buffer, maker: EntryMaker): SharedEntry | undefined {
   if (bytes.length < 4) return undefined;
   const headLength = bytes.readUInt32BE(0);
   if (4 + headLength > bytes.length) return undefined;
@@ -69,8 +68,6 @@ export function decodeEntry(bytes: Buffer): SharedEntry | undefined {
   const { status, fields, facts, vary, selecting, tags, mark } = head;
   if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || fields.length % 2 !== 0 || !isFacts(facts)) return undefined;
   if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
-  // Lists of their own for nothing would cost each restored entry 32 B apiece.
-  const key = vary.length === 0 ? NO_SECONDARY_KEY : { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
-  const body = bytes.subarray(4 + headLength);
-  return { response: restoreResponse(status, fields, body, facts, key, tags.length === 0 ? NO_TAGS : tags), mark };
+  const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
+  return { response: maker.restore(status, fields, bytes.subarray(4 + headLength), facts, key, tags), mark };
 }

@@ -60,18 +60,32 @@ export function stringBytes(text: string): number {
 }
 
 /** An exact-size list of `length` pointers. */
-export function headerListBytes(length: number): number {
+function headerListBytes(length: number): number {
   return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
 /** A Buffer owning `length` bytes. */
-export function bufferBytes(length: number): number {
+function bufferBytes(length: number): number {
   return heap(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
-/** One entry: the fixed part, its key, and what its responses hold (`StoredResponse#bytes`). */
-export function entryBytes(key: string, responseBytes: number): number {
-  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + responseBytes;
+/**
+ * One entry: the fixed part, its key, what its responses hold (`StoredResponse#bytes`) and, for
+ * a target holding several variants side by side, their list.
+ */
+export function entryBytes(key: string, responses: readonly { readonly bytes: number }[]): number {
+  let held = responses.length > 1 ? headerListBytes(responses.length) : 0;
+  for (const response of responses) held += response.bytes;
+  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + held;
+}
+
+/**
+ * One response: its header list of `fields` names and values, `ownStrings` bytes of the strings
+ * only it holds (stringBytes), its body, its secondary key's two lists when it varies on
+ * `varyLength` fields, and its tags.
+ */
+export function responseBytes(fields: number, ownStrings: number, bodyLength: number, varyLength: number, tags: readonly string[]): number {
+  return headerListBytes(fields) + ownStrings + bufferBytes(bodyLength) + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tags);
 }
 
 /**
@@ -81,7 +95,7 @@ export function entryBytes(key: string, responseBytes: number): number {
  */
 const TAG_INDEX_BYTES = 64;
 
-export function tagBytes(tags: readonly string[]): number {
+function tagBytes(tags: readonly string[]): number {
   if (tags.length === 0) return 0;
   let bytes = headerListBytes(tags.length);
   for (const tag of tags) bytes += stringBytes(tag) + heap(TAG_INDEX_BYTES);

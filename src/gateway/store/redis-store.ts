@@ -16,7 +16,7 @@ import type { PurgeLog } from '../purge/purge-log.ts';
 import { usefulForMs } from '../rules/reuse.ts';
 import { decodeEntry, encodeEntry } from './entry-codec.ts';
 import type { CacheKey } from './response-cache.ts';
-import { staleFrom, type StoredResponse } from './stored-response.ts';
+import { staleFrom, type EntryMaker, type StoredResponse } from './stored-response.ts';
 
 export class RedisStore {
   readonly #link: RedisLink;
@@ -24,8 +24,10 @@ export class RedisStore {
   readonly #purges: PurgeLog;
   readonly #metrics: FleetMetrics;
   readonly #now: () => number;
+  readonly #maker: EntryMaker;
 
-  constructor(link: RedisLink, prefix: string, purges: PurgeLog, metrics: FleetMetrics, now: () => number) {
+  constructor(link: RedisLink, prefix: string, purges: PurgeLog, metrics: FleetMetrics, now: () => number, maker: EntryMaker) {
+    this.#maker = maker;
     this.#link = link;
     this.#prefix = `${prefix}entry:`;
     this.#purges = purges;
@@ -40,7 +42,7 @@ export class RedisStore {
       this.#metrics.read('error');
       return undefined;
     }
-    const entry = bytes === null ? undefined : decodeEntry(bytes);
+    const entry = bytes === null ? undefined : decodeEntry(bytes, this.#maker);
     if (entry === undefined) {
       this.#metrics.read('miss');
       return undefined;

@@ -13,9 +13,9 @@
 import { LRUCache } from 'lru-cache';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
-import { entryBytes, headerListBytes } from './entry-size.ts';
+import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
-import { staleFrom, StoredResponse } from './stored-response.ts';
+import { EntryMaker, staleFrom, StoredResponse } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
 
 declare const cacheKeyBrand: unique symbol;
@@ -86,6 +86,8 @@ export class ResponseCache {
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
   readonly #purges: PurgeLog;
+  /** Makes the entries this cache keeps: fills and the shared tier go through it. */
+  readonly maker = new EntryMaker();
 
   constructor(options: ResponseCacheOptions) {
     this.#purges = options.purges;
@@ -165,9 +167,7 @@ export class ResponseCache {
   }
 
   #set(key: CacheKey, list: readonly StoredResponse[]): boolean {
-    let held = 0;
-    for (const response of list) held += response.bytes;
-    const size = entryBytes(key, held) + (list.length > 1 ? headerListBytes(list.length) : 0);
+    const size = entryBytes(key, list);
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
       const [newest] = list;
