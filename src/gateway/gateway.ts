@@ -86,7 +86,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();
-  const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
+  const health = new OriginHealth(config);
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {
     health.nudge();

@@ -150,7 +150,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     },
   };
 
-  const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
+  const health = new OriginHealth(config);
   const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
