@@ -13,7 +13,6 @@ import type { DestinationStream, Logger } from 'pino';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
-import { ClientAddress } from '../shared/client-address.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import { createHttpServer, httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
@@ -27,12 +26,12 @@ import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
 import { Purger } from './purge/purger.ts';
-import { RouteTable } from './routes/route-table.ts';
-import { TokenBuckets } from './steps/token-bucket.ts';
+import { LiveConfig, type ReloadOutcome } from './reload/live-config.ts';
+import { liveListenerLimits, liveLogLevel, livePipeline } from './reload/live-parts.ts';
 import { ResponseCache, type CacheKey } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
-import { isPurgeOrder, type PurgeDone } from './workers/messages.ts';
+import { isConfigOrder, isPurgeOrder, type PurgeDone } from './workers/messages.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -49,6 +48,8 @@ export interface RunningGateway {
   readonly registry: Registry;
   /** Entries and bytes in the cache now. */
   cacheStats(): CacheGauges;
+  /** Re-reads the configuration with `load` and applies what can change live (reload/live-config.ts). */
+  reload(load: () => Config): ReloadOutcome;
   /** Stops taking requests, lets in-flight ones finish within `http.shutdownTimeoutMs`, closes. */
   stop(): Promise<void>;
 }
@@ -57,6 +58,7 @@ export interface RunningGateway {
 interface Built {
   readonly logger: Logger;
   readonly registry: Registry;
+  readonly live: LiveConfig;
   readonly verifier: TokenVerifier;
   readonly purger: Purger;
   readonly keyOf: (url: string) => CacheKey | undefined;
@@ -75,6 +77,8 @@ interface Built {
 async function build(config: Config, deps: GatewayDeps, group: string | undefined): Promise<Built> {
   const now = deps.now ?? Date.now;
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
+  const live = new LiveConfig(config, logger);
+  liveLogLevel(live, logger);
   const registry = deps.registry ?? new Registry();
   const verifier = createVerifier(config, now);
   const cache: ResponseCache = new ResponseCache({
@@ -110,46 +114,39 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const purger = new Purger(cache, coalescer, metrics, now, fleet?.publishPurge);
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const localFiller = new Filler(origin, cache, metrics, now, tags);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
-  const maxTargetBytes = config['http.maxTargetBytes'];
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
   const limits = httpLimits(config);
   const onRefused = reportRefusals(logger, credentialNames, (reason) => {
     metrics.refused(reason);
   });
-  const api = createHttpServer(
-    createPipeline(
-      {
-        maxTargetBytes,
-        credentialNames,
-        clients: new ClientAddress(config['http.trustedProxies']),
-        hiddenFields: hiddenFields(tags),
-        tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
-        ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
-        isDraining: () => draining,
-        unfinished,
-        verifier,
-        cache,
-        coalescer,
-        filler: fleet?.filler(localFiller) ?? localFiller,
-        origin,
-        metrics,
-        accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
-        logger,
-        now,
-      },
-      routes,
-    ),
-    limits,
-    onRefused,
-  );
+  const pipeline = livePipeline(live, {
+    credentialNames,
+    hiddenFields: hiddenFields(tags),
+    isDraining: () => draining,
+    unfinished,
+    verifier,
+    cache,
+    coalescer,
+    filler: fleet?.filler(localFiller) ?? localFiller,
+    origin,
+    metrics,
+    accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
+    logger,
+    now,
+  });
+  const api = createHttpServer(createPipeline(pipeline), limits, onRefused);
+  liveListenerLimits(live, api);
   return {
     logger,
     registry,
+    live,
     verifier,
     purger,
-    keyOf: (url) => cacheKeyOf(routes, url, maxTargetBytes),
+    keyOf: (url) => {
+      const { deps, routes } = pipeline();
+      return cacheKeyOf(routes, url, deps.maxTargetBytes);
+    },
     limits,
     onRefused,
     cacheStats,
@@ -187,13 +184,14 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     })();
     return stopped;
   };
+  gw.live.registerGauges(gw.registry);
   try {
     const url = await gw.start();
     admin = await startAdmin({ ...gw, config, now: deps.now ?? Date.now });
     const notReady = gw.notReadyReason();
     logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
-    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, stop };
+    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, reload: (load) => gw.live.reload(load), stop };
   } catch (err) {
     await stop();
     throw err;
@@ -218,6 +216,8 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
   // the worker: constructing one installs that listener (lib/cluster.js, addListeners).
   new AggregatorRegistry();
   const onMessage = (message: unknown): void => {
+    // The primary has loaded and validated it (workers/primary.ts); what is live applies here too.
+    if (isConfigOrder(message)) gw.live.apply(message.config);
     if (!isPurgeOrder(message)) return;
     const purged = message.fanOut ? gw.purger.purge(message.selector, message.soft) : gw.purger.apply(message.selector, message.soft);
     process.send?.({ type: 'catalog-gateway:purged', id: message.id, purged } satisfies PurgeDone);

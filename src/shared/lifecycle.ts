@@ -42,7 +42,7 @@ export async function drain(server: Server, deadlineMs: number): Promise<void> {
 /**
  * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. SIGUSR1 and
  * SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill the
- * process: configuration is read at start only, so a reopen is what HUP can usefully do).
+ * process, and a server without `onReloadSignal` has nothing else to do on it).
  */
 export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGUSR1', reopenLogFiles);
@@ -58,4 +58,9 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   };
   process.once('SIGTERM', handler);
   process.once('SIGINT', handler);
+}
+
+/** SIGHUP also reloads the configuration (nginx's `-s reload`, systemd's `ExecReload`). */
+export function onReloadSignal(reload: () => void): void {
+  process.on('SIGHUP', reload);
 }

@@ -18,10 +18,12 @@ import { createVerifier } from '../../shared/signing-key.ts';
 import { startAdmin } from '../admin.ts';
 import { cacheKeyOf } from '../pipeline.ts';
 import type { PurgeTaker } from '../purge/purger.ts';
+import { LiveConfig, type ReloadOutcome } from '../reload/live-config.ts';
+import { liveLogLevel } from '../reload/live-parts.ts';
 import { RouteTable } from '../routes/route-table.ts';
 import type { PurgeSelector } from '../store/purge-log.ts';
 import { OriginHealth } from '../upstream/origin-health.ts';
-import { isPurgeDone, type PurgeOrder } from './messages.ts';
+import { isPurgeDone, type ConfigOrder, type PurgeOrder } from './messages.ts';
 
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
@@ -36,6 +38,8 @@ export interface RunningPrimary {
   /** The API port's URL, as the workers report it once all of them listen. */
   readonly url: string;
   readonly adminUrl: string;
+  /** Loads and validates with `load`, applies what is live here and hands it to every worker. */
+  reload(load: () => Config): ReloadOutcome;
   stop(): Promise<void>;
 }
 
@@ -151,7 +155,27 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   };
 
   const health = new OriginHealth(config);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  const liveConfig = new LiveConfig(config, logger);
+  liveLogLevel(liveConfig, logger);
+  liveConfig.registerGauges(registry);
+  // The purge API's routes, to name the key a purge by URL means.
+  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  liveConfig.add({
+    prepare(next) {
+      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope']);
+      return () => {
+        routes = built;
+      };
+    },
+  });
+  // Workers forked later load the file themselves; the running ones are handed what was validated here.
+  liveConfig.add({
+    prepare(next) {
+      return () => {
+        for (const worker of live) if (worker.isConnected()) worker.send({ type: 'catalog-gateway:config', config: next } satisfies ConfigOrder);
+      };
+    },
+  });
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
@@ -162,7 +186,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     registry,
     verifier: createVerifier(config, Date.now),
     purger,
-    keyOf: (url) => cacheKeyOf(routes, url, config['http.maxTargetBytes']),
+    keyOf: (url) => cacheKeyOf(routes, url, liveConfig.current['http.maxTargetBytes']),
     notReadyReason: () => {
       if (stopping) return 'the gateway is shutting down';
       if (listening.size === 0) return 'no worker is listening yet';
@@ -179,6 +203,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   return {
     url,
     adminUrl: admin.url,
+    reload: (load) => liveConfig.reload(load),
     async stop() {
       stopping = true;
       const deadline = config['http.shutdownTimeoutMs'] + 5000;
