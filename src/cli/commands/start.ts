@@ -76,7 +76,9 @@ export const start: Command = {
       await gateway.stop();
       await origin.stop();
     });
-    onReloadSignal(() => void gateway.reload(gatewayConfig));
+    onReloadSignal(() => {
+      gateway.reload(gatewayConfig);
+    });
     const token = await exampleToken(config, config['auth.requiredScope']);
     const writer = await exampleToken(config, `${config['auth.requiredScope']} catalog:write`);
     let curl: string;

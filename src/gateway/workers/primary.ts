@@ -24,6 +24,7 @@ import { RouteTable } from '../routes/route-table.ts';
 import type { PurgeSelector } from '../store/purge-log.ts';
 import { OriginHealth } from '../upstream/origin-health.ts';
 import { isPurgeDone, type ConfigOrder, type PurgeOrder } from './messages.ts';
+import { retire, rollWorkers } from './rolling-restart.ts';
 
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
@@ -40,6 +41,8 @@ export interface RunningPrimary {
   readonly adminUrl: string;
   /** Loads and validates with `load`, applies what is live here and hands it to every worker. */
   reload(load: () => Config): ReloadOutcome;
+  /** Replaces the workers one at a time (rolling-restart.ts); false when it stopped short. */
+  roll(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -69,6 +72,9 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   const live = new Set<Worker>();
   const listening = new Set<Worker>();
   const startedAt = new Map<Worker, number>();
+  // The rolling restart's own: new workers until they listen (one that dies stops the restart),
+  // and old ones being retired (one killed past its drain deadline is not a death to replace).
+  const rolling = new Set<Worker>();
   let stopping = false;
   let respawnDelay = 0;
   let anyListened = false;
@@ -90,7 +96,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     listened = resolve;
     neverListened = reject;
   });
-  const fork = (): void => {
+  const fork = (): Worker => {
     const worker = cluster.fork();
     live.add(worker);
     startedAt.set(worker, Date.now());
@@ -99,6 +105,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       anyListened = true;
       if (listening.size === count) listened(`http://${config['gateway.host']}:${address.port}`);
     });
+    return worker;
   };
 
   cluster.on('exit', (worker, code, signal) => {
@@ -107,7 +114,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     // A worker that stopped on its own after a signal (code 0) was asked to; only a death is replaced.
-    if (stopping || code === 0) return;
+    if (stopping || code === 0 || rolling.delete(worker)) return;
     if (!anyListened) {
       stopping = true;
       neverListened(new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`));
@@ -199,30 +206,37 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     now: Date.now,
   });
   logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
+  const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
+  // One at a time: a second signal during a restart waits for the one under way.
+  let restarting: Promise<boolean> | undefined;
 
   return {
     url,
     adminUrl: admin.url,
     reload: (load) => liveConfig.reload(load),
+    roll() {
+      restarting ??= rollWorkers({
+        workers: [...live],
+        fork: () => {
+          const worker = fork();
+          rolling.add(worker);
+          worker.once('listening', () => rolling.delete(worker));
+          return worker;
+        },
+        drain: (worker) => {
+          rolling.add(worker);
+          return retire(worker, drainDeadlineMs);
+        },
+        stopping: () => stopping,
+        logger,
+      }).finally(() => {
+        restarting = undefined;
+      });
+      return restarting;
+    },
     async stop() {
       stopping = true;
-      const deadline = config['http.shutdownTimeoutMs'] + 5000;
-      const exits = [...live].map(
-        (worker) =>
-          new Promise<void>((resolve) => {
-            if (worker.isDead()) {
-              resolve();
-              return;
-            }
-            const kill = setTimeout(() => worker.process.kill('SIGKILL'), deadline);
-            worker.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            worker.process.kill('SIGTERM');
-          }),
-      );
-      await Promise.all(exits);
+      await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close()]);
       logger.info('stopped');
       logger.flush();
