@@ -82,7 +82,7 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
     case 'url':
       return 'an http:// or https:// URL';
     case 'url-or-path':
-      return 'an http:// or https:// URL, or a path starting with /';
+      return `an http:// or https:// URL, or a path starting with /${spec.nullable === true ? ', or null' : ''}`;
     case 'routes':
       return 'a non-empty list of routes (README, "Routes")';
     case 'addresses':
@@ -143,6 +143,11 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** JSON `null` in a file, the word `null` in env and flags. */
+function isNull(raw: unknown, text: string | undefined, fromText: boolean): boolean {
+  return raw === null || (fromText && text === 'null');
+}
+
 /** Values from env and flags are strings; file values are JSON. Both go through one check. */
 function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | undefined): Coerced {
   const text = typeof raw === 'string' ? raw.trim() : undefined;
@@ -164,6 +169,7 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       return url.protocol === 'http:' || url.protocol === 'https:' ? { ok: true, value: url.origin } : { ok: false };
     }
     case 'url-or-path': {
+      if (spec.nullable === true && isNull(raw, text, fromText)) return { ok: true, value: null };
       if (text?.startsWith('/') === true && !/\s/.test(text)) return { ok: true, value: text };
       return text !== undefined && URL.canParse(text) && /^https?:$/.test(new URL(text).protocol) ? { ok: true, value: text } : { ok: false };
     }
@@ -177,7 +183,7 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 && n <= spec.max ? { ok: true, value: n } : { ok: false };
     }
     case 'redis-url':
-      if (raw === null || (fromText && text === 'null')) return { ok: true, value: null };
+      if (isNull(raw, text, fromText)) return { ok: true, value: null };
       if (text === undefined) return { ok: false };
       try {
         parseRedisUrl(text);
@@ -187,7 +193,7 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
         throw err;
       }
     case 'string':
-      if (spec.nullable === true && (raw === null || (fromText && text === 'null'))) return { ok: true, value: null };
+      if (spec.nullable === true && isNull(raw, text, fromText)) return { ok: true, value: null };
       return text !== undefined && text !== '' ? { ok: true, value: text } : { ok: false };
   }
 }

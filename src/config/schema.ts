@@ -31,6 +31,7 @@ interface UrlSpec {
 /** An absolute http(s) URL, or a path resolved against another URL key. */
 interface UrlOrPathSpec {
   readonly type: 'url-or-path';
+  readonly nullable?: boolean;
   readonly doc: string;
 }
 interface AddressesSpec {
@@ -121,7 +122,7 @@ export const SCHEMA = {
   'gateway.upstream.bodyTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Longest pause allowed while the origin sends a body (504 past it).' },
   'gateway.upstream.maxResponseBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest origin response body a fill accepts (502 past it); relayed bodies are streamed and not bounded.' },
   'gateway.upstream.keepAliveTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'How long an idle origin connection is kept; an origin `Keep-Alive: timeout` hint, less 2 s, takes precedence.' },
-  'gateway.upstream.probe': { type: 'url-or-path', doc: 'The origin\'s health check: an absolute URL, or a path on `gateway.origin`. Up means a 2xx answer; it drives `/readyz` and `catalog_gateway_origin_up`. The default is the origin\'s admin `/readyz`.' },
+  'gateway.upstream.probe': { type: 'url-or-path', nullable: true, doc: 'The origin\'s health check: an absolute URL, or a path on `gateway.origin`; up means a 2xx answer. `null` asks `GET /` of `gateway.origin` itself, and any answer below 500 (401 and 404 included) means up. It drives `/readyz` and `catalog_gateway_origin_up`; `npm start` probes its origin\'s admin `/readyz`.' },
   'gateway.upstream.probeIntervalMs': { type: 'integer', min: 100, max: 600_000, doc: 'How often the health check is asked; a request that cannot reach the origin asks it at once.' },
   'gateway.rateLimit.perTokenPerSecond': { type: 'integer', min: 0, max: 10_000_000, doc: 'Requests per second each token subject may make (token bucket), checked before the cache; 0 turns it off.' },
   'gateway.rateLimit.perTokenBurst': { type: 'integer', min: 1, max: 10_000_000, doc: 'Bucket size of the per-token limit: requests allowed at once after a quiet spell.' },

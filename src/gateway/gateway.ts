@@ -13,7 +13,6 @@ import type { DestinationStream, Logger } from 'pino';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
-import { ClientAddress } from '../shared/client-address.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import { createHttpServer, httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
@@ -28,12 +27,13 @@ import type { GatewayAccessRecord } from './exchange.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
 import { PurgeLog } from './purge/purge-log.ts';
 import { Purger } from './purge/purger.ts';
-import { RouteTable } from './routes/route-table.ts';
-import { TokenBuckets } from './steps/token-bucket.ts';
+import { LiveConfig, type ReloadOutcome } from './reload/live-config.ts';
+import { liveListenerLimits, liveLogLevel, livePipeline } from './reload/live-parts.ts';
 import { ResponseCache, type CacheKey } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
 import { answerPrimary, relayToSiblings } from './workers/purge-relay.ts';
+import { isConfigOrder } from './workers/messages.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
@@ -50,6 +50,8 @@ export interface RunningGateway {
   readonly registry: Registry;
   /** Entries and bytes in the cache now. */
   cacheStats(): CacheGauges;
+  /** Re-reads the configuration with `load` and applies what can change live (reload/live-config.ts). */
+  reload(load: () => Config): ReloadOutcome;
   /** Stops taking requests, lets in-flight ones finish within `http.shutdownTimeoutMs`, closes. */
   stop(): Promise<void>;
 }
@@ -58,6 +60,7 @@ export interface RunningGateway {
 interface Built {
   readonly logger: Logger;
   readonly registry: Registry;
+  readonly live: LiveConfig;
   readonly verifier: TokenVerifier;
   readonly purger: Purger;
   readonly keyOf: (url: string) => CacheKey | undefined;
@@ -76,6 +79,8 @@ interface Built {
 async function build(config: Config, deps: GatewayDeps, group: string | undefined): Promise<Built> {
   const now = deps.now ?? Date.now;
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
+  const live = new LiveConfig(config, logger);
+  liveLogLevel(live, logger);
   const registry = deps.registry ?? new Registry();
   const verifier = createVerifier(config, now);
   const purges = new PurgeLog();
@@ -89,7 +94,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();
-  const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
+  const health = new OriginHealth(config);
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {
     health.nudge();
@@ -115,46 +120,39 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const purger = new Purger({ cache, log: purges, flights, metrics, logger, now });
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
-  const maxTargetBytes = config['http.maxTargetBytes'];
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
   const limits = httpLimits(config);
   const onRefused = reportRefusals(logger, credentialNames, (reason) => {
     metrics.refused(reason);
   });
-  const api = createHttpServer(
-    createPipeline(
-      {
-        maxTargetBytes,
-        credentialNames,
-        clients: new ClientAddress(config['http.trustedProxies']),
-        hiddenFields: hiddenFields(tags),
-        tokenLimits: new TokenBuckets(config['gateway.rateLimit.perTokenPerSecond'], config['gateway.rateLimit.perTokenBurst'], 'per-token', 'token subject', now),
-        ipLimits: new TokenBuckets(config['gateway.rateLimit.perIpPerSecond'], config['gateway.rateLimit.perIpBurst'], 'per-address', 'client address', now),
-        isDraining: () => draining,
-        unfinished,
-        verifier,
-        cache,
-        flights,
-        purger,
-        origin,
-        metrics,
-        accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
-        logger,
-        now,
-      },
-      routes,
-    ),
-    limits,
-    onRefused,
-  );
+  const pipeline = livePipeline(live, {
+    credentialNames,
+    hiddenFields: hiddenFields(tags),
+    isDraining: () => draining,
+    unfinished,
+    verifier,
+    cache,
+    flights,
+    purger,
+    origin,
+    metrics,
+    accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
+    logger,
+    now,
+  });
+  const api = createHttpServer(createPipeline(pipeline), limits, onRefused);
+  liveListenerLimits(live, api);
   return {
     logger,
     registry,
+    live,
     verifier,
     purger,
-    keyOf: (url) => cacheKeyOf(routes, url, maxTargetBytes),
+    keyOf: (url) => {
+      const { deps, routes } = pipeline();
+      return cacheKeyOf(routes, url, deps.maxTargetBytes);
+    },
     limits,
     onRefused,
     cacheStats,
@@ -192,13 +190,14 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     })();
     return stopped;
   };
+  gw.live.registerGauges(gw.registry);
   try {
     const url = await gw.start();
     admin = await startAdmin({ ...gw, config, now: deps.now ?? Date.now });
     const notReady = gw.notReadyReason();
     logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
-    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, stop };
+    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, reload: (load) => gw.live.reload(load), stop };
   } catch (err) {
     await stop();
     throw err;
@@ -217,13 +216,18 @@ export interface RunningWorker {
  * purges on the fleet's stream (the primary has handed each of them every purge already).
  */
 export async function startWorker(config: Config, group: string): Promise<RunningWorker> {
-  const gw = await build(config, {}, group);
-  AggregatorRegistry.setRegistries([gw.registry]);
   // prom-client answers the primary's metric requests only once an AggregatorRegistry exists in
-  // the worker: constructing one installs that listener (lib/cluster.js, addListeners).
+  // the worker: constructing one installs that listener (lib/cluster.js, addListeners). It comes
+  // first, since the primary asks every forked worker, and one still starting (the shared tier
+  // is joined before listening) that does not answer fails the whole scrape.
+  const registry = new Registry();
+  AggregatorRegistry.setRegistries([registry]);
   new AggregatorRegistry();
+  const gw = await build(config, { registry }, group);
   const onMessage = (message: unknown): void => {
-    answerPrimary(message, gw.purger);
+    // The primary has loaded and validated it (workers/primary.ts); what is live applies here too.
+    if (isConfigOrder(message)) gw.live.apply(message.config);
+    else answerPrimary(message, gw.purger);
   };
   process.on('message', onMessage);
   const url = await gw.start();

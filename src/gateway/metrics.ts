@@ -135,7 +135,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'catalog_gateway_origin_up',
-      help: "1 when the origin's health check (gateway.upstream.probe) last answered 2xx, else 0.",
+      help: "1 when the origin's health check (gateway.upstream.probe) last found it up, else 0.",
       registers,
       // Across workers: up only when every worker sees it up.
       aggregator: 'min',

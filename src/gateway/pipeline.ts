@@ -84,10 +84,17 @@ function fail(ex: Exchange, err: unknown): void {
   else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, deps.maxTargetBytes, deps.credentialNames), false);
 }
 
-export function createPipeline(deps: PipelineDeps, routes: RouteTable): (req: IncomingMessage, res: ServerResponse) => void {
+/** What a request is served with: read once as it arrives, so a reload's swap never splits a request. */
+export interface PipelineSettings {
+  readonly deps: PipelineDeps;
+  readonly routes: RouteTable;
+}
+
+export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
   // Made per pipeline: the catalog route keeps a memo of its own.
   const modes: Readonly<Record<RouteMode, Serve>> = { catalog: catalogRoute(), http: httpRoute, pass: passRoute };
   return (req, res) => {
+    const { deps, routes } = settings();
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
     const ex: Exchange = {

@@ -1,11 +1,11 @@
 /**
  * Listening and draining, the same for both servers and both listeners (made by http-server.ts,
- * which also answers what the parser refuses): drain stops accepting,
- * lets in-flight requests finish (keep-alive connections are closed as soon as they go idle) and
- * cuts what is left when the deadline passes.
+ * which also answers what the parser refuses): drain stops accepting, lets in-flight requests
+ * finish, answers every request it still reads with `Connection: close`, closes the keep-alive
+ * connections that stay idle, and cuts what is left when the deadline passes.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import { reopenLogFiles } from './log-sink.ts';
 
 /** Binds a listener. */
@@ -25,24 +25,46 @@ export function baseUrl(address: AddressInfo): string {
   return `http://${host}:${address.port}`;
 }
 
+/**
+ * How long a drain leaves idle keep-alive connections open. A connection is idle between an
+ * answer and the client's next request; closed then, it resets a request already on its way
+ * (RFC 9112 §9.6 leaves such a retry to the client, and undici does not resend it). A busy
+ * client's next request arrives within this and its answer closes the connection; only one that
+ * stays idle this long is closed, the race its own keep-alive timeout runs anyway.
+ */
+const IDLE_GRACE_MS = 1000;
+
+const closeAfterAnswer = (_req: IncomingMessage, res: ServerResponse): void => {
+  res.shouldKeepAlive = false;
+};
+
 export async function drain(server: Server, deadlineMs: number): Promise<void> {
   if (!server.listening) return;
-  const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
-  const sweeper = setInterval(() => { server.closeIdleConnections(); }, 25);
+  // Before the handler, so that an answer sent at once (a hit) already carries the close.
+  server.prependListener('request', closeAfterAnswer);
+  // net.Server's close stops accepting; http.Server's would also destroy the idle connections at
+  // once, and stop the sweep that enforces the header and request timeouts on the rest.
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => { resolve(); }));
+  let sweeper: NodeJS.Timeout | undefined;
+  const grace = setTimeout(() => {
+    server.closeIdleConnections();
+    sweeper = setInterval(() => { server.closeIdleConnections(); }, 25);
+  }, Math.min(IDLE_GRACE_MS, deadlineMs));
   const deadline = setTimeout(() => { server.closeAllConnections(); }, deadlineMs);
-  server.closeIdleConnections();
   try {
     await closed;
   } finally {
+    clearTimeout(grace);
     clearInterval(sweeper);
     clearTimeout(deadline);
+    server.off('request', closeAfterAnswer);
   }
 }
 
 /**
  * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. SIGUSR1 and
  * SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill the
- * process: configuration is read at start only, so a reopen is what HUP can usefully do).
+ * process, and a server without `onReloadSignal` has nothing else to do on it).
  */
 export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGUSR1', reopenLogFiles);
@@ -58,4 +80,17 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
   };
   process.once('SIGTERM', handler);
   process.once('SIGINT', handler);
+}
+
+/** SIGHUP also reloads the configuration (nginx's `-s reload`, systemd's `ExecReload`). */
+export function onReloadSignal(reload: () => void): void {
+  process.on('SIGHUP', reload);
+}
+
+/**
+ * SIGUSR2 replaces a primary's workers one at a time (workers/rolling-restart.ts). A process
+ * without workers says so rather than let the signal's default action kill it.
+ */
+export function onRestartSignal(restart: (() => void) | undefined): void {
+  process.on('SIGUSR2', restart ?? (() => { process.emitWarning('SIGUSR2 replaces the workers one at a time, and this gateway runs none (gateway.workers is 1): ignored'); }));
 }

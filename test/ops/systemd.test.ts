@@ -8,7 +8,7 @@ import { tempDir } from '../support/config.ts';
 
 test('ops/systemd/catalog-gateway.service verifies', () => {
   const unit = readFileSync('ops/systemd/catalog-gateway.service', 'utf8');
-  assert.match(unit, /^ExecReload=\/bin\/kill -USR1 \$MAINPID$/m, 'reload reopens the logs');
+  assert.match(unit, /^ExecReload=\/bin\/kill -HUP \$MAINPID$/m, 'reload reloads the configuration (and reopens the logs)');
   // Installed under /opt in production; verified against this checkout, where its files exist.
   const copy = join(tempDir(), 'catalog-gateway.service');
   writeFileSync(copy, unit.replaceAll('/opt/catalog-gateway', process.cwd()));

@@ -73,10 +73,12 @@ describe('config loader', () => {
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_PORT: '80s' } }), /gateway\.port/, 'a key without a unit takes none');
   });
 
-  test('the origin probe is an absolute http(s) URL or a path', () => {
+  test('the origin probe is an absolute http(s) URL or a path, or null (the default) for the origin itself', () => {
+    assert.equal(loadConfig({ env: {} })['gateway.upstream.probe'], null);
+    assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'null' } })['gateway.upstream.probe'], null);
     assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: '/healthz' } })['gateway.upstream.probe'], '/healthz');
     assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'http://10.0.0.5:9091/readyz' } })['gateway.upstream.probe'], 'http://10.0.0.5:9091/readyz');
-    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'healthz' } }), /config key gateway\.upstream\.probe = "healthz" \(from env CATALOG_GATEWAY_UPSTREAM_PROBE\): expected an http:\/\/ or https:\/\/ URL, or a path starting with \//);
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'healthz' } }), /config key gateway\.upstream\.probe = "healthz" \(from env CATALOG_GATEWAY_UPSTREAM_PROBE\): expected an http:\/\/ or https:\/\/ URL, or a path starting with \/, or null/);
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'ftp://x/readyz' } }), /gateway\.upstream\.probe/);
   });
 });

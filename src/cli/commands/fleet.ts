@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
 import { startOrigin } from '../../origin/origin.ts';
-import { onShutdownSignal } from '../../shared/lifecycle.ts';
+import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
 import { startRedisProcess } from '../redis-server.ts';
 import { example, exampleToken } from './start.ts';
@@ -43,6 +43,10 @@ export const fleet: Command = {
       await origin.stop();
       await redis.kill();
     });
+    onReloadSignal(() => {
+      primary.reload(() => loadConfig({ ...args.config, overrides }));
+    });
+    onRestartSignal(() => void primary.roll());
     const { url } = primary;
     const token = await exampleToken(config, config['auth.requiredScope']);
     const q = token === undefined ? 'dune' : (await example(origin.url, token)).q;

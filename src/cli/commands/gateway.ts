@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
-import { onShutdownSignal } from '../../shared/lifecycle.ts';
+import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
 
 export const gateway: Command = {
@@ -26,7 +26,13 @@ export const gateway: Command = {
       return;
     }
     const workers = workerCount(config['gateway.workers']);
-    const running = workers > 1 ? await startPrimary(config, workers) : await startGateway(config);
+    const primary = workers > 1 ? await startPrimary(config, workers) : undefined;
+    const running = primary ?? (await startGateway(config));
     onShutdownSignal(() => running.stop());
+    // The primary loads and validates, then hands the result to its workers.
+    onReloadSignal(() => {
+      running.reload(() => loadConfig(args.config));
+    });
+    onRestartSignal(primary && (() => void primary.roll()));
   },
 };

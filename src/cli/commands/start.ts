@@ -3,7 +3,7 @@ import { loadConfig } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
 import { startGateway } from '../../gateway/gateway.ts';
 import { startOrigin } from '../../origin/origin.ts';
-import { onShutdownSignal } from '../../shared/lifecycle.ts';
+import { onReloadSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
 
@@ -67,13 +67,17 @@ export const start: Command = {
   async run(args) {
     const config = loadConfig(args.config);
     const origin = await startOrigin(config);
-    const gateway = await startGateway(loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } })).catch(async (err: unknown) => {
+    const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
+    const gateway = await startGateway(gatewayConfig()).catch(async (err: unknown) => {
       await origin.stop();
       throw err;
     });
     onShutdownSignal(async () => {
       await gateway.stop();
       await origin.stop();
+    });
+    onReloadSignal(() => {
+      gateway.reload(gatewayConfig);
     });
     const token = await exampleToken(config, config['auth.requiredScope']);
     const writer = await exampleToken(config, `${config['auth.requiredScope']} catalog:write`);

@@ -4,8 +4,14 @@
  * (Varnish's backend probe): a scrape or a readiness probe only reads the last result, so neither
  * ever reaches the origin. A fill that cannot reach the origin asks for a probe at once, so a
  * dead origin is noticed within a round trip rather than an interval.
+ *
+ * Without a configured health check (`gateway.upstream.probe: null`) the probe asks `GET /` of
+ * the origin itself, and any answer below 500 means up: an arbitrary origin may answer its root
+ * with 401 or 404, and that answer still proves it listens and serves; a 5xx, a timeout or no
+ * connection means down.
  */
 import { Client } from 'undici';
+import type { Config } from '../../config/schema.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 
 /** A probe nudged by failing traffic runs at most this often. */
@@ -17,8 +23,21 @@ interface ProbeResult {
   readonly reason?: string;
 }
 
+/** What the probe asks, and which answers mean up. */
+interface HealthCheck {
+  readonly url: URL;
+  readonly isUp: (status: number) => boolean;
+}
+
+function healthCheck(config: Config): HealthCheck {
+  const probe = config['gateway.upstream.probe'];
+  if (probe === null) return { url: new URL('/', config['gateway.origin']), isUp: (status) => status < 500 };
+  return { url: new URL(probe, config['gateway.origin']), isUp: (status) => status >= 200 && status < 300 };
+}
+
 export class OriginHealth {
   readonly #url: URL;
+  readonly #isUp: (status: number) => boolean;
   readonly #client: Client;
   readonly #intervalMs: number;
   readonly #timeoutMs: number;
@@ -27,9 +46,12 @@ export class OriginHealth {
   #lastStart = -Infinity;
   #timer: NodeJS.Timeout | undefined;
 
-  /** `url` is the health check's absolute URL; it answers 2xx when the origin is up. */
-  constructor(url: URL, intervalMs: number) {
+  /** Probes what `gateway.upstream.probe` names every `gateway.upstream.probeIntervalMs`. */
+  constructor(config: Config) {
+    const { url, isUp } = healthCheck(config);
+    const intervalMs = config['gateway.upstream.probeIntervalMs'];
     this.#url = url;
+    this.#isUp = isUp;
     this.#intervalMs = intervalMs;
     this.#timeoutMs = Math.min(intervalMs, 2000);
     // Its own connection, so a probe never queues behind a saturated pool.
@@ -73,8 +95,7 @@ export class OriginHealth {
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
       await answer.body.dump();
-      const ok = answer.statusCode >= 200 && answer.statusCode < 300;
-      this.#last = ok ? { up: true } : { up: false, reason: `${check} answered ${answer.statusCode}` };
+      this.#last = this.#isUp(answer.statusCode) ? { up: true } : { up: false, reason: `${check} answered ${answer.statusCode}` };
     } catch (err) {
       this.#last = { up: false, reason: `${check} failed: ${upstreamFailure(err).problem.detail}` };
     }

@@ -3,8 +3,10 @@
  * (besides prom-client's own metric requests). A purge taken by the primary (purge API, event)
  * goes to one worker as an order; a worker that takes a purge (that order, or an invalidation)
  * asks the primary to relay it to the other workers, which only apply it. Each is answered with
- * the number of entries purged.
+ * the number of entries purged. On a reload the primary hands every worker the configuration it
+ * loaded and validated.
  */
+import type { Config } from '../../config/schema.ts';
 import type { Purge } from '../purge/purge-log.ts';
 import type { PurgeCause } from '../purge/purger.ts';
 
@@ -78,4 +80,14 @@ export function ask(peer: Peer, message: Exclude<PurgeMessage, Purged>, gone?: P
     });
     peer.send(message);
   });
+}
+
+/** Primary → worker: the configuration a reload loaded and validated; what is live applies. */
+export interface ConfigOrder {
+  readonly type: 'catalog-gateway:config';
+  readonly config: Config;
+}
+
+export function isConfigOrder(message: unknown): message is ConfigOrder {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'catalog-gateway:config';
 }

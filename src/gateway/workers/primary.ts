@@ -19,10 +19,13 @@ import { createVerifier } from '../../shared/signing-key.ts';
 import { startAdmin } from '../admin.ts';
 import { cacheKeyOf } from '../pipeline.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
+import { LiveConfig, type ReloadOutcome } from '../reload/live-config.ts';
+import { liveLogLevel } from '../reload/live-parts.ts';
 import { RouteTable } from '../routes/route-table.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
 import { OriginHealth } from '../upstream/origin-health.ts';
-import { ask, isPurgeMessage, type Purged } from './messages.ts';
+import { ask, isPurgeMessage, type ConfigOrder, type Purged } from './messages.ts';
+import { retire, rollWorkers } from './rolling-restart.ts';
 
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
@@ -37,6 +40,10 @@ export interface RunningPrimary {
   /** The API port's URL, as the workers report it once all of them listen. */
   readonly url: string;
   readonly adminUrl: string;
+  /** Loads and validates with `load`, applies what is live here and hands it to every worker. */
+  reload(load: () => Config): ReloadOutcome;
+  /** Replaces the workers one at a time (rolling-restart.ts); false when it stopped short. */
+  roll(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +72,9 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   const live = new Set<Worker>();
   const listening = new Set<Worker>();
   const startedAt = new Map<Worker, number>();
+  // The rolling restart's own: new workers until they listen (one that dies stops the restart),
+  // and old ones being retired (one killed past its drain deadline is not a death to replace).
+  const rolling = new Set<Worker>();
   let stopping = false;
   let respawnDelay = 0;
   let anyListened = false;
@@ -86,7 +96,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     listened = resolve;
     neverListened = reject;
   });
-  const fork = (): void => {
+  const fork = (): Worker => {
     const worker = cluster.fork();
     live.add(worker);
     startedAt.set(worker, Date.now());
@@ -95,6 +105,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       anyListened = true;
       if (listening.size === count) listened(`http://${config['gateway.host']}:${address.port}`);
     });
+    return worker;
   };
 
   cluster.on('exit', (worker, code, signal) => {
@@ -103,7 +114,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     // A worker that stopped on its own after a signal (code 0) was asked to; only a death is replaced.
-    if (stopping || code === 0) return;
+    if (stopping || code === 0 || rolling.delete(worker)) return;
     if (!anyListened) {
       stopping = true;
       neverListened(new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`));
@@ -142,8 +153,28 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     });
   });
 
-  const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  const health = new OriginHealth(config);
+  const liveConfig = new LiveConfig(config, logger);
+  liveLogLevel(liveConfig, logger);
+  liveConfig.registerGauges(registry);
+  // The purge API's routes, to name the key a purge by URL means.
+  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  liveConfig.add({
+    prepare(next) {
+      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope']);
+      return () => {
+        routes = built;
+      };
+    },
+  });
+  // Workers forked later load the file themselves; the running ones are handed what was validated here.
+  liveConfig.add({
+    prepare(next) {
+      return () => {
+        for (const worker of live) if (worker.isConnected()) worker.send({ type: 'catalog-gateway:config', config: next } satisfies ConfigOrder);
+      };
+    },
+  });
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
@@ -154,7 +185,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     registry,
     verifier: createVerifier(config, Date.now),
     purger,
-    keyOf: (url) => cacheKeyOf(routes, url, config['http.maxTargetBytes']),
+    keyOf: (url) => cacheKeyOf(routes, url, liveConfig.current['http.maxTargetBytes']),
     notReadyReason: () => {
       if (stopping) return 'the gateway is shutting down';
       if (listening.size === 0) return 'no worker is listening yet';
@@ -167,29 +198,37 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     now: Date.now,
   });
   logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
+  const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
+  // One at a time: a second signal during a restart waits for the one under way.
+  let restarting: Promise<boolean> | undefined;
 
   return {
     url,
     adminUrl: admin.url,
+    reload: (load) => liveConfig.reload(load),
+    roll() {
+      restarting ??= rollWorkers({
+        workers: [...live],
+        fork: () => {
+          const worker = fork();
+          rolling.add(worker);
+          worker.once('listening', () => rolling.delete(worker));
+          return worker;
+        },
+        drain: (worker) => {
+          rolling.add(worker);
+          return retire(worker, drainDeadlineMs);
+        },
+        stopping: () => stopping,
+        logger,
+      }).finally(() => {
+        restarting = undefined;
+      });
+      return restarting;
+    },
     async stop() {
       stopping = true;
-      const deadline = config['http.shutdownTimeoutMs'] + 5000;
-      const exits = [...live].map(
-        (worker) =>
-          new Promise<void>((resolve) => {
-            if (worker.isDead()) {
-              resolve();
-              return;
-            }
-            const kill = setTimeout(() => worker.process.kill('SIGKILL'), deadline);
-            worker.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            worker.process.kill('SIGTERM');
-          }),
-      );
-      await Promise.all(exits);
+      await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close()]);
       logger.info('stopped');
       logger.flush();

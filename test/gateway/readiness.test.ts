@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startOrigin } from '../../src/origin/origin.ts';
+import { run } from '../support/cli-process.ts';
+import { tempDir, testConfig } from '../support/config.ts';
+import { startFaultOrigin } from '../support/fault-origin.ts';
+import { startGatewayFixture } from '../support/gateway-fixture.ts';
+import { get, until } from '../support/harness.ts';
+
+const readyz = async (adminUrl: string): Promise<number> => (await get(`${adminUrl}/readyz`)).status;
+
+test('`gateway --origin` on any port, no probe configured: /readyz is 200 while that origin serves, 503 once it is gone', async (t) => {
+  const dataDir = tempDir();
+  const origin = await startOrigin(testConfig({ dataDir, 'origin.books': 200 }));
+  const { child, line } = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_GATEWAY_UPSTREAM_PROBE_INTERVAL_MS: '200' });
+  t.after(async () => {
+    child.kill('SIGKILL');
+    await origin.stop();
+  });
+  const { adminUrl, originUp } = JSON.parse(await line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string; originUp: boolean };
+  assert.equal(originUp, true, 'the first probe, before listening, found the origin');
+  assert.equal(await readyz(adminUrl), 200);
+  await origin.stop();
+  await until(async () => (await readyz(adminUrl)) === 503);
+  assert.match((await get(`${adminUrl}/readyz`)).body, /health check http:\/\/127\.0\.0\.1:\d+\/ failed: the origin (refused|closed) the connection/);
+});
+
+test('the default probe counts any answer of the origin below 500 as up (401, 404 included), and a 5xx as down', async (t) => {
+  const origin = await startFaultOrigin();
+  let status = 404;
+  origin.behave(() => ({ kind: 'json', status }));
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.probe': null });
+  t.after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+  assert.equal(await readyz(fx.gateway.adminUrl), 200);
+  const asked = origin.count('/');
+  status = 401;
+  await until(() => Promise.resolve(origin.count('/') > asked + 1));
+  assert.equal(await readyz(fx.gateway.adminUrl), 200);
+  status = 503;
+  await until(async () => (await readyz(fx.gateway.adminUrl)) === 503);
+  assert.match((await get(`${fx.gateway.adminUrl}/readyz`)).body, /health check http:\/\/127\.0\.0\.1:\d+\/ answered 503/);
+  status = 200;
+  await until(async () => (await readyz(fx.gateway.adminUrl)) === 200);
+});

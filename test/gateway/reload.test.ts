@@ -1,0 +1,86 @@
+/**
+ * SIGHUP sent to a real `gateway` process while it serves: a changed route table is applied
+ * without a failed request, and an invalid file is refused with the start-up error while the old
+ * configuration keeps serving. Once alone, once as a primary with two workers.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loadConfig } from '../../src/config/load.ts';
+import { run } from '../support/cli-process.ts';
+import { tempDir } from '../support/config.ts';
+import { OK, startFaultOrigin } from '../support/fault-origin.ts';
+import { HEALTH_PATH } from '../support/health-check.ts';
+import { get, metricValue } from '../support/harness.ts';
+import { steadyLoad } from '../support/steady-load.ts';
+
+const route = (prefix: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ prefix, mode: 'pass', auth: 'off', ...extra });
+
+for (const workers of [1, 2]) {
+  test(`SIGHUP with ${workers} worker(s): a new route table applies while serving; an invalid file is refused and the old one keeps serving`, async (t) => {
+    const origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    const dir = tempDir();
+    const file = join(dir, 'gateway.jsonc');
+    const write = (config: unknown): void => {
+      writeFileSync(file, JSON.stringify(config));
+    };
+    write({ gateway: { routes: [route('/a')] } });
+    const gw = run(['gateway', '--config', file, '--workers', String(workers), '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], {
+      CATALOG_DATA_DIR: dir,
+      CATALOG_LOG_LEVEL: 'info',
+      CATALOG_GATEWAY_ACCESS_LOG: 'false',
+    });
+    t.after(async () => {
+      gw.child.kill('SIGKILL');
+      await origin.close();
+    });
+    const { url, adminUrl } = JSON.parse(await gw.line((l) => l.includes('"msg":"listening"'))) as { url: string; adminUrl: string };
+    const metric = async (name: string): Promise<number> => metricValue((await get(`${adminUrl}/metrics`)).body, name);
+    const reloads = (msg: string): number => gw.seen.filter((l) => l.includes(`"msg":"${msg}`)).length;
+    assert.equal((await get(`${url}/b/1`)).status, 404);
+    assert.equal(await metric('catalog_gateway_config_last_reload_successful'), 1);
+    const startedAt = await metric('catalog_gateway_config_last_reload_success_timestamp_seconds');
+    assert.ok(Math.abs(startedAt - Date.now() / 1000) < 60, 'the start counts as a successful load');
+
+    const load = steadyLoad(url, 8, (i) => `/a/${i}`);
+    // Applied in the primary and in every worker (each logs it).
+    write({ gateway: { routes: [route('/a'), route('/b')], cache: { maxBytes: '32MiB' } } });
+    gw.child.kill('SIGHUP');
+    const restartLine = JSON.parse(await gw.line((l) => l.includes('apply only at a restart'))) as { needsRestart: string[]; msg: string };
+    assert.deepEqual(restartLine.needsRestart, ['gateway.cache.maxBytes']);
+    assert.match(restartLine.msg, /gateway\.cache\.maxBytes$/);
+    await gw.line(() => reloads('configuration reloaded"') === (workers === 1 ? 1 : 1 + workers));
+    for (let i = 0; i < 4 * workers; i++) assert.equal((await get(`${url}/b/${i}`)).status, 200, 'every worker serves the new route');
+    assert.equal(await metric('catalog_gateway_config_last_reload_successful'), 1);
+    const reloadedAt = await metric('catalog_gateway_config_last_reload_success_timestamp_seconds');
+    assert.ok(reloadedAt >= startedAt);
+
+    write({ gateway: { routes: [route('/a', { auth: 'maybe' })] } });
+    const startupError = (() => {
+      try {
+        loadConfig({ env: {}, file });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return assert.fail('the file should not load');
+    })();
+    assert.match(startupError, /^config key gateway\.routes = .* \(from file .*gateway\.jsonc\): expected .*route 0 field auth = "maybe" is not valid/);
+    gw.child.kill('SIGHUP');
+    const refused = JSON.parse(await gw.line((l) => l.includes('configuration reload refused'))) as { msg: string; level: string };
+    assert.equal(refused.level, 'error');
+    assert.ok(refused.msg.endsWith(startupError), refused.msg);
+    assert.equal(await metric('catalog_gateway_config_last_reload_successful'), 0);
+    assert.equal(await metric('catalog_gateway_config_last_reload_success_timestamp_seconds'), reloadedAt);
+    for (let i = 0; i < 4 * workers; i++) assert.equal((await get(`${url}/b/${i}`)).status, 200, 'the previous table still serves');
+
+    const result = await load.stop();
+    assert.deepEqual(result.failures, []);
+    assert.ok(result.ok > 0);
+    const exited = once(gw.child, 'exit');
+    gw.child.kill('SIGTERM');
+    assert.deepEqual(await exited, [0, null]);
+  });
+}
