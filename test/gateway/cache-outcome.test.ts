@@ -1,0 +1,80 @@
+/**
+ * The one outcome vocabulary (src/gateway/cache-outcome.ts): every row of the documented
+ * `Cache-Status` table is a value the code formats, and its `cache` label is the one the code's
+ * table derives, so the docs, the header, the log and the metrics cannot drift apart.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { CACHE_LABELS, CACHE_NAME, cacheLabel, cacheStatus, type CacheOutcome, type Forward, type OutcomeKind } from '../../src/gateway/cache-outcome.ts';
+
+const HEADING = '`Age` and `Cache-Status`';
+
+/** The document that holds the table: the caching rules page once the README links to it. */
+function tableDocument(): string {
+  for (const file of ['docs/caching.md', 'README.md']) {
+    if (!existsSync(file)) continue;
+    const text = readFileSync(file, 'utf8');
+    if (text.includes(HEADING)) return text;
+  }
+  throw new Error(`no document has the ${HEADING} table`);
+}
+
+interface Row {
+  readonly value: string;
+  readonly label: string;
+}
+
+function rows(doc: string): Row[] {
+  const section = doc.slice(doc.indexOf(HEADING));
+  const table = section.slice(0, section.indexOf('\n\n', section.indexOf('|---')));
+  const found: Row[] = [];
+  for (const line of table.split('\n')) {
+    const match = /^\| `([^`]+)` \| .* \| `([a-z]+)` \|$/.exec(line);
+    if (match?.[1] !== undefined && match[2] !== undefined) found.push({ value: match[1], label: match[2] });
+  }
+  return found;
+}
+
+/** What a documented value says happened, read as the RFC 9211 parameters say it. */
+function outcomeOf(value: string): CacheOutcome {
+  const [first, ...rest] = value.split('; ');
+  const params = new Map(rest.map((p) => p.split('=') as [string, string | undefined]));
+  const ttl = params.get('ttl');
+  const detail = params.get('detail');
+  if (first === 'hit') {
+    const kind: OutcomeKind = detail === 'stale-while-revalidate' || detail === 'max-stale' ? 'stale' : 'hit';
+    return { kind, ttl: Number(ttl), detail };
+  }
+  const fwd = first?.slice('fwd='.length) as Forward;
+  const fwdStatus = params.has('fwd-status') ? Number(params.get('fwd-status')) : undefined;
+  let kind: OutcomeKind = 'miss';
+  if (fwd === 'method' || fwd === 'bypass') kind = 'pass';
+  else if (fwdStatus === 304) kind = 'revalidated';
+  else if (detail === 'stale-if-error') kind = 'stale';
+  return { kind, fwd, stored: params.has('stored'), collapsed: params.has('collapsed'), fwdStatus, ttl: ttl === undefined ? undefined : Number(ttl), detail };
+}
+
+test('every documented Cache-Status value is what the code sends, with the label the code derives', () => {
+  const documented = rows(tableDocument());
+  assert.ok(documented.length >= 10, `${documented.length} rows read`);
+  for (const { value, label } of documented) {
+    const outcome = outcomeOf(value);
+    assert.equal(cacheStatus(outcome), `${CACHE_NAME}; ${value}`);
+    assert.equal(cacheLabel(outcome), label, value);
+  }
+});
+
+test('every label the code can derive for a request that reached the cache is documented', () => {
+  const labels = new Set(rows(tableDocument()).map((r) => r.label));
+  for (const [kind, { alone, collapsed }] of Object.entries(CACHE_LABELS)) {
+    if (kind === 'none') continue;
+    assert.ok(labels.has(alone), `${kind}: ${alone}`);
+    assert.ok(labels.has(collapsed), `${kind} collapsed: ${collapsed}`);
+  }
+});
+
+test('a refusal before the cache sends no Cache-Status and is labelled none', () => {
+  assert.equal(cacheStatus({ kind: 'none' }), undefined);
+  assert.equal(cacheLabel({ kind: 'none', collapsed: true }), 'none');
+});
