@@ -25,5 +25,7 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly FlagSpec[];
+  /** The port keys of the listeners it opens, to say which one could not listen. */
+  readonly listeners?: readonly ConfigKey[];
   run(args: ParsedArgs): Promise<void>;
 }

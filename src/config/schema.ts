@@ -43,7 +43,7 @@ interface WorkersSpec {
   readonly max: number;
   readonly doc: string;
 }
-/** A Redis URL (src/gateway/fleet/redis-url.ts), or null. */
+/** A Redis URL (src/config/redis-url.ts), or null. */
 interface RedisUrlSpec {
   readonly type: 'redis-url';
   readonly doc: string;
