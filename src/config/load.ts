@@ -105,7 +105,7 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
     case 'url-or-path':
       return 'an http:// or https:// URL, or a path starting with /';
     case 'routes':
-      return 'a non-empty list of routes (README, "Routes")';
+      return 'a non-empty list of routes (docs/caching.md, "Routes")';
     case 'addresses':
       return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
     case 'workers':
