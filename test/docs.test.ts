@@ -1,6 +1,6 @@
 /** The docs document what the code does: every config key and every catalog metric. */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
@@ -45,6 +45,15 @@ describe('docs', () => {
   test('the configuration table is the one the schema generates (`npm run docs` rewrites it)', () => {
     assert.ok(configuration.includes(configTable()), 'docs/configuration.md has a stale configuration table: run `npm run docs`');
     for (const key of Object.keys(SCHEMA)) assert.ok(configuration.includes(`| \`${key}\` |`), `docs/configuration.md lacks ${key}`);
+  });
+
+  test('refer to no issue a reader cannot see, and do not contradict what is built', () => {
+    const pages = ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    for (const page of pages) {
+      const text = readFileSync(new URL(`../${page}`, import.meta.url), 'utf8');
+      assert.doesNotMatch(text, /\bissues? #?\d+/i, `${page} names an issue number`);
+      assert.doesNotMatch(text, /not built yet/, page);
+    }
   });
 
   test('operations.md keeps a home for the reload section', () => {
