@@ -97,6 +97,11 @@ test('the API and the admin listener on one port are refused before anything sta
   assert.equal(clash.status, 78);
   assert.equal(clash.stdout, '', 'no log line, `stopped` least of all');
   assert.equal(clash.stderr, 'catalog-gateway gateway: config keys gateway.port (from flag --port) and gateway.adminPort (from flag --admin-port) are both 18080: the API and admin listeners need a port each\n');
+
+  const across = cli(['start', '--port', '18081', '--origin-port', '18081'], { CATALOG_DATA_DIR: tempDir() });
+  assert.equal(across.status, 78);
+  assert.equal(across.stdout, '', 'the origin did not start either');
+  assert.equal(across.stderr, "catalog-gateway start: the gateway's API listener (--port) and the origin's API listener (--origin-port) are both configured on port 18081; give them a port each\n");
 });
 
 test('a port taken by another process names the listener, with no `stopped` line before it', async (t) => {
