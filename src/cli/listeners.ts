@@ -4,10 +4,10 @@
  * anything listens; a port that cannot be had says which listener wanted it.
  */
 import { ConfigError } from '../config/load.ts';
-import { envName, type Config, type ConfigKey } from '../config/schema.ts';
-import type { Command } from './command.ts';
+import { envName, type Config } from '../config/schema.ts';
+import type { Command, ListenerKey } from './command.ts';
 
-const NAMES: Partial<Record<ConfigKey, string>> = {
+const NAMES: Readonly<Record<ListenerKey, string>> = {
   'gateway.port': "the gateway's API listener",
   'gateway.adminPort': "the gateway's admin listener",
   'origin.port': "the origin's API listener",
@@ -16,12 +16,12 @@ const NAMES: Partial<Record<ConfigKey, string>> = {
 
 const WILDCARDS = new Set(['0.0.0.0', '::', '']);
 
-function label(command: Command, key: ConfigKey): string {
+function label(command: Command, key: ListenerKey): string {
   const flag = command.flags.find((f) => f.key === key);
-  return `${NAMES[key] ?? key} (${flag === undefined ? envName(key) : `--${flag.name}`})`;
+  return `${NAMES[key]} (${flag === undefined ? envName(key) : `--${flag.name}`})`;
 }
 
-function host(config: Config, key: ConfigKey): string {
+function host(config: Config, key: ListenerKey): string {
   return key.startsWith('origin.') ? config['origin.host'] : config['gateway.host'];
 }
 
@@ -32,7 +32,7 @@ export function refuseSharedPorts(command: Command, config: Config): void {
     for (const b of keys.slice(i + 1)) {
       const sameAddress = host(config, a) === host(config, b) || WILDCARDS.has(host(config, a)) || WILDCARDS.has(host(config, b));
       if (config[a] === 0 || config[a] !== config[b] || !sameAddress) continue;
-      throw new ConfigError(`${label(command, a)} and ${label(command, b)} are both configured on port ${String(config[a])}; give them a port each`);
+      throw new ConfigError(`${label(command, a)} and ${label(command, b)} are both configured on port ${config[a]}; give them a port each`);
     }
   }
 }
