@@ -21,6 +21,14 @@ export default tseslint.config(
     },
   },
   {
+    // The configuration is read by every command and by the benches, so it must not drag the
+    // gateway in: what it needs from elsewhere lives in src/config or src/shared.
+    files: ['src/config/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)gateway/', message: 'src/config must not import from src/gateway; move what it needs to src/config or src/shared.' }] }],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

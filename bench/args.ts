@@ -21,7 +21,7 @@ export interface BenchOptions {
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
-  /** Write to the committed bench/results/ (the README's figures) instead of the ignored bench-results/. */
+  /** Write to the committed bench/results/ (the figures of docs/benchmarks.md and the README) instead of the ignored bench-results/. */
   readonly updateCommitted: boolean;
   /** Scenario ids to run; all when absent. The bare ceiling always runs, since ratios need it. */
   readonly scenarios?: readonly string[];
@@ -34,7 +34,7 @@ Measures with wrk (pinned to one core, the servers to the other), in interleaved
 node:http server (the ceiling), nginx proxy_cache with an access log (the peer), and the gateway
 with its access log on and off, on one hot URL and on 1,000 URLs in Zipf order; then the origin
 and the gateway on cold misses. Prints a markdown table and writes the JSON to bench-results/ (git-ignored); the
-figures the README quotes are in bench/results/, written only with --update-committed.
+figures docs/benchmarks.md quotes are in bench/results/, written only with --update-committed.
 
 Flags:
   --duration SECONDS   length of each measured run (default 5)

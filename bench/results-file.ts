@@ -1,6 +1,6 @@
 /**
  * Bench results: `<name>-latest.json` plus a timestamped copy, in the ignored `bench-results/`,
- * or in the committed `bench/results/` when the run is meant to update the README's figures.
+ * or in the committed `bench/results/` when the run is meant to update the figures of docs/benchmarks.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
- * tier (shared-tier-bench.ts). Prints markdown for the README and
+ * tier (shared-tier-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';

@@ -1,4 +1,4 @@
-/** The bench's figures as markdown, for the terminal and for pasting into the README. */
+/** The bench's figures as markdown, for the terminal and for pasting into docs/benchmarks.md. */
 import type { MachineInfo } from '../src/loadtest/machine.ts';
 import type { Spread } from './stats.ts';
 import type { ScenarioResult } from './throughput.ts';

@@ -5,7 +5,9 @@
 // (src/loadtest/server-process.ts), which says why.
 //
 // This file is plain JavaScript so that an older Node gets here: it says in one line what is
-// needed instead of failing on the first TypeScript import with a stack trace.
+// needed instead of failing on the first TypeScript import with a stack trace. It is the only
+// version check: package.json has no `engines`, because npm runs on the system's Node and would
+// warn EBADENGINE on every install about a project that brings its own Node 24.
 import process from 'node:process';
 
 const REQUIRED_MAJOR = 24;

@@ -1,6 +1,6 @@
-/** The README documents what the code does: every config key and every catalog metric. */
+/** The docs document what the code does: every config key and every catalog metric. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
@@ -12,6 +12,8 @@ import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { OriginMetrics } from '../src/origin/metrics.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const configuration = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+const operations = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
 
 async function catalogMetricNames(registry: Registry): Promise<string[]> {
   const families = await registry.getMetricsAsJSON();
@@ -32,9 +34,32 @@ describe('README', () => {
     assert.equal(shebang, `#!/usr/bin/env -S node ${flags}`);
   });
 
-  test('its configuration table is the one the schema generates (`npm run docs` rewrites it)', () => {
-    assert.ok(readme.includes(configTable()), 'README.md has a stale configuration table: run `npm run docs`');
-    for (const key of Object.keys(SCHEMA)) assert.ok(readme.includes(`| \`${key}\` |`), `README lacks ${key}`);
+  test('links every page of docs/ it maps, and each exists', () => {
+    const linked = [...readme.matchAll(/\]\((docs\/[\w.-]+)[)#]/g)].map((m) => m[1] ?? '');
+    assert.ok(linked.length >= 8);
+    for (const page of linked) assert.ok(existsSync(new URL(`../${page}`, import.meta.url)), `README links ${page}, which does not exist`);
+  });
+});
+
+describe('docs', () => {
+  test('the configuration table is the one the schema generates (`npm run docs` rewrites it)', () => {
+    assert.ok(configuration.includes(configTable()), 'docs/configuration.md has a stale configuration table: run `npm run docs`');
+    for (const key of Object.keys(SCHEMA)) assert.ok(configuration.includes(`| \`${key}\` |`), `docs/configuration.md lacks ${key}`);
+  });
+
+  test('refer to no issue a reader cannot see, and do not contradict what is built', () => {
+    const pages = ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    for (const page of pages) {
+      const text = readFileSync(new URL(`../${page}`, import.meta.url), 'utf8');
+      assert.doesNotMatch(text, /\bissues? #?\d+/i, `${page} names an issue number`);
+      assert.doesNotMatch(text, /not built yet/, page);
+    }
+  });
+
+  test('operations.md says how readiness, reload and a rolling restart work', () => {
+    for (const heading of ['## Readiness, reload and rolling restart', '### Readiness', '### Reload (SIGHUP)', '### Rolling restart (SIGUSR2)']) {
+      assert.match(operations, new RegExp(`^${heading.replace(/[()]/g, '\\$&')}$`, 'm'), heading);
+    }
   });
 
   test('lists every metric of the gateway and the origin', async () => {
@@ -46,6 +71,6 @@ describe('README', () => {
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
     assert.ok(names.length >= 11);
-    for (const name of names) assert.ok(readme.includes(`\`${name}`), `README does not list ${name}`);
+    for (const name of names) assert.ok(operations.includes(`\`${name}`), `docs/operations.md does not list ${name}`);
   });
 });

@@ -5,7 +5,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** Every command takes it, so that all of them can be pointed at the same state. */
+const DATA_DIR_FLAG: FlagSpec = { name: 'data-dir', key: 'dataDir', value: 'DIR', description: "signing secret, catalog and event registration (default: the package's data/)" };
+
 const COMMON_FLAGS: readonly FlagSpec[] = [
+  DATA_DIR_FLAG,
   { name: 'config', value: 'FILE', description: 'JSONC file layered over config/default.jsonc' },
   { name: 'help', boolean: true, description: 'show this help' },
 ];
@@ -34,13 +38,14 @@ export function helpText(command: Command): string {
 }
 
 export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs | 'help' {
+  const flags = [...command.flags, DATA_DIR_FLAG];
   const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, help: { type: 'boolean' } };
-  for (const flag of command.flags) options[flag.name] = { type: flag.boolean === true ? 'boolean' : 'string' };
+  for (const flag of flags) options[flag.name] = { type: flag.boolean === true ? 'boolean' : 'string' };
   const values = parseFlags(argv, options);
   if (values.help === true) return 'help';
   const configFlags = [];
   const own: Record<string, string | boolean | undefined> = {};
-  for (const flag of command.flags) {
+  for (const flag of flags) {
     const value = values[flag.name];
     if (value === undefined) continue;
     if (flag.key !== undefined) configFlags.push({ key: flag.key, flag: `--${flag.name}`, value: String(value) });

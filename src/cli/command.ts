@@ -5,6 +5,8 @@
 import type { ConfigKey } from '../config/schema.ts';
 import type { LoadOptions } from '../config/load.ts';
 
+export type ListenerKey = 'gateway.port' | 'gateway.adminPort' | 'origin.port' | 'origin.adminPort';
+
 export interface FlagSpec {
   readonly name: string;
   /** Bound flags override this config key; unbound ones are the command's own options. */
@@ -25,5 +27,7 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly FlagSpec[];
+  /** The port keys of the listeners it opens, to say which one could not listen. */
+  readonly listeners?: readonly ListenerKey[];
   run(args: ParsedArgs): Promise<void>;
 }

@@ -1,23 +1,16 @@
 /** `catalog-gateway <command>`: one program for the origin, the gateway and their tools. */
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/load.ts';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import type { Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { cannotListen, refuseSharedPorts } from './listeners.ts';
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
   const rows = COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join('\n');
   return `Usage: catalog-gateway <command> [flags]\n       catalog-gateway --version\n\nCommands:\n${rows}\n\nRun 'catalog-gateway <command> --help' for a command's flags.\n`;
-}
-
-/** A port that is taken or not allowed is an operator's everyday mistake: say so in one line. */
-function cannotListen(err: unknown): string | undefined {
-  const { code, address, port } = err as { code?: unknown; address?: unknown; port?: unknown };
-  if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') return undefined;
-  const where = `${String(address)}:${String(port)}`;
-  const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : 'the address is not available here';
-  return `cannot listen on ${where}: ${reason} (choose another with the port flags or CATALOG_*_PORT)`;
 }
 
 /** The version in package.json, the one place it is kept. */
@@ -41,11 +34,17 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`catalog-gateway: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
+  // Read here too, for the listeners: what they may not share is refused before any of them opens.
+  let config: Config | undefined;
   try {
     const args = parseCommandArgs(command, rest);
     if (args === 'help') {
       process.stdout.write(helpText(command));
       return 0;
+    }
+    if (command.listeners !== undefined) {
+      config = loadConfig(args.config);
+      refuseSharedPorts(command, config);
     }
     await command.run(args);
     return 0;
@@ -58,7 +57,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
       return 78;
     }
-    const listenFailure = cannotListen(err);
+    const listenFailure = cannotListen(err, command, config);
     if (listenFailure !== undefined) {
       process.stderr.write(`catalog-gateway ${command.name}: ${listenFailure}\n`);
       return 1;

@@ -3,17 +3,27 @@
  * environment variables, then flags. Each value is validated against the schema; the first bad
  * one stops start-up with a ConfigError naming the key, where the value came from and what was
  * expected. The result is frozen. This is the only module that reads `process.env`.
+ *
+ * Every `CATALOG_*` variable belongs to this loader (one per key, and CATALOG_CONFIG), so one
+ * it does not know is a typo and is refused like an unknown file key: a misspelt variable that
+ * were ignored would leave the default in force with nothing said.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { parseRedisUrl, RedisUrlError } from '../gateway/fleet/redis-url.ts';
 import { invalidProxyEntry } from '../shared/client-address.ts';
+import { didYouMean } from './did-you-mean.ts';
+import { parseRedisUrl, RedisUrlError } from './redis-url.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
 import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
+/** The package's own directory, where the default `dataDir` lives whatever the current directory. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DEFAULT_SOURCE = 'config/default.jsonc';
 const CONFIG_FILE_ENV = 'CATALOG_CONFIG';
+const ENV_PREFIX = 'CATALOG_';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -42,6 +52,17 @@ function isKey(key: string): key is ConfigKey {
   return Object.hasOwn(SCHEMA, key);
 }
 
+/** Keys and the objects that hold them (`gateway.cache`), the names a file may use. */
+const FILE_NAMES = new Set(KEYS.flatMap((key) => key.split('.').map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+const ENV_NAMES = new Set([...KEYS.map(envName), CONFIG_FILE_ENV]);
+
+function refuseUnknownEnv(env: NodeJS.ProcessEnv): void {
+  const unknown = Object.keys(env).find((name) => name.startsWith(ENV_PREFIX) && !ENV_NAMES.has(name));
+  if (unknown !== undefined) {
+    throw new ConfigError(`unknown environment variable ${unknown}${didYouMean(unknown, ENV_NAMES)}: every ${ENV_PREFIX}* variable names a config key (docs/configuration.md)`);
+  }
+}
+
 function readJsonc(path: string): unknown {
   let text: string;
   try {
@@ -67,7 +88,7 @@ function flatten(value: unknown, source: string, prefix: string, into: Map<Confi
     const key = prefix === '' ? name : `${prefix}.${name}`;
     if (isKey(key)) into.set(key, [child, source]);
     else if (KEYS.some((k) => k.startsWith(`${key}.`))) flatten(child, source, key, into);
-    else throw new ConfigError(`unknown config key ${key} (from ${source})`);
+    else throw new ConfigError(`unknown config key ${key} (from ${source})${didYouMean(key, FILE_NAMES)}`);
   }
 }
 
@@ -84,7 +105,7 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
     case 'url-or-path':
       return `an http:// or https:// URL, or a path starting with /${spec.nullable === true ? ', or null' : ''}`;
     case 'routes':
-      return 'a non-empty list of routes (README, "Routes")';
+      return 'a non-empty list of routes (docs/caching.md, "Routes")';
     case 'addresses':
       return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
     case 'workers':
@@ -107,7 +128,7 @@ const ROUTE_FIELDS: Readonly<Record<keyof RouteConfig, (v: unknown) => boolean>>
   requestCacheControl: (v) => v === 'honour' || v === 'ignore',
 };
 
-type Coerced = { ok: true; value: unknown } | { ok: false; why?: string };
+type Coerced = { ok: true; value: unknown } | { ok: false; why?: string; notJson?: string };
 
 /** A route table: each route an object of known fields, defaults filled in, prefixes unique. */
 function coerceRoutes(raw: unknown): Coerced {
@@ -135,12 +156,15 @@ function coerceAddresses(raw: unknown): Coerced {
   return why === undefined ? { ok: true, value: Object.freeze([...raw]) } : { ok: false, why };
 }
 
-function parseJson(text: string): unknown {
+/** JSON in an env variable or flag; a syntax error is its own answer, with where it fails. */
+function coerceJson(text: string, then: (value: unknown) => Coerced): Coerced {
+  let value: unknown;
   try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, notJson: err instanceof SyntaxError ? err.message : String(err) };
   }
+  return then(value);
 }
 
 /** JSON `null` in a file, the word `null` in env and flags. */
@@ -174,7 +198,7 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       return text !== undefined && URL.canParse(text) && /^https?:$/.test(new URL(text).protocol) ? { ok: true, value: text } : { ok: false };
     }
     case 'routes':
-      return coerceRoutes(fromText && text !== undefined ? parseJson(text) : raw);
+      return fromText && text !== undefined ? coerceJson(text, coerceRoutes) : coerceRoutes(raw);
     case 'addresses':
       return coerceAddresses(text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw);
     case 'workers': {
@@ -198,10 +222,25 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
   }
 }
 
+/** Pairs of listeners that share a host, so cannot share a port. */
+const LISTENER_PAIRS = [
+  ['gateway.port', 'gateway.adminPort'],
+  ['origin.port', 'origin.adminPort'],
+] as const satisfies readonly (readonly [ConfigKey, ConfigKey])[];
+
+function refusePortClash(config: Record<string, unknown>, sourceOf: (key: ConfigKey) => string): void {
+  for (const [api, admin] of LISTENER_PAIRS) {
+    const port = config[api];
+    if (port === 0 || port !== config[admin]) continue;
+    throw new ConfigError(`config keys ${api} (from ${sourceOf(api)}) and ${admin} (from ${sourceOf(admin)}) are both ${String(port)}: the API and admin listeners need a port each`);
+  }
+}
+
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
+  refuseUnknownEnv(env);
   const layers = new Map<ConfigKey, [unknown, string]>();
-  flatten(readJsonc(DEFAULT_CONFIG_FILE), 'config/default.jsonc', '', layers);
+  flatten(readJsonc(DEFAULT_CONFIG_FILE), DEFAULT_SOURCE, '', layers);
   const missing = KEYS.find((k) => !layers.has(k));
   if (missing !== undefined) throw new ConfigError(`config/default.jsonc lacks key ${missing}`);
   const file = options.file ?? env[CONFIG_FILE_ENV];
@@ -231,10 +270,15 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const unit = unitOf(key);
     const result = coerce(spec, raw, textual.has(key), unit);
     if (!result.ok) {
+      if (result.notJson !== undefined) throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}) is not valid JSON: ${result.notJson}`);
       const why = result.why === undefined ? '' : ` (${result.why})`;
       throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec, unit)}${why}`);
     }
     config[key] = result.value;
   }
+  // The default data directory is the package's, so every command finds the same secret and
+  // catalog wherever it is run from; a directory given by the user is read as typed.
+  config.dataDir = resolve(layers.get('dataDir')?.[1] === DEFAULT_SOURCE ? PROJECT_ROOT : process.cwd(), config.dataDir as string);
+  refusePortClash(config, (key) => layers.get(key)?.[1] ?? 'nowhere');
   return Object.freeze(config) as Config;
 }

@@ -1,6 +1,6 @@
 /**
  * Every configuration key, its type, its bounds and what it means. `config/default.jsonc` holds
- * the defaults; the README's configuration table is checked against this schema by a test. The
+ * the defaults; the configuration table of docs/configuration.md is checked against this schema by a test. The
  * config type is derived from it, so a key cannot be read that is not declared here.
  */
 
@@ -44,7 +44,7 @@ interface WorkersSpec {
   readonly max: number;
   readonly doc: string;
 }
-/** A Redis URL (src/gateway/fleet/redis-url.ts), or null. */
+/** A Redis URL (src/config/redis-url.ts), or null. */
 interface RedisUrlSpec {
   readonly type: 'redis-url';
   readonly doc: string;
@@ -55,7 +55,7 @@ interface RoutesSpec {
 }
 export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | UrlOrPathSpec | AddressesSpec | WorkersSpec | RedisUrlSpec | RoutesSpec;
 
-/** How a route's requests go through the gateway (README, "Routes"). */
+/** How a route's requests go through the gateway (docs/caching.md, "Routes"). */
 export type RouteMode = 'catalog' | 'http' | 'pass';
 
 /** One entry of `gateway.routes`; the first whose prefix matches a request's path wins. */
@@ -79,7 +79,7 @@ const PORT = { type: 'integer', min: 0, max: 65535 } as const;
 const MIB = 1024 * 1024;
 
 export const SCHEMA = {
-  dataDir: { type: 'string', doc: 'Directory for generated state: the catalog database and the development signing secret.' },
+  dataDir: { type: 'string', doc: 'Directory for generated state: the development signing secret, the catalog database and the gateway\'s event registration. The default is the package\'s own `data/`, whatever the current directory; a directory given in a file, the environment or `--data-dir` is taken relative to the current directory.' },
   'log.level': { type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Least severity that is logged.' },
   'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result and `service=`. Other lines stay JSON.' },
   'log.destination': { type: 'string', doc: '`stdout`, or a file path that log lines are appended to.' },
@@ -114,7 +114,7 @@ export const SCHEMA = {
   'gateway.origin': { type: 'url', doc: 'Base URL of the catalog origin.' },
   'gateway.accessLog': { type: 'boolean', doc: 'Write one access-log line per request.' },
   'gateway.workers': { type: 'workers', max: 256, doc: 'Processes serving the API port (node:cluster): a number, or `auto` for one per core. Past 1 a primary process replaces workers that die, drains them all on SIGTERM, and answers the admin port for all of them.' },
-  'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 145 MiB + this (README, "What RSS to plan for").' },
+  'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 145 MiB + this (docs/benchmarks.md, "What RSS to plan for").' },
   'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
   'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
   'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },

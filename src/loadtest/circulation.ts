@@ -20,7 +20,7 @@ import { readCatalogVocabulary } from './catalog-vocabulary.ts';
 import { LatencyHistogram } from './latency-histogram.ts';
 import type { PrometheusSamples } from './prometheus-text.ts';
 import { scrapeMetrics } from './server-metrics.ts';
-import { embeddedTarget, UnreachableError, type LoadTarget } from './target.ts';
+import { embeddedTarget, targetConfig, UnreachableError, type LoadTarget } from './target.ts';
 import { buildWorkload } from './workload.ts';
 
 export interface CirculationOptions {
@@ -113,11 +113,12 @@ export async function runCirculation(options: CirculationOptions, config: Config
     const { originUrl, urls: [gatewayUrl] } = target;
     const [gatewayAdmin] = target.gatewayAdmins;
     if (gatewayAdmin === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
-    const secret = loadOrCreateSecret(secretPath(config));
+    const servers = targetConfig(config, target);
+    const secret = loadOrCreateSecret(secretPath(servers));
     const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
     const reader = await mint('catalog:read');
     const writer = await mint('catalog:write');
-    const workload = buildWorkload(readCatalogVocabulary(catalogPath(config)), {
+    const workload = buildWorkload(readCatalogVocabulary(catalogPath(servers)), {
       seed: options.seed,
       distinct: options.distinct,
       zipfExponent: options.zipf,

@@ -14,7 +14,7 @@ import { runLoad, type PlannedRequest } from './load-run.ts';
 import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
 import { gatewayCounters, gatewayIncrease, sumGatewayCounters, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
-import { embeddedTarget, externalTarget, type LoadTarget } from './target.ts';
+import { embeddedTarget, externalTarget, targetConfig, type LoadTarget } from './target.ts';
 import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
 export class LoadtestSetupError extends Error {
@@ -94,17 +94,19 @@ function countKinds(workload: Workload): Record<QueryKind, number> {
 
 export async function runLoadtest(options: LoadtestOptions, config: Config, io: LoadtestIo): Promise<LoadtestResult> {
   const startedAt = new Date().toISOString();
-  const secretFile = options.secretFile ?? secretPath(config);
-  if (options.urls !== undefined && !existsSync(secretFile)) {
-    throw new LoadtestSetupError(`signing secret ${secretFile} does not exist; pass the gateway's with --secret-file`);
+  const externalSecret = options.secretFile ?? secretPath(config);
+  if (options.urls !== undefined && !existsSync(externalSecret)) {
+    throw new LoadtestSetupError(`signing secret ${externalSecret} does not exist; pass the gateway's with --secret-file`);
   }
   const [firstUrl, ...otherUrls] = options.urls ?? [];
   const target =
     firstUrl === undefined
       ? await embeddedTarget({ ...(options.config === undefined ? {} : { config: options.config }), onStep: io.log })
       : await externalTarget([firstUrl, ...otherUrls], options.gatewayAdmins ?? [], options.originAdmin);
+  const servers = targetConfig(config, target);
+  const secretFile = options.secretFile ?? secretPath(servers);
   try {
-    const vocabulary = readCatalogVocabulary(options.db ?? catalogPath(config));
+    const vocabulary = readCatalogVocabulary(options.db ?? catalogPath(servers));
     const workload = buildWorkload(vocabulary, {
       seed: options.seed,
       distinct: options.distinct,

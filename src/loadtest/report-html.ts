@@ -134,7 +134,7 @@ export function renderHtmlReport(result: LoadtestResult): string {
   const cacheNote =
     result.cache === null
       ? '<p>No gateway admin URL was given, so the cache hit ratio is unknown.</p>'
-      : `<p class="note">Hit ratio over the whole run ${(result.cache.hitRatio * 100).toFixed(1)} %: requests answered from storage (hit, or stale while revalidating) out of requests that consulted the cache, as the README, the recording rule and the dashboard define it. Offload per second is from the gateway's own count of origin requests; the summary's offload is from the origin's count.</p>`;
+      : `<p class="note">Hit ratio over the whole run ${(result.cache.hitRatio * 100).toFixed(1)} %: requests answered from storage (hit, or stale while revalidating) out of requests that consulted the cache, as docs/operations.md, the recording rule and the dashboard define it. Offload per second is from the gateway's own count of origin requests; the summary's offload is from the origin's count.</p>`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -58,11 +58,11 @@ export function originCounters(samples: PrometheusSamples): OriginCounters {
 }
 
 /** Counters as increases over a run; gauges (entries, bytes, RSS) as their value at the end. */
-/** Cache results that consulted the cache, and those of them answered from storage (README, "Metrics"). */
+/** Cache results that consulted the cache, and those of them answered from storage (docs/operations.md, "Metrics"). */
 const LOOKUPS = ['hit', 'stale', 'revalidated', 'miss', 'collapsed'];
 const FROM_STORAGE = ['hit', 'stale'];
 
-/** The hit ratio as the README, the recording rule and the dashboard define it; null without lookups. */
+/** The hit ratio as docs/operations.md, the recording rule and the dashboard define it; null without lookups. */
 export function hitRatio(byCache: Readonly<Record<string, number>>): number | null {
   const sum = (results: readonly string[]): number => results.reduce((total, result) => total + (byCache[result] ?? 0), 0);
   const lookups = sum(LOOKUPS);

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import type { Config } from '../config/schema.ts';
 import { CLI, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from './server-process.ts';
 
 export interface LoadTarget {
@@ -19,8 +20,15 @@ export interface LoadTarget {
   /** Admin listeners whose metrics add up to the gateways' (empty when none was given). */
   readonly gatewayAdmins: readonly string[];
   readonly originAdmin: string | undefined;
+  /** Embedded targets: the servers' own data directory (catalog, signing secret, registration). */
+  readonly dataDir?: string;
   /** Stops what this process started; a no-op for external targets. */
   close(): Promise<void>;
+}
+
+/** The configuration as the target's servers see it: an embedded target's own data directory. */
+export function targetConfig(config: Config, target: LoadTarget): Config {
+  return target.dataDir === undefined ? config : Object.freeze({ ...config, dataDir: target.dataDir });
 }
 
 export class UnreachableError extends Error {
@@ -58,10 +66,15 @@ export interface EmbeddedOptions {
   readonly onStep?: (message: string) => void;
 }
 
-/** Origin and gateway on the embedded defaults and the caller's environment, each on free ports. */
+/**
+ * Origin and gateway on the embedded defaults and the caller's environment, each on free ports,
+ * on a data directory of their own (seeded afresh, a few seconds): a run must not add its event
+ * registration to the catalog of servers someone else is running, nor rewrite theirs.
+ */
 export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<LoadTarget> {
   const logs = mkdtempSync(join(tmpdir(), 'catalog-loadtest-'));
-  const configArgs = options.config === undefined ? [] : ['--config', options.config];
+  const dataDir = join(logs, 'data');
+  const configArgs = ['--data-dir', dataDir, ...(options.config === undefined ? [] : ['--config', options.config])];
   const env = options.env ?? process.env;
   const started: ServerProcess[] = [];
   const close = async (): Promise<void> => {
@@ -86,7 +99,7 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
       logFile: join(logs, 'gateway.log'),
     });
     started.push(gateway);
-    return { mode: 'embedded', urls: [gateway.url], originUrl: origin.url, gatewayAdmins: gateway.adminUrl === undefined ? [] : [gateway.adminUrl], originAdmin: origin.adminUrl, close };
+    return { mode: 'embedded', urls: [gateway.url], originUrl: origin.url, gatewayAdmins: gateway.adminUrl === undefined ? [] : [gateway.adminUrl], originAdmin: origin.adminUrl, dataDir, close };
   } catch (err) {
     await close();
     throw err;

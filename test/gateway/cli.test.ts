@@ -106,11 +106,12 @@ test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in
 });
 
 test('--version prints the package version; an older Node gets one clear line, not a stack trace', () => {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; engines: { node: string } };
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; engines?: unknown };
   const version = spawnSync(NODE, ['bin/catalog-gateway.js', '--version'], { encoding: 'utf8' });
   assert.equal(version.status, 0);
   assert.equal(version.stdout, `catalog-gateway ${pkg.version} (Node.js ${process.version})\n`);
-  assert.equal(pkg.engines.node, '>=24');
+  // npm runs on the system's Node and would warn EBADENGINE on every install; the bin checks instead.
+  assert.equal(pkg.engines, undefined);
   // The machine's own Node, outside node_modules/.bin (Node 20 here, which the brief says is installed).
   const system = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
   const major = Number(system.stdout.replace(/^v/, '').split('.')[0]);

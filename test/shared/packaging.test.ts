@@ -3,7 +3,7 @@
  * (ops/container/Containerfile), `npm ci --omit=dev` (no TypeScript, no test tools, no pinned
  * Node), then the gateway started on Node 24 as the image's entry point starts it, and refused
  * in one line on an older Node (the machine's own). No image is built here: no container registry
- * is reachable for the base image (README, "Packaging").
+ * is reachable for the base image (docs/operations.md, "Packaging").
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';

@@ -1,9 +1,13 @@
 import cluster from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
+import { commandConfig } from '../state.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
+import { secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
 import { startRedisProcess } from '../redis-server.ts';
 import { example, exampleToken } from './start.ts';
@@ -14,6 +18,7 @@ const MIN_WORKERS = 2;
 export const fleet: Command = {
   name: 'fleet',
   summary: 'Run a local fleet: Redis, the catalog origin, and gateway workers sharing one cache through Redis.',
+  listeners: ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'],
   flags: [
     { name: 'workers', key: 'gateway.workers', value: 'N|auto', description: `gateway processes (at least ${MIN_WORKERS}; auto: one per core)` },
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'gateway API port' },
@@ -21,27 +26,42 @@ export const fleet: Command = {
   ],
   async run(args) {
     if (!cluster.isPrimary) throw new Error('the fleet command runs in the primary only; its workers run `gateway`');
-    const config = loadConfig(args.config);
+    const shared = commandConfig('fleet', args.config);
+    // Its catalog, Redis and event registration go in a directory of its own, removed when it
+    // stops, so that it never rewrites the registration of a gateway started with `start`; the
+    // signing secret stays the shared one, so `catalog-gateway token` mints tokens it accepts.
+    // `--data-dir` keeps everything in the directory named.
+    const explicit = args.config.flags?.some((f) => f.key === 'dataDir') === true;
+    const own = explicit ? undefined : mkdtempSync(join(tmpdir(), 'catalog-fleet-'));
+    const removeOwn = (): void => {
+      if (own !== undefined) rmSync(own, { recursive: true, force: true });
+    };
+    const stateOverrides = own === undefined ? {} : { dataDir: own, 'auth.secretFile': secretPath(shared) };
+    const config = loadConfig({ ...args.config, overrides: stateOverrides });
     const redis = await startRedisProcess({ dir: join(config.dataDir, 'redis') });
     const origin = await startOrigin(config).catch(async (err: unknown) => {
       await redis.kill();
+      removeOwn();
       throw err;
     });
     const probe = `${origin.adminUrl}/readyz`;
-    const overrides = { 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true };
+    const overrides = { ...stateOverrides, 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true };
     const gatewayConfig = loadConfig({ ...args.config, overrides });
     const count = Math.max(MIN_WORKERS, workerCount(gatewayConfig['gateway.workers']));
-    // The workers run the `gateway` command, told where this fleet's origin and Redis are.
-    const workerArgs = ['gateway', ...(args.config.file === undefined ? [] : ['--config', args.config.file]), '--port', String(gatewayConfig['gateway.port']), '--origin', origin.url, '--origin-probe', probe, '--redis', redis.url];
+    // The workers run the `gateway` command, told where this fleet's origin and Redis are; they
+    // only read the secret, which the shared data directory (or the one named) holds.
+    const workerArgs = ['gateway', ...(args.config.file === undefined ? [] : ['--config', args.config.file]), ...(explicit ? ['--data-dir', config.dataDir] : []), '--port', String(gatewayConfig['gateway.port']), '--origin', origin.url, '--origin-probe', probe, '--redis', redis.url];
     const primary = await startPrimary(gatewayConfig, count, workerArgs).catch(async (err: unknown) => {
       await origin.stop();
       await redis.kill();
+      removeOwn();
       throw err;
     });
     onShutdownSignal(async () => {
       await primary.stop();
       await origin.stop();
       await redis.kill();
+      removeOwn();
     });
     onReloadSignal(() => {
       primary.reload(() => loadConfig({ ...args.config, overrides }));
@@ -57,6 +77,7 @@ export const fleet: Command = {
         `  gateway  ${url}   admin ${primary.adminUrl}/metrics  /readyz  (all workers)`,
         `  redis    ${redis.url}`,
         `  origin   ${origin.url}   admin ${origin.adminUrl}/metrics`,
+        `  data     ${config.dataDir}${own === undefined ? '' : ' (its own, removed when the fleet stops)'}`,
         '',
         'Ask it a few times: each worker in turn answers, and only the first asks the origin',
         '(`catalog_gateway_fleet_fills_total` and `catalog_origin_http_requests_total` say so):',

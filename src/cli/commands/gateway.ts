@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
+import { commandConfig } from '../state.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
@@ -8,6 +9,7 @@ import type { Command } from '../command.ts';
 export const gateway: Command = {
   name: 'gateway',
   summary: 'Serve the catalog API through the caching gateway in front of an origin.',
+  listeners: ['gateway.port', 'gateway.adminPort'],
   flags: [
     { name: 'origin', key: 'gateway.origin', value: 'URL', description: 'base URL of the catalog origin' },
     { name: 'origin-probe', key: 'gateway.upstream.probe', value: 'URL', description: "the origin's health check (absolute, or a path on --origin)" },
@@ -18,7 +20,7 @@ export const gateway: Command = {
     { name: 'redis', key: 'gateway.redis.url', value: 'URL', description: 'share the cache through Redis (redis://, redis+cluster://, redis+sentinel://)' },
   ],
   async run(args) {
-    const config = loadConfig(args.config);
+    const config = commandConfig('gateway', args.config);
     // node:cluster starts each worker as this same command; the primary decides how many.
     if (cluster.isWorker) {
       const worker = await startWorker(config, workerGroup(process.ppid));

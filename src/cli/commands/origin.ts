@@ -1,4 +1,4 @@
-import { loadConfig } from '../../config/load.ts';
+import { commandConfig } from '../state.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
@@ -6,6 +6,7 @@ import type { Command } from '../command.ts';
 export const origin: Command = {
   name: 'origin',
   summary: 'Serve the catalog API from the catalog database (seeded first if the file is missing).',
+  listeners: ['origin.port', 'origin.adminPort'],
   flags: [
     { name: 'host', key: 'origin.host', value: 'ADDRESS', description: 'address to listen on' },
     { name: 'port', key: 'origin.port', value: 'PORT', description: 'API port (0 picks a free one)' },
@@ -14,7 +15,7 @@ export const origin: Command = {
     { name: 'max-age', key: 'origin.maxAgeSeconds', value: 'SECONDS', description: 'Cache-Control max-age of successful responses' },
   ],
   async run(args) {
-    const config = loadConfig(args.config);
+    const config = commandConfig('origin', args.config);
     const running = await startOrigin(config);
     onShutdownSignal(() => running.stop());
   },

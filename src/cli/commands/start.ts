@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { loadConfig } from '../../config/load.ts';
+import { commandConfig } from '../state.ts';
 import type { Config } from '../../config/schema.ts';
 import { startGateway } from '../../gateway/gateway.ts';
 import { startOrigin } from '../../origin/origin.ts';
@@ -58,6 +59,7 @@ function banner(gatewayUrl: string, gatewayAdmin: string, originUrl: string, ori
 export const start: Command = {
   name: 'start',
   summary: 'Run the catalog origin and the caching gateway in front of it, and print a curl to try.',
+  listeners: ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'],
   flags: [
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'gateway API port (0 picks a free one)' },
     { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (0 picks a free one)' },
@@ -65,7 +67,7 @@ export const start: Command = {
     { name: 'origin-admin-port', key: 'origin.adminPort', value: 'PORT', description: 'origin admin port (0 picks a free one)' },
   ],
   async run(args) {
-    const config = loadConfig(args.config);
+    const config = commandConfig('start', args.config);
     const origin = await startOrigin(config);
     const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
     const gateway = await startGateway(gatewayConfig()).catch(async (err: unknown) => {

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../config/load.ts';
+import { commandConfig } from '../state.ts';
 import { UsageError } from '../args.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
@@ -12,7 +12,7 @@ export const token: Command = {
     { name: 'ttl', value: 'SECONDS', description: 'lifetime in seconds (default 3600)' },
   ],
   async run(args) {
-    const config = loadConfig(args.config);
+    const config = commandConfig('token', args.config);
     const ttl = String(args.options.ttl ?? '3600');
     if (!/^[1-9][0-9]{0,8}$/.test(ttl)) throw new UsageError(`--ttl must be a positive whole number of seconds, got "${ttl}"`);
     const jwt = await mintToken(loadOrCreateSecret(secretPath(config)), {

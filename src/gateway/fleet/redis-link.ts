@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseRedisUrl, redactedRedisUrl, type RedisTarget } from './redis-url.ts';
+import { parseRedisUrl, redactedRedisUrl, type RedisTarget } from '../../config/redis-url.ts';
 
 export type RedisClient = Redis | Cluster;
 

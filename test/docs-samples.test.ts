@@ -1,0 +1,69 @@
+/**
+ * The README's samples are what the programs print: the banner of `start`, and the curl session
+ * run again, command by command, against a fresh `start` on the default catalog. Only what must
+ * differ between runs is set aside: ports, tokens, `date`, `age`, `ttl` and the request id's digits.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { NODE, run } from './support/cli-process.ts';
+import { tempDir } from './support/config.ts';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const SHORT_TOKEN = 'eyJhbGciOiJIUzI1NiIs…';
+
+/** The fenced block that follows the `<!-- sample:NAME …-->` marker. */
+function sample(name: string): string {
+  const marker = readme.indexOf(`<!-- sample:${name}`);
+  assert.ok(marker >= 0, `README lacks the sample marker ${name}`);
+  const open = readme.indexOf('```\n', marker) + 4;
+  return readme.slice(open, readme.indexOf('\n```', open));
+}
+
+/** The four listeners' URLs as the banner prints them: gateway, its admin, origin, its admin. */
+function bannerPorts(banner: string): string[] {
+  const ports = [...banner.matchAll(/127\.0\.0\.1:(\d+)/g)].map((m) => m[1] ?? '');
+  return [...new Set(ports)];
+}
+
+function swapPorts(text: string, from: readonly string[], to: readonly string[]): string {
+  return text.replace(/127\.0\.0\.1:(\d+)/g, (all, port: string) => {
+    const i = from.indexOf(port);
+    return i < 0 ? all : `127.0.0.1:${to[i] ?? port}`;
+  });
+}
+
+function settled(output: string): string {
+  return output
+    .replace(/^(date): .*$/gim, '$1: …')
+    .replace(/^age: \d+$/gm, 'age: N')
+    .replace(/ttl=\d+/g, 'ttl=N')
+    .replace(/^(x-request-id): (.*)$/gim, (_, name: string, id: string) => `${name}: ${id.replace(/[0-9a-f]/g, 'x')}`)
+    .trimEnd();
+}
+
+test('the README shows the banner `start` prints and a curl session that prints the same today', async (t) => {
+  const dataDir = tempDir();
+  const { child, line, seen } = run(['start', '--port', '0', '--admin-port', '0', '--origin-port', '0', '--origin-admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'warn' });
+  t.after(() => child.kill('SIGKILL'));
+  await line((l) => l.startsWith('Mint another token'));
+  const first = seen.findIndex((l) => l.startsWith('catalog-gateway is running'));
+  const last = seen.findIndex((l) => l.startsWith('Mint another token'));
+  const printed = seen.slice(first, last + 1).join('\n');
+  const documented = sample('banner');
+  const actualPorts = bannerPorts(printed);
+  const readmePorts = bannerPorts(documented);
+  assert.equal(actualPorts.length, 4);
+  const banner = swapPorts(printed, actualPorts, readmePorts).replace(/Bearer eyJ[\w.-]+/g, `Bearer ${SHORT_TOKEN}`);
+  assert.equal(banner, documented);
+
+  const token = spawnSync(NODE, ['bin/catalog-gateway.js', 'token', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
+  const steps = sample('session').split(/^\$ /m).filter((step) => step !== '');
+  assert.ok(steps.length >= 8, 'the session has its steps');
+  for (const step of steps) {
+    const [command = '', ...expected] = step.split('\n');
+    const ran = spawnSync('bash', ['-c', swapPorts(command, readmePorts, actualPorts)], { env: { PATH: process.env.PATH, TOKEN: token }, encoding: 'utf8' });
+    assert.equal(settled(swapPorts(ran.stdout.replaceAll('\r', ''), actualPorts, readmePorts)), settled(expected.join('\n')), `$ ${command}`);
+  }
+});
