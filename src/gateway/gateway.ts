@@ -9,40 +9,28 @@
  * the primary, which answers the admin port for all; workers/primary.ts).
  */
 import type { ServerResponse } from 'node:http';
-import type { DestinationStream, Logger } from 'pino';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
-import { parseCredentialNames } from '../shared/credentials.ts';
-import type { TokenVerifier } from '../shared/auth.ts';
-import { createHttpServer, httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
+import { createHttpServer, httpLimits } from '../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
-import { createLogger } from '../shared/logger.ts';
-import { createVerifier } from '../shared/signing-key.ts';
-import { startAdmin, type RunningAdmin } from './admin.ts';
+import type { RunningAdmin } from './admin.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
-import { cacheKeyOf, createPipeline } from './pipeline.ts';
+import { createPipeline } from './pipeline.ts';
+import { openAdmin, processParts, refusals, type GatewayDeps, type ProcessParts } from './process-parts.ts';
 import { PurgeLog } from './purge/purge-log.ts';
 import { Purger } from './purge/purger.ts';
-import { LiveConfig, type ReloadOutcome } from './reload/live-config.ts';
-import { liveListenerLimits, liveLogLevel, livePipeline } from './reload/live-parts.ts';
-import { ResponseCache, type CacheKey } from './store/response-cache.ts';
+import type { ReloadOutcome } from './reload/live-config.ts';
+import { liveListenerLimits, livePipeline } from './reload/live-parts.ts';
+import { ResponseCache } from './store/response-cache.ts';
 import { OriginClient } from './upstream/origin-client.ts';
-import { OriginHealth } from './upstream/origin-health.ts';
 import { answerPrimary, relayToSiblings } from './workers/purge-relay.ts';
 import { isConfigOrder } from './workers/messages.ts';
 
-export interface GatewayDeps {
-  /** Where log lines go; default per `log.destination`. */
-  readonly logDestination?: DestinationStream;
-  /** Default: a new Registry for this gateway. */
-  readonly registry?: Registry;
-  /** Milliseconds since the epoch, for cache freshness and token expiry. Default: `Date.now`. */
-  readonly now?: () => number;
-}
+export type { GatewayDeps } from './process-parts.ts';
 
 export interface RunningGateway {
   readonly url: string;
@@ -56,16 +44,11 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** A gateway's request path and what it owns, before any listener is opened. */
+/** A serving gateway (alone or a worker) before any listener is opened. */
 interface Built {
-  readonly logger: Logger;
-  readonly registry: Registry;
-  readonly live: LiveConfig;
-  readonly verifier: TokenVerifier;
+  readonly parts: ProcessParts;
   readonly purger: Purger;
-  readonly keyOf: (url: string) => CacheKey | undefined;
-  readonly limits: HttpLimits;
-  readonly onRefused: (refusal: Refusal) => void;
+  readonly metrics: GatewayMetrics;
   readonly cacheStats: () => CacheGauges;
   readonly notReadyReason: () => string | undefined;
   readonly degradedReason: () => string | undefined;
@@ -75,30 +58,22 @@ interface Built {
   stop(): Promise<void>;
 }
 
-/** `group`: the id this process's purges carry in the fleet, shared by the workers of one primary. */
-async function build(config: Config, deps: GatewayDeps, group: string | undefined): Promise<Built> {
-  const now = deps.now ?? Date.now;
-  const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
-  const live = new LiveConfig(config, logger);
-  liveLogLevel(live, logger);
-  const registry = deps.registry ?? new Registry();
-  const verifier = createVerifier(config, now);
+/**
+ * The composition root's second half: the cache, the fleet, the single flight, the purger and the
+ * request path of a process that serves the API. Each part is made after what it uses.
+ * `group`: the id this process's purges carry in the fleet, shared by the workers of one primary.
+ */
+async function build(parts: ProcessParts, group: string | undefined): Promise<Built> {
+  const { config, logger, registry, now, live, verifier, health, credentialNames } = parts;
   const purges = new PurgeLog();
-  const cache: ResponseCache = new ResponseCache({
-    maxBytes: config['gateway.cache.maxBytes'],
-    maxEntryBytes: config['gateway.cache.maxEntryBytes'],
-    onEvict: () => {
-      metrics.evicted();
-    },
-    purges,
-  });
-  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
+  const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges });
+  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions });
   const unfinished = new Set<ServerResponse>();
-  const health = new OriginHealth(config);
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
+  const purger = new Purger({ cache, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];
   // The fleet module brings ioredis (about 10 MiB of a process's memory): only a fleet loads it.
@@ -117,15 +92,10 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
           },
         });
   const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags), purges, metrics, logger, fleet: fleet?.tier });
-  const purger = new Purger({ cache, log: purges, flights, metrics, logger, now });
+  purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
-  const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;
-  const limits = httpLimits(config);
-  const onRefused = reportRefusals(logger, credentialNames, (reason) => {
-    metrics.refused(reason);
-  });
   const pipeline = livePipeline(live, {
     credentialNames,
     hiddenFields: hiddenFields(tags),
@@ -141,20 +111,18 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
     logger,
     now,
   });
-  const api = createHttpServer(createPipeline(pipeline), limits, onRefused);
+  const api = createHttpServer(
+    createPipeline(pipeline),
+    httpLimits(config),
+    refusals(parts, (reason) => {
+      metrics.refused(reason);
+    }),
+  );
   liveListenerLimits(live, api);
   return {
-    logger,
-    registry,
-    live,
-    verifier,
+    parts,
     purger,
-    keyOf: (url) => {
-      const { deps, routes } = pipeline();
-      return cacheKeyOf(routes, url, deps.maxTargetBytes);
-    },
-    limits,
-    onRefused,
+    metrics,
     cacheStats,
     notReadyReason: () => (draining ? 'the gateway is shutting down' : health.reason),
     degradedReason: () => fleet?.downReason(),
@@ -177,33 +145,35 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
 
 /** A gateway on its own: the API listener and the admin listener. */
 export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
-  const gw = await build(config, deps, undefined);
-  const { logger } = gw;
+  const gw = await build(processParts(config, deps), undefined);
+  const { logger, live, registry } = gw.parts;
   let admin: RunningAdmin | undefined;
   let stopped: Promise<void> | undefined;
-  const release = async (): Promise<void> => {
-    await gw.stop();
-    await admin?.stop();
-  };
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
-      await release();
+      await gw.stop();
+      await admin?.stop();
       logger.info('stopped');
       logger.flush();
     })();
     return stopped;
   };
-  gw.live.registerGauges(gw.registry);
   try {
     const url = await gw.start();
-    admin = await startAdmin({ ...gw, config, now: deps.now ?? Date.now });
+    admin = await openAdmin(gw.parts, {
+      purger: gw.purger,
+      notReadyReason: gw.notReadyReason,
+      degradedReason: gw.degradedReason,
+      countRefusal: (reason) => {
+        gw.metrics.refused(reason);
+      },
+    });
     const notReady = gw.notReadyReason();
     logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
-    return { url, adminUrl: admin.url, registry: gw.registry, cacheStats: gw.cacheStats, reload: (load) => gw.live.reload(load), stop };
+    return { url, adminUrl: admin.url, registry, cacheStats: gw.cacheStats, reload: (load) => live.reload(load), stop };
   } catch (err) {
-    // It never served, so no `stopped` line: the caller says why it could not start.
-    await release();
+    await stop();
     throw err;
   }
 }
@@ -227,22 +197,22 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
   const registry = new Registry();
   AggregatorRegistry.setRegistries([registry]);
   new AggregatorRegistry();
-  const gw = await build(config, { registry }, group);
+  const gw = await build(processParts(config, { registry }), group);
   const onMessage = (message: unknown): void => {
     // The primary has loaded and validated it (workers/primary.ts); what is live applies here too.
-    if (isConfigOrder(message)) gw.live.apply(message.config);
+    if (isConfigOrder(message)) gw.parts.live.apply(message.config);
     else answerPrimary(message, gw.purger);
   };
   process.on('message', onMessage);
   const url = await gw.start();
-  gw.logger.info({ url, pid: process.pid }, 'worker listening');
+  gw.parts.logger.info({ url, pid: process.pid }, 'worker listening');
   return {
     url,
     async stop() {
       process.off('message', onMessage);
       await gw.stop();
-      gw.logger.info({ pid: process.pid }, 'worker stopped');
-      gw.logger.flush();
+      gw.parts.logger.info({ pid: process.pid }, 'worker stopped');
+      gw.parts.logger.flush();
     },
   };
 }

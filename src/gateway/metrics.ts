@@ -19,6 +19,8 @@ export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
 export interface CacheGauges {
   readonly entries: number;
   readonly bytes: number;
+  /** Entries pushed out to make room, since the start. */
+  readonly evictions: number;
 }
 
 /** What the gauges read at scrape time. */
@@ -39,7 +41,6 @@ function methodLabel(method: string): string {
 export class GatewayMetrics {
   readonly registry: Registry;
   readonly #requests: RequestSeries;
-  readonly #evictions: Counter;
   readonly #originRequests: Counter<'status'>;
   readonly #originDuration: Histogram;
   readonly #coalesced: Counter;
@@ -75,10 +76,17 @@ export class GatewayMetrics {
         this.set(cache().bytes);
       },
     });
-    this.#evictions = new Counter({
+    // Read from the cache's own count at scrape time, so the cache needs no callback into metrics.
+    let evictionsCounted = 0;
+    new Counter({
       name: 'catalog_gateway_cache_evictions_total',
       help: 'Stored responses pushed out of the cache to make room for new ones.',
       registers,
+      collect() {
+        const evictions = cache().evictions;
+        this.inc(evictions - evictionsCounted);
+        evictionsCounted = evictions;
+      },
     });
     this.#originRequests = new Counter({
       name: 'catalog_gateway_origin_requests_total',
@@ -168,10 +176,6 @@ export class GatewayMetrics {
   originAnswer(status: number | 'error', seconds: number): void {
     this.#originRequests.inc({ status });
     this.#originDuration.observe(seconds);
-  }
-
-  evicted(): void {
-    this.#evictions.inc();
   }
 
   coalesced(): void {

@@ -9,7 +9,6 @@
  * of them cannot be answered with what was purged.
  */
 import type { Logger } from 'pino';
-import type { Flights } from '../fill/flight.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
 import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
@@ -36,10 +35,14 @@ export interface PurgeTaker {
  */
 export type PurgeFanOut = (purge: Purge, generation: number) => Promise<number>;
 
+/** What holds fills in flight that a purge must let go of (the single flight, fill/flight.ts). */
+export interface InFlight {
+  detachAll(): void;
+}
+
 export interface PurgerParts {
   readonly cache: ResponseCache;
   readonly log: PurgeLog;
-  readonly flights: Flights;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
   readonly now: () => number;
@@ -48,11 +51,17 @@ export interface PurgerParts {
 export class Purger implements PurgeTaker {
   readonly #p: PurgerParts;
   readonly #fanOuts: PurgeFanOut[] = [];
+  readonly #inFlight: InFlight[] = [];
   /** Whether one fan-out is the fleet's stream, whose purges are read back into the log. */
   #streamed = false;
 
   constructor(parts: PurgerParts) {
     this.#p = parts;
+  }
+
+  /** Adds fills in flight that every purge lets go of. */
+  detaches(inFlight: InFlight): void {
+    this.#inFlight.push(inFlight);
   }
 
   /** Adds a place purges taken here go to; `streamed` for the fleet's stream. */
@@ -84,7 +93,7 @@ export class Purger implements PurgeTaker {
 
   #applyToCache(purge: Purge): number {
     const purged = this.#p.cache.purge(purge.selector, purge.soft, purge.at);
-    this.#p.flights.detachAll();
+    for (const inFlight of this.#inFlight) inFlight.detachAll();
     return purged;
   }
 }

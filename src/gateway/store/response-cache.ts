@@ -45,8 +45,6 @@ export interface ResponseCacheOptions {
   readonly maxBytes: number;
   /** Largest single entry in bytes (`gateway.cache.maxEntryBytes`), all its variants together. */
   readonly maxEntryBytes: number;
-  /** Called once for every entry pushed out to make room. */
-  readonly onEvict: () => void;
   /** The process's purge log, by which a response whose fill a purge overtook is judged. */
   readonly purges: PurgeLog;
 }
@@ -86,6 +84,7 @@ export class ResponseCache {
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
   readonly #purges: PurgeLog;
+  #evictions = 0;
   /** Makes the entries this cache keeps: fills and the shared tier go through it. */
   readonly maker = new EntryMaker();
 
@@ -98,7 +97,7 @@ export class ResponseCache {
       disposeAfter: (old, key, reason) => {
         // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
         this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
-        if (reason === 'evict') options.onEvict();
+        if (reason === 'evict') this.#evictions++;
       },
     });
   }
@@ -179,6 +178,11 @@ export class ResponseCache {
     this.#lru.set(key, list.length === 1 && only !== undefined ? only : list, { size });
     this.#tags.add(key, tagsOf(list));
     return true;
+  }
+
+  /** Entries pushed out to make room, since the start. */
+  get evictions(): number {
+    return this.#evictions;
   }
 
   get entries(): number {

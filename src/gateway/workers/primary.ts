@@ -12,18 +12,10 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism, hostname } from 'node:os';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import { parseCredentialNames } from '../../shared/credentials.ts';
-import { httpLimits, reportRefusals } from '../../shared/http-server.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { createVerifier } from '../../shared/signing-key.ts';
-import { startAdmin } from '../admin.ts';
-import { cacheKeyOf } from '../pipeline.ts';
+import { openAdmin, processParts } from '../process-parts.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
-import { LiveConfig, type ReloadOutcome } from '../reload/live-config.ts';
-import { liveLogLevel } from '../reload/live-parts.ts';
-import { RouteTable } from '../routes/route-table.ts';
+import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
-import { OriginHealth } from '../upstream/origin-health.ts';
 import { ask, isPurgeMessage, type ConfigOrder, type Purged } from './messages.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
@@ -67,8 +59,8 @@ const MAX_RESPAWN_DELAY_MS = 10_000;
 /** `workerArgs`: the command line the workers run, when not this process's own (`catalog-gateway fleet`). */
 export async function startPrimary(config: Config, count: number, workerArgs?: readonly string[]): Promise<RunningPrimary> {
   if (workerArgs !== undefined) cluster.setupPrimary({ args: [...workerArgs] });
-  const logger = createLogger(config, 'catalog-gateway');
-  const registry = new PrimaryRegistry();
+  const parts = processParts(config, { registry: new PrimaryRegistry() });
+  const { logger, registry, health } = parts;
   const live = new Set<Worker>();
   const listening = new Set<Worker>();
   const startedAt = new Map<Worker, number>();
@@ -153,49 +145,27 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     });
   });
 
-  const health = new OriginHealth(config);
-  const liveConfig = new LiveConfig(config, logger);
-  liveLogLevel(liveConfig, logger);
-  liveConfig.registerGauges(registry);
-  // The purge API's routes, to name the key a purge by URL means.
-  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
-  liveConfig.add({
-    prepare(next) {
-      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope']);
-      return () => {
-        routes = built;
-      };
-    },
-  });
   // Workers forked later load the file themselves; the running ones are handed what was validated here.
-  liveConfig.add({
+  parts.live.add({
     prepare(next) {
       return () => {
         for (const worker of live) if (worker.isConnected()) worker.send({ type: 'catalog-gateway:config', config: next } satisfies ConfigOrder);
       };
     },
   });
-  const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
   const url = await firstUrl;
-  const admin = await startAdmin({
-    config,
-    logger,
-    registry,
-    verifier: createVerifier(config, Date.now),
+  const admin = await openAdmin(parts, {
     purger,
-    keyOf: (url) => cacheKeyOf(routes, url, liveConfig.current['http.maxTargetBytes']),
     notReadyReason: () => {
       if (stopping) return 'the gateway is shutting down';
       if (listening.size === 0) return 'no worker is listening yet';
       return health.reason;
     },
     degradedReason: () => (listening.size < count ? `${listening.size} of ${count} workers are listening` : undefined),
-    limits: httpLimits(config),
     // The admin listener's refusals are logged; the refusal counter is the workers', for the API port.
-    onRefused: reportRefusals(logger, credentialNames, () => undefined),
-    now: Date.now,
+    countRefusal: () => undefined,
   });
   logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
   const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
@@ -205,7 +175,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   return {
     url,
     adminUrl: admin.url,
-    reload: (load) => liveConfig.reload(load),
+    reload: (load) => parts.live.reload(load),
     roll() {
       restarting ??= rollWorkers({
         workers: [...live],

@@ -1,0 +1,99 @@
+/**
+ * The composition root's first half: what every gateway process makes from a configuration,
+ * whatever its role (a gateway alone, one of a primary's workers, or the primary answering the
+ * admin port for them): the logger, the live configuration and its reload gauges, the token
+ * verifier, the origin's health probe, and the route table a purge by URL is named by. The
+ * single process (gateway.ts) and the primary (workers/primary.ts) both start here, so neither
+ * wires these twice.
+ */
+import type { DestinationStream, Logger } from 'pino';
+import { Registry } from 'prom-client';
+import type { Config } from '../config/schema.ts';
+import type { TokenVerifier } from '../shared/auth.ts';
+import { parseCredentialNames } from '../shared/credentials.ts';
+import { httpLimits, reportRefusals, type Refusal } from '../shared/http-server.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createVerifier } from '../shared/signing-key.ts';
+import { startAdmin, type RunningAdmin } from './admin.ts';
+import { cacheKeyOf } from './pipeline.ts';
+import type { PurgeTaker } from './purge/purger.ts';
+import { LiveConfig } from './reload/live-config.ts';
+import { liveLogLevel } from './reload/live-parts.ts';
+import { RouteTable } from './routes/route-table.ts';
+import type { CacheKey } from './store/response-cache.ts';
+import { OriginHealth } from './upstream/origin-health.ts';
+
+export interface GatewayDeps {
+  /** Where log lines go; default per `log.destination`. */
+  readonly logDestination?: DestinationStream;
+  /** Default: a new Registry for this gateway. */
+  readonly registry?: Registry;
+  /** Milliseconds since the epoch, for cache freshness and token expiry. Default: `Date.now`. */
+  readonly now?: () => number;
+}
+
+export interface ProcessParts {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly now: () => number;
+  readonly live: LiveConfig;
+  readonly verifier: TokenVerifier;
+  readonly health: OriginHealth;
+  /** `http.credentialParameters`, parsed. */
+  readonly credentialNames: readonly string[];
+  /** The cache key a purge by URL names, by the route table now in force. */
+  keyOf(url: string): CacheKey | undefined;
+}
+
+export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
+  const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
+  const live = new LiveConfig(config, logger);
+  liveLogLevel(live, logger);
+  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  live.add({
+    prepare(next) {
+      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope']);
+      return () => {
+        routes = built;
+      };
+    },
+  });
+  const now = deps.now ?? Date.now;
+  return {
+    config,
+    logger,
+    registry: deps.registry ?? new Registry(),
+    now,
+    live,
+    verifier: createVerifier(config, now),
+    health: new OriginHealth(config),
+    credentialNames: parseCredentialNames(config['http.credentialParameters']),
+    keyOf: (url) => cacheKeyOf(routes, url, live.current['http.maxTargetBytes']),
+  };
+}
+
+/** What the process answering the admin port adds: who takes its purges, and its readiness. */
+export interface AdminRole {
+  readonly purger: PurgeTaker;
+  readonly notReadyReason: () => string | undefined;
+  readonly degradedReason: () => string | undefined;
+  /** Counts a request the admin listener refused before parsing completed (it is logged either way). */
+  readonly countRefusal: (reason: string) => void;
+}
+
+/** Opens the admin listener of a gateway alone or of a primary; its reload gauges go with it. */
+export function openAdmin(parts: ProcessParts, role: AdminRole): Promise<RunningAdmin> {
+  parts.live.registerGauges(parts.registry);
+  return startAdmin({
+    ...parts,
+    ...role,
+    limits: httpLimits(parts.config),
+    onRefused: refusals(parts, role.countRefusal),
+  });
+}
+
+/** Logs a request a listener refused before parsing completed (a redacted excerpt) and counts it. */
+export function refusals(parts: ProcessParts, count: (reason: string) => void): (refusal: Refusal) => void {
+  return reportRefusals(parts.logger, parts.credentialNames, count);
+}
