@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
 import { SCHEMA } from '../src/config/schema.ts';
+import { CACHE_NAME, forwardStatus, hitStatus, type Forward } from '../src/gateway/cache-status.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
@@ -54,6 +55,35 @@ describe('docs', () => {
       assert.doesNotMatch(text, /\bissues? #?\d+/i, `${page} names an issue number`);
       assert.doesNotMatch(text, /not built yet/, page);
     }
+  });
+
+  test('caching.md lists Cache-Status values in the form and order the gateway writes them', () => {
+    const caching = readFileSync(new URL('../docs/caching.md', import.meta.url), 'utf8');
+    const values = [...caching.matchAll(/^\| `((?:hit|fwd=)[^`]*)` \|/gm)].map((m) => m[1] ?? '');
+    assert.ok(values.length >= 10);
+    const forwards = new Set<string>();
+    for (const value of values) {
+      const members = new Map(value.split('; ').map((m) => [m.split('=')[0] ?? '', m.split('=')[1]] as const));
+      const ttl = members.get('ttl');
+      const detail = members.get('detail');
+      if (members.has('hit')) {
+        assert.equal(hitStatus(Number(ttl), detail), `${CACHE_NAME}; ${value}`);
+        continue;
+      }
+      const fwd = members.get('fwd') as Forward;
+      forwards.add(fwd);
+      const fwdStatus = members.get('fwd-status');
+      const written = forwardStatus({
+        fwd,
+        stored: members.has('stored'),
+        collapsed: members.has('collapsed'),
+        fwdStatus: fwdStatus === undefined ? undefined : Number(fwdStatus),
+        ttl: ttl === undefined ? undefined : Number(ttl),
+        detail,
+      });
+      assert.equal(written, `${CACHE_NAME}; ${value}`);
+    }
+    assert.deepEqual([...forwards].sort(), ['bypass', 'method', 'miss', 'request', 'stale', 'vary-miss'], 'every reason to forward is documented');
   });
 
   test('operations.md keeps a home for the reload section', () => {
