@@ -1,9 +1,9 @@
 import cluster from 'node:cluster';
-import { commandConfig } from '../state.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 
 export const gateway: Command = {
   name: 'gateway',
