@@ -48,11 +48,11 @@ interface FlagDoc {
 }
 
 const FLAGS: readonly FlagDoc[] = [
-  { name: 'url', value: 'URL[,URL…]', description: 'gateway to load, or a fleet\'s gateways, comma-separated, loaded side by side (default: start origin and gateway on embedded defaults, stop them afterwards)' },
+  { name: 'url', value: 'URL[,URL…]', description: 'gateway to load, or a fleet\'s gateways, comma-separated, loaded side by side (default: start origin and gateway on embedded defaults and a data directory of their own, remove both afterwards)' },
   { name: 'gateway-admin', value: 'URL[,URL…]', description: "the gateways' admin URLs, for cache hits and RSS from /metrics, summed over a fleet (with --url)" },
   { name: 'origin-admin', value: 'URL', description: "the origin's admin URL, for its own request count and RSS (with --url)" },
-  { name: 'secret-file', value: 'PATH', description: "HMAC secret the tokens are signed with (default: the configuration's)" },
-  { name: 'db', value: 'PATH', description: "catalog database the search texts come from (default: the configuration's)" },
+  { name: 'secret-file', value: 'PATH', description: "HMAC secret the tokens are signed with (default: the started servers', or the configuration's with --url)" },
+  { name: 'db', value: 'PATH', description: "catalog database the search texts come from (default: the started servers', or the configuration's with --url)" },
   { name: 'config', value: 'FILE', description: 'JSONC file layered over config/default.jsonc' },
   { name: 'connections', value: 'N', description: 'concurrent connections (default 50)' },
   { name: 'duration', value: 'SECONDS', description: 'how long to send load (default 30)' },

@@ -74,6 +74,11 @@ test('every label the code can derive for a request that reached the cache is do
   }
 });
 
+test('every reason to forward (RFC 9211 §2.2) is documented', () => {
+  const forwards = new Set(rows(tableDocument()).map((r) => outcomeOf(r.value).fwd).filter((f) => f !== undefined));
+  assert.deepEqual([...forwards].sort(), ['bypass', 'method', 'miss', 'request', 'stale', 'vary-miss']);
+});
+
 test('a refusal before the cache sends no Cache-Status and is labelled none', () => {
   assert.equal(cacheStatus({ kind: 'none' }), undefined);
   assert.equal(cacheLabel({ kind: 'none', collapsed: true }), 'none');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
@@ -66,6 +66,8 @@ test('`fleet` runs Redis, the origin and two workers sharing one cache: a query 
   assert.ok(parsed, curl);
   const [, token = '', url = ''] = parsed;
   const redisLine = await line((l) => l.trimStart().startsWith('redis '));
+  const ownData = /data +(\S+) \(its own/.exec(await line((l) => l.trimStart().startsWith('data ')))?.[1] ?? '';
+  assert.ok(existsSync(join(ownData, 'gateway-events.json')), 'the fleet registers in a directory of its own');
   const adminUrl = /admin (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(await line((l) => l.trimStart().startsWith('gateway ')))?.[1] ?? '';
   // Fresh connections, so the primary hands them to both workers in turn.
   const statuses = [];
@@ -85,6 +87,9 @@ test('`fleet` runs Redis, the origin and two workers sharing one cache: a query 
   assert.equal(code, 0);
   const redisPort = /127\.0\.0\.1:(\d+)/.exec(redisLine)?.[1] ?? '';
   assert.equal(spawnSync('redis-cli', ['-p', redisPort, 'ping'], { encoding: 'utf8' }).stdout.trim(), '', 'Redis stopped with the fleet');
+  // The shared data directory lent its signing secret and nothing else; the fleet's own is gone.
+  assert.deepEqual(readdirSync(env.CATALOG_DATA_DIR), ['signing-secret']);
+  assert.equal(existsSync(ownData), false);
 });
 
 test('config/examples/http-cache.jsonc runs the gateway as a plain HTTP cache in front of any origin', async (t) => {

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
-import { commandConfig } from '../state.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 import { startRedisProcess } from '../redis-server.ts';
 import { example, exampleToken } from './start.ts';
 

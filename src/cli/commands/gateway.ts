@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
-import { commandConfig } from '../state.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 
 export const gateway: Command = {
   name: 'gateway',

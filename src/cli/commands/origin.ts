@@ -1,7 +1,7 @@
-import { commandConfig } from '../state.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 
 export const origin: Command = {
   name: 'origin',

@@ -1,12 +1,12 @@
 import { request } from 'undici';
 import { loadConfig } from '../../config/load.ts';
-import { commandConfig } from '../state.ts';
 import type { Config } from '../../config/schema.ts';
 import { startGateway } from '../../gateway/gateway.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 
 /** Searches tried, in order, for the banner's example: the first that finds books is shown. */
 const EXAMPLE_QUERIES = ['dune', 'winter', 'river', 'silent', 'the'];

@@ -1,7 +1,7 @@
-import { commandConfig } from '../state.ts';
 import { UsageError } from '../args.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
+import { commandConfig } from '../state.ts';
 
 export const token: Command = {
   name: 'token',
