@@ -12,7 +12,7 @@ const readyz = async (adminUrl: string): Promise<number> => (await get(`${adminU
 test('`gateway --origin` on any port, no probe configured: /readyz is 200 while that origin serves, 503 once it is gone', async (t) => {
   const dataDir = tempDir();
   const origin = await startOrigin(testConfig({ dataDir, 'origin.books': 200 }));
-  const { child, line } = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_GATEWAY_UPSTREAM_PROBE_INTERVAL_MS: '200' });
+  const { child, line } = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir });
   t.after(async () => {
     child.kill('SIGKILL');
     await origin.stop();
@@ -29,7 +29,8 @@ test('the default probe counts any answer of the origin below 500 as up (401, 40
   const origin = await startFaultOrigin();
   let status = 404;
   origin.behave(() => ({ kind: 'json', status }));
-  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.probe': null });
+  // A probe times out after min(interval, 2 s): 200 ms, the fixture's, is too short on a busy machine.
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.probe': null, 'gateway.upstream.probeIntervalMs': 1000 });
   t.after(async () => {
     await fx.stop();
     await origin.close();
