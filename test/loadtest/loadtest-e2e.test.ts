@@ -26,7 +26,9 @@ let gateway: ServerProcess;
 
 before(async () => {
   origin = await startServerProcess({ name: 'origin', args: [CLI, 'origin', '--port', '0', '--admin-port', '0'], env, logFile: join(dir, 'origin.log') });
-  gateway = await startServerProcess({ name: 'gateway', args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url], env, logFile: join(dir, 'gateway.log') });
+  // Probed on the origin's admin /readyz: the default probe (GET / of the origin) would add to the
+  // origin's request counter that these tests compare with the gateway's.
+  gateway = await startServerProcess({ name: 'gateway', args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env, logFile: join(dir, 'gateway.log') });
 });
 
 after(async () => {
@@ -82,7 +84,7 @@ test('against a fleet: two gateways sharing one Redis, loaded side by side, ask 
   const members: ServerProcess[] = [];
   try {
     for (const name of ['member-a', 'member-b']) {
-      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url], env: fleetEnv, logFile: join(dir, `${name}.log`) }));
+      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env: fleetEnv, logFile: join(dir, `${name}.log`) }));
     }
     const result = await runLoadtest(
       { ...OPTIONS, seed: 11, urls: members.map((m) => m.url), gatewayAdmins: members.map((m) => m.adminUrl ?? ''), originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
