@@ -17,9 +17,9 @@ test('`gateway --origin` on any port, no probe configured: /readyz is 200 while 
     child.kill('SIGKILL');
     await origin.stop();
   });
-  const { adminUrl, originUp } = JSON.parse(await line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string; originUp: boolean };
-  assert.equal(originUp, true, 'the first probe, before listening, found the origin');
-  assert.equal(await readyz(adminUrl), 200);
+  const { adminUrl } = JSON.parse(await line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string };
+  // Usually the first probe, made before listening, finds it; on a busy machine it may time out.
+  await until(async () => (await readyz(adminUrl)) === 200);
   await origin.stop();
   await until(async () => (await readyz(adminUrl)) === 503);
   assert.match((await get(`${adminUrl}/readyz`)).body, /health check http:\/\/127\.0\.0\.1:\d+\/ failed: the origin (refused|closed) the connection/);
