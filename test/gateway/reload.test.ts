@@ -9,10 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
-import { run } from '../support/cli-process.ts';
 import { tempDir } from '../support/config.ts';
-import { OK, startFaultOrigin } from '../support/fault-origin.ts';
-import { HEALTH_PATH } from '../support/health-check.ts';
+import { runGateway } from '../support/gateway-process.ts';
 import { get, metricValue } from '../support/harness.ts';
 import { steadyLoad } from '../support/steady-load.ts';
 
@@ -20,24 +18,13 @@ const route = (prefix: string, extra: Record<string, unknown> = {}): Record<stri
 
 for (const workers of [1, 2]) {
   test(`SIGHUP with ${workers} worker(s): a new route table applies while serving; an invalid file is refused and the old one keeps serving`, async (t) => {
-    const origin = await startFaultOrigin();
-    origin.behave(() => OK);
     const dir = tempDir();
     const file = join(dir, 'gateway.jsonc');
     const write = (config: unknown): void => {
       writeFileSync(file, JSON.stringify(config));
     };
     write({ gateway: { routes: [route('/a')] } });
-    const gw = run(['gateway', '--config', file, '--workers', String(workers), '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], {
-      CATALOG_DATA_DIR: dir,
-      CATALOG_LOG_LEVEL: 'info',
-      CATALOG_GATEWAY_ACCESS_LOG: 'false',
-    });
-    t.after(async () => {
-      gw.child.kill('SIGKILL');
-      await origin.close();
-    });
-    const { url, adminUrl } = JSON.parse(await gw.line((l) => l.includes('"msg":"listening"'))) as { url: string; adminUrl: string };
+    const { gw, url, adminUrl } = await runGateway(t, dir, ['--config', file, '--workers', String(workers)]);
     const metric = async (name: string): Promise<number> => metricValue((await get(`${adminUrl}/metrics`)).body, name);
     const reloads = (msg: string): number => gw.seen.filter((l) => l.includes(`"msg":"${msg}`)).length;
     assert.equal((await get(`${url}/b/1`)).status, 404);

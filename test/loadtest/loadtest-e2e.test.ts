@@ -26,6 +26,8 @@ let gateway: ServerProcess;
 
 before(async () => {
   origin = await startServerProcess({ name: 'origin', args: [CLI, 'origin', '--port', '0', '--admin-port', '0'], env, logFile: join(dir, 'origin.log') });
+  // Probed on the origin's admin /readyz: the default probe (GET / of the origin) would add to the
+  // origin's request counter that these tests compare with the gateway's.
   gateway = await startServerProcess({ name: 'gateway', args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env, logFile: join(dir, 'gateway.log') });
 });
 

@@ -2,6 +2,8 @@
  * `gateway.workers` > 1: the primary process of node:cluster. It forks the workers, which share
  * the API port (the primary accepts connections and hands them round-robin to the workers, the
  * default scheduling on Linux), replaces a worker that dies, and drains them all on SIGTERM.
+ * On SIGHUP it loads and validates the configuration and hands it to them (reload/live-config.ts);
+ * on SIGUSR2 it replaces them one at a time (rolling-restart.ts).
  * It answers the admin port for all of them: `/metrics` sums their metrics (prom-client's
  * AggregatorRegistry), `/readyz` asks that workers are listening and the origin is up. Every purge
  * it takes, from the purge API or an event, and every purge a worker takes (an invalidation) is
@@ -106,7 +108,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     // A worker that stopped on its own after a signal (code 0) was asked to; only a death is replaced.
-    if (stopping || code === 0 || rolling.delete(worker)) return;
+    if (rolling.delete(worker) || stopping || code === 0) return;
     if (!anyListened) {
       stopping = true;
       neverListened(new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`));
