@@ -115,7 +115,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const purger = new Purger({ cache, log: purges, flights, metrics, logger, now });
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']);
   const maxTargetBytes = config['http.maxTargetBytes'];
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   let draining = false;

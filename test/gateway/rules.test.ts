@@ -6,12 +6,12 @@ import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
 import { mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
 import { storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
-import { freshens, notModified, updatedFields, validationHeaders } from '../../src/gateway/rules/validation.ts';
+import { freshens, preconditionStatus, updatedFields, validationHeaders } from '../../src/gateway/rules/validation.ts';
 import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const request = { authorized: true, noStore: false, requestTime: T0, responseTime: T0 };
-const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 86_400_000 };
+const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 86_400_000, targetedFields: ['catalog-gateway-cache-control', 'cdn-cache-control'] };
 
 function head(headers: ResponseHead['headers'], status = 200): ResponseHead {
   return { status, headers };
@@ -143,14 +143,23 @@ describe('RFC 9111 rules', () => {
     );
   });
 
-  test('§4.3.2 client conditionals answered from storage: If-None-Match (weak) decides, else If-Modified-Since', () => {
+  test('§4.3.2 client conditionals answered from storage (RFC 9110 §13.2.2): If-Match, If-Unmodified-Since, If-None-Match (weak), If-Modified-Since', () => {
     const stored = { etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
-    assert.equal(notModified({ ifNoneMatch: 'W/"v1"', ifModifiedSince: undefined }, stored, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), false);
-    assert.equal(notModified({ ifNoneMatch: '*', ifModifiedSince: undefined }, { etag: undefined, lastModified: undefined }, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), false);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), true, 'Date when no Last-Modified');
+    const none = { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined };
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'W/"v1"' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 200, 'If-None-Match decides');
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '*' }, { etag: undefined, lastModified: undefined }, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 UTC' }, stored, undefined), 200, 'not an HTTP-date: ignored');
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), 304, 'Date when no Last-Modified');
+    assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifMatch: '"v2", "v3"' }, stored, undefined), 412);
+    assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"v1"' }, stored, undefined), 412, '§13.1.1 the strong comparison');
+    assert.equal(preconditionStatus({ ...none, ifMatch: '*', ifNoneMatch: '"v1"' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Wed, 31 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Thu, 01 Jan 2026 00:00:00 GMT'), 200, '§13.1.4 no modification date: ignored');
   });
 
   test('§4.1 secondary keys: values normalised, absent only matches absent', () => {

@@ -143,7 +143,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   });
 
   const health = new OriginHealth(new URL(config['gateway.upstream.probe'], config['gateway.origin']), config['gateway.upstream.probeIntervalMs']);
-  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  const routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']);
   const credentialNames = parseCredentialNames(config['http.credentialParameters']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
