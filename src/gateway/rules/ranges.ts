@@ -42,14 +42,14 @@ function rangeSpecs(range: string): { readonly first: number | undefined; readon
     const match = RANGE_SPEC.exec(spec);
     if (match === null) return undefined;
     const [, first, last, suffix] = match;
-    const range = {
+    const parsed = {
       first: first === undefined ? undefined : Number(first),
       last: last === undefined || last === '' ? undefined : Number(last),
       suffix: suffix === undefined ? undefined : Number(suffix),
     };
     // §14.1.1: a last-pos below its first-pos makes the whole set invalid.
-    if (range.first !== undefined && range.last !== undefined && range.last < range.first) return undefined;
-    specs.push(range);
+    if (parsed.first !== undefined && parsed.last !== undefined && parsed.last < parsed.first) return undefined;
+    specs.push(parsed);
   }
   return specs.length === 0 ? undefined : specs;
 }
