@@ -30,7 +30,7 @@ import { QuerySpace } from './query-space.ts';
 const GIB = 1024 ** 3;
 const ARENA_BYTES = 64 * 1024 * 1024;
 /** The catalog route's policy with no stale windows, as the default config has it. */
-const NO_STALE = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 0 };
+const NO_STALE = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 0, targetedFields: [] };
 
 const CONCURRENCY = 50;
 

@@ -54,7 +54,7 @@ const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
 const fetcher = new Fetcher(origin, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false });
-const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 0 };
+const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 0, targetedFields: [] };
 const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false }, undefined);
 if (filled.kind !== 'response' || !filled.stored) throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
@@ -87,7 +87,7 @@ const server = createServer((req, res) => {
   }
   const now = Date.now();
   const reqId = requestId(req.headers['x-request-id']);
-  const delivered = deliver(res, response, { isHead: false, conditions: { ifNoneMatch: undefined, ifModifiedSince: undefined }, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
+  const delivered = deliver(res, response, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {

@@ -117,7 +117,7 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
   }
 }
 
-const ROUTE_DEFAULTS = { auth: 'required', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, requestCacheControl: 'honour' } as const;
+const ROUTE_DEFAULTS = { auth: 'required', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, staleIfDisconnectedSeconds: 0, requestCacheControl: 'honour' } as const;
 const ROUTE_FIELDS: Readonly<Record<keyof RouteConfig, (v: unknown) => boolean>> = {
   prefix: (v) => typeof v === 'string' && v.startsWith('/') && !/[?#\s]/.test(v),
   mode: (v) => v === 'catalog' || v === 'http' || v === 'pass',
@@ -125,6 +125,7 @@ const ROUTE_FIELDS: Readonly<Record<keyof RouteConfig, (v: unknown) => boolean>>
   scope: (v) => v === null || (typeof v === 'string' && /^[\x21-\x7e]+$/.test(v)),
   staleWhileRevalidateSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
   staleIfErrorSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
+  staleIfDisconnectedSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
   requestCacheControl: (v) => v === 'honour' || v === 'ignore',
 };
 

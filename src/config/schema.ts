@@ -71,6 +71,8 @@ export interface RouteConfig {
   readonly staleWhileRevalidateSeconds: number;
   /** Stale-if-error window when the origin names none (Varnish's keep, nginx proxy_cache_use_stale). */
   readonly staleIfErrorSeconds: number;
+  /** RFC 9111 §4.2.4: longest staleness served while the origin cannot be reached, closes or times out; 0 = none. */
+  readonly staleIfDisconnectedSeconds: number;
   /** Whether the request's Cache-Control (no-cache, max-age, max-stale, only-if-cached…) is honoured. */
   readonly requestCacheControl: 'honour' | 'ignore';
 }
@@ -103,6 +105,7 @@ export const SCHEMA = {
   'origin.db': { type: 'string', nullable: true, doc: 'Catalog database file; `null` means `<dataDir>/catalog.db`, seeded on first start.' },
   'origin.books': { type: 'integer', min: 1, max: 10_000_000, doc: 'Number of books generated when the database is seeded; once the file exists it is not reseeded, and a different value only draws a warning at start.' },
   'origin.maxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: '`Cache-Control: public, max-age=N` on successful responses.' },
+  'origin.cdnMaxAgeSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `CDN-Cache-Control` (RFC 9213) with this max-age and the same other directives, which the gateway obeys instead of `Cache-Control`: a long lifetime for the gateway, which events purge, and `maxAgeSeconds` for browsers, which nothing purges; 0 sends none.' },
   'origin.staleWhileRevalidateSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-while-revalidate=N` to the origin\'s Cache-Control; 0 sends none.' },
   'origin.staleIfErrorSeconds': { type: 'integer', min: 0, max: 31_536_000, doc: 'Adds `stale-if-error=N` to the origin\'s Cache-Control; 0 sends none.' },
   'origin.rateLimitPerMinute': { type: 'integer', min: 0, max: 1_000_000, doc: 'Requests per minute allowed per token subject (429 past it); 0 turns the limit off.' },
@@ -115,6 +118,7 @@ export const SCHEMA = {
   'gateway.accessLog': { type: 'boolean', doc: 'Write one access-log line per request.' },
   'gateway.workers': { type: 'workers', max: 256, doc: 'Processes serving the API port (node:cluster): a number, or `auto` for one per core. Past 1 a primary process replaces workers that die, drains them all on SIGTERM, and answers the admin port for all of them.' },
   'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 145 MiB + this (docs/benchmarks.md, "What RSS to plan for").' },
+  'gateway.cache.targetedFields': { type: 'string', nullable: true, doc: 'Comma-separated targeted cache-control fields (RFC 9213) that this cache obeys instead of `Cache-Control` and `Expires`, the first present with a valid value deciding: a field of its own (`Catalog-Gateway-Cache-Control`) before `CDN-Cache-Control`. Forwarded to clients as received; `null` obeys only `Cache-Control`.' },
   'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
   'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
   'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },
@@ -142,7 +146,7 @@ export const SCHEMA = {
   'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
   'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false.' },
   'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
-  'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
+  'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `staleIfDisconnectedSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof SCHEMA;

@@ -19,7 +19,7 @@ export type Forward = 'miss' | 'vary-miss' | 'stale' | 'request' | 'method' | 'b
 
 /**
  * What the client got: `hit` a fresh stored response; `stale` a stale stored response
- * (stale-while-revalidate, max-stale, stale-if-error); `revalidated` a stored response the origin
+ * (stale-while-revalidate, max-stale, stale-if-error, or `disconnected`: RFC 9111 §4.2.4); `revalidated` a stored response the origin
  * confirmed with 304; `miss` the origin's answer or failure; `pass` a relayed answer the cache
  * never holds; `none` a refusal before the cache.
  */

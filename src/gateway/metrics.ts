@@ -13,7 +13,7 @@ import { RequestSeries } from './request-series.ts';
 export type MetricRoute = string;
 
 export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
-export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale';
+export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale' | 'disconnected';
 export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
 
 export interface CacheGauges {

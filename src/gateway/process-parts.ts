@@ -50,10 +50,10 @@ export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
   const live = new LiveConfig(config, logger);
   liveLogLevel(live, logger);
-  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope']);
+  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']);
   live.add({
     prepare(next) {
-      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope']);
+      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']);
       return () => {
         routes = built;
       };

@@ -9,8 +9,8 @@ import { ifNoneMatchMatches, strongEtag } from './etag.ts';
 export interface DeliverOptions {
   readonly isHead: boolean;
   readonly ifNoneMatch: string | undefined;
-  /** The `Cache-Control` value of every cacheable answer (see `cacheControl` in origin.ts). */
-  readonly cacheControl: string;
+  /** The caching fields of every cacheable answer (see `cachingFields` in origin.ts). */
+  readonly cachingFields: Readonly<Record<string, string>>;
   /** `Surrogate-Key`: space-separated tags of what the document shows; empty sends none. */
   readonly tags: string;
   /** Request target of the next page, if any. */
@@ -22,7 +22,7 @@ export function deliverJson(res: ServerResponse, body: string, options: DeliverO
   const etag = strongEtag(body);
   // A 304 carries the validator and caching fields the 200 would have (RFC 9110 §15.4.5).
   res.setHeader('etag', etag);
-  res.setHeader('cache-control', options.cacheControl);
+  for (const name in options.cachingFields) res.setHeader(name, options.cachingFields[name] ?? '');
   if (options.next != null) res.setHeader('link', `<${options.next}>; rel="next"`);
   if (options.tags !== '') res.setHeader('surrogate-key', options.tags);
   if (ifNoneMatchMatches(options.ifNoneMatch, etag)) {

@@ -48,7 +48,8 @@ export interface HandlerContext {
   /** `http.credentialParameters`, parsed: refused in targets and redacted when one is written. */
   readonly credentialNames: readonly string[];
   readonly clients: ClientAddress;
-  readonly cacheControl: string;
+  /** `Cache-Control`, and `CDN-Cache-Control` when set (see `cachingFields` in origin.ts). */
+  readonly cachingFields: Readonly<Record<string, string>>;
   readonly isDraining: () => boolean;
 }
 
@@ -118,7 +119,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
-        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cacheControl: ctx.cacheControl, tags: a.tags, next: a.next });
+        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cachingFields: ctx.cachingFields, tags: a.tags, next: a.next });
       }
       if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
       const bytes = sendProblem(res, a.problem, problemInstance(req.url ?? '/', ctx.maxTargetBytes, ctx.credentialNames), handled.isHead);

@@ -44,11 +44,24 @@ export interface RunningOrigin {
  * `public` because requests carry Authorization (RFC 9111 §3.5); the stale windows (RFC 5861) let
  * caches in front ride out origin restarts and refresh in the background when an operator sets them.
  */
-export function cacheControl(config: Config): string {
-  let value = `public, max-age=${config['origin.maxAgeSeconds']}`;
+function cacheDirectives(config: Config, maxAgeSeconds: number): string {
+  let value = `public, max-age=${maxAgeSeconds}`;
   if (config['origin.staleWhileRevalidateSeconds'] > 0) value += `, stale-while-revalidate=${config['origin.staleWhileRevalidateSeconds']}`;
   if (config['origin.staleIfErrorSeconds'] > 0) value += `, stale-if-error=${config['origin.staleIfErrorSeconds']}`;
   return value;
+}
+
+/**
+ * The caching fields of every cacheable answer: `Cache-Control` for every cache, and with
+ * `origin.cdnMaxAgeSeconds` a `CDN-Cache-Control` (RFC 9213) that the gateway obeys instead, so it
+ * keeps answers long (events purge them) while browsers, which nothing purges, keep them briefly.
+ */
+export function cachingFields(config: Config): Readonly<Record<string, string>> {
+  const fields: Record<string, string> = { 'cache-control': cacheDirectives(config, config['origin.maxAgeSeconds']) };
+  const cdnMaxAge = config['origin.cdnMaxAgeSeconds'];
+  // The stale windows are repeated: a cache that obeys the targeted field ignores Cache-Control.
+  if (cdnMaxAge > 0) fields['cdn-cache-control'] = cacheDirectives(config, cdnMaxAge);
+  return fields;
 }
 
 export async function startOrigin(config: Config, deps: OriginDeps = {}): Promise<RunningOrigin> {
@@ -96,7 +109,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       maxTargetBytes: config['http.maxTargetBytes'],
       credentialNames,
       clients: new ClientAddress(config['http.trustedProxies']),
-      cacheControl: cacheControl(config),
+      cachingFields: cachingFields(config),
       isDraining: () => draining,
     }),
     limits,

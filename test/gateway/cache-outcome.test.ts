@@ -51,7 +51,7 @@ function outcomeOf(value: string): CacheOutcome {
   let kind: OutcomeKind = 'miss';
   if (fwd === 'method' || fwd === 'bypass') kind = 'pass';
   else if (fwdStatus === 304) kind = 'revalidated';
-  else if (detail === 'stale-if-error') kind = 'stale';
+  else if (detail === 'stale-if-error' || detail === 'disconnected') kind = 'stale';
   return { kind, fwd, stored: params.has('stored'), collapsed: params.has('collapsed'), fwdStatus, ttl: ttl === undefined ? undefined : Number(ttl), detail };
 }
 

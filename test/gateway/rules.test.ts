@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseCacheControl } from '../../src/gateway/rules/cache-control.ts';
-import { ageSeconds, isFresh, ttlSeconds } from '../../src/gateway/rules/freshness.ts';
+import { ageSeconds, isFresh, receivedAgeSeconds, ttlSeconds } from '../../src/gateway/rules/freshness.ts';
+import { parseHttpDate } from '../../src/gateway/rules/http-date.ts';
+import { ifRangeHolds, rangeAnswer } from '../../src/gateway/rules/ranges.ts';
+import { parseDictionary, responseDirectives } from '../../src/gateway/rules/targeted.ts';
 import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
-import { mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
+import { mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
 import { storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
-import { freshens, notModified, updatedFields, validationHeaders } from '../../src/gateway/rules/validation.ts';
+import { freshens, preconditionStatus, updatedFields, validationHeaders, type Validators } from '../../src/gateway/rules/validation.ts';
 import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const request = { authorized: true, noStore: false, requestTime: T0, responseTime: T0 };
-const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, maxHeuristicMs: 86_400_000 };
+const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 86_400_000, targetedFields: ['catalog-gateway-cache-control', 'cdn-cache-control'] };
 
 function head(headers: ResponseHead['headers'], status = 200): ResponseHead {
   return { status, headers };
@@ -143,14 +146,23 @@ describe('RFC 9111 rules', () => {
     );
   });
 
-  test('§4.3.2 client conditionals answered from storage: If-None-Match (weak) decides, else If-Modified-Since', () => {
+  test('§4.3.2 client conditionals answered from storage (RFC 9110 §13.2.2): If-Match, If-Unmodified-Since, If-None-Match (weak), If-Modified-Since', () => {
     const stored = { etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
-    assert.equal(notModified({ ifNoneMatch: 'W/"v1"', ifModifiedSince: undefined }, stored, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), false);
-    assert.equal(notModified({ ifNoneMatch: '*', ifModifiedSince: undefined }, { etag: undefined, lastModified: undefined }, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), true);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), false);
-    assert.equal(notModified({ ifNoneMatch: undefined, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), true, 'Date when no Last-Modified');
+    const none = { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined };
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'W/"v1"' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 200, 'If-None-Match decides');
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '*' }, { etag: undefined, lastModified: undefined }, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 UTC' }, stored, undefined), 200, 'not an HTTP-date: ignored');
+    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), 304, 'Date when no Last-Modified');
+    assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifMatch: '"v2", "v3"' }, stored, undefined), 412);
+    assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"v1"' }, stored, undefined), 412, '§13.1.1 the strong comparison');
+    assert.equal(preconditionStatus({ ...none, ifMatch: '*', ifNoneMatch: '"v1"' }, stored, undefined), 304);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Wed, 31 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Thu, 01 Jan 2026 00:00:00 GMT'), 200, '§13.1.4 no modification date: ignored');
   });
 
   test('§4.1 secondary keys: values normalised, absent only matches absent', () => {
@@ -167,5 +179,100 @@ describe('RFC 9111 rules', () => {
     assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', 'gw.example', { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
     assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', 'gw.example', {}), []);
     assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', 'gw.example', {}), []);
+  });
+});
+
+describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 disconnected', () => {
+  test('§5.6.7 HTTP-date: IMF-fixdate, rfc850-date and asctime-date, exactly; anything else is no date', () => {
+    const at = Date.UTC(1994, 10, 6, 8, 49, 37);
+    assert.equal(parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT'), at);
+    assert.equal(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT', T0), at);
+    assert.equal(parseHttpDate('Sun Nov  6 08:49:37 1994'), at);
+    assert.equal(parseHttpDate('Tuesday, 01-Jan-80 00:00:00 GMT', T0), Date.UTC(1980, 0, 1), 'a two-digit year more than 50 years ahead is in the past');
+    assert.equal(parseHttpDate('Friday, 01-Jan-50 00:00:00 GMT', T0), Date.UTC(2050, 0, 1), 'within 50 years ahead it is ahead');
+    for (const invalid of [
+      'Sun, 06 Nov 1994 08:49:37 UTC',
+      'Sun 06 Nov 1994 08:49:37 GMT',
+      'Sun,  06 Nov 1994 08:49:37 GMT',
+      'Sun, 06-Nov-1994 08:49:37 GMT',
+      'Sun, 06 Nov 1994 8:49:37 GMT',
+      'sun, 06 nov 1994 08:49:37 GMT',
+      'Sun, 31 Apr 1994 08:49:37 GMT',
+      'Sun, 06 Nov 1994 24:00:00 GMT',
+      '1994-11-06T08:49:37Z',
+      '0',
+    ]) {
+      assert.equal(parseHttpDate(invalid), undefined, invalid);
+    }
+    assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu, 01 Jan 2026 00:02:00 UTC', etag: '"v"' }), 0, 'RFC 9111 §5.3: already expired');
+    assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu Jan  1 00:02:00 2026' }), 120_000);
+  });
+
+  test('RFC 9111 §5.1 Age: the first member of a list; a value with anything but digits is ignored', () => {
+    assert.equal(receivedAgeSeconds({ age: '7200a' }), 0);
+    assert.equal(receivedAgeSeconds({ age: 'a7200' }), 0);
+    assert.equal(receivedAgeSeconds({ age: '7200.0' }), 0);
+    assert.equal(receivedAgeSeconds({ age: '7200, 0' }), 7200);
+    assert.equal(receivedAgeSeconds({ age: ['30', '0'] }), 30);
+  });
+
+  test('RFC 9213 targeted fields: a valid Dictionary first on the list decides, Expires is ignored then; an invalid one falls back', () => {
+    const cc = { 'cache-control': 'max-age=10' };
+    const targeted = (headers: ResponseHead['headers']): number | string => lifetime(headers, 200, { ...request, authorized: false });
+    assert.equal(targeted({ ...cc, 'cdn-cache-control': 'max-age=300' }), 300_000);
+    assert.equal(targeted({ ...cc, 'cdn-cache-control': 'max-age=300', 'catalog-gateway-cache-control': 'max-age=900' }), 900_000, 'the list order, not the message order');
+    assert.equal(targeted({ 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=300' }), 300_000, 'Cache-Control does not apply');
+    assert.equal(targeted({ 'cdn-cache-control': 'max-age=300', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' }), 300_000, 'nor does Expires');
+    assert.equal(targeted({ ...cc, 'cdn-cache-control': 'no-store' }), 'no-store');
+    assert.equal(targeted({ ...cc, 'cdn-cache-control': 'private' }), 'private');
+    assert.equal(lifetime({ ...cc, 'cdn-cache-control': 'max-age=60' }), 'authorization', '§3.5 applies to the targeted field');
+    assert.equal(lifetime({ ...cc, 'cdn-cache-control': 'public, no-cache, max-age=60', etag: '"v"' }), 60_000);
+    for (const invalid of ['MAX-AGE=300', 'max-age = 300', 'max-age=300,', 'max-age=300 ,, public', 'max-age="', '']) {
+      assert.equal(targeted({ ...cc, 'cdn-cache-control': invalid }), 10_000, JSON.stringify(invalid));
+    }
+    assert.deepEqual([...(parseDictionary('max-age=60;x=1, private="set-cookie", public, s-maxage=?0, a=(1 2), max-age=30') ?? [])], [
+      ['private', 'set-cookie'],
+      ['public', true],
+      ['max-age', '30'],
+    ]);
+    assert.equal(responseDirectives({ 'cdn-cache-control': 'max-age=60' }, []).targeted, false, 'not on the list: Cache-Control decides');
+  });
+
+  test('§14.2 ranges from a stored 200: one range, suffix, several (whole), unsatisfiable, §13.1.5 If-Range', () => {
+    const strong = { etag: '"v"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
+    const date = 'Thu, 01 Jan 2026 00:00:00 GMT';
+    const answer = (range: string, ifRange?: string, stored: Validators = strong): ReturnType<typeof rangeAnswer> => rangeAnswer({ range, ifRange }, 100, stored, date);
+    assert.deepEqual(answer('bytes=0-9'), { kind: 'part', start: 0, end: 9 });
+    assert.deepEqual(answer('Bytes = 90-'), { kind: 'part', start: 90, end: 99 }, '§14.1 the unit is case-insensitive');
+    assert.deepEqual(answer('bytes=-10'), { kind: 'part', start: 90, end: 99 });
+    assert.deepEqual(answer('bytes=-1000'), { kind: 'part', start: 0, end: 99 });
+    assert.deepEqual(answer('bytes=0-9, 500-600'), { kind: 'part', start: 0, end: 9 }, 'unsatisfiable ranges beside one are left out');
+    assert.deepEqual(answer('bytes=0-9, 20-29'), { kind: 'whole' });
+    assert.deepEqual(answer('bytes=100-'), { kind: 'unsatisfiable' });
+    assert.deepEqual(answer('bytes=-0'), { kind: 'unsatisfiable' });
+    for (const ignored of ['bytes=9-0', 'bytes=a-b', 'bytes=', 'lines=0-9', 'bytes 0-9']) assert.deepEqual(answer(ignored), { kind: 'whole' }, ignored);
+    assert.deepEqual(answer('bytes=0-9', '"v"'), { kind: 'part', start: 0, end: 9 });
+    assert.deepEqual(answer('bytes=0-9', 'W/"v"'), { kind: 'whole' });
+    assert.deepEqual(answer('bytes=0-9', '"v"', { etag: 'W/"v"', lastModified: undefined }), { kind: 'whole' }, 'a weak stored tag never matches');
+    assert.deepEqual(answer('bytes=0-9', 'Wed, 31 Dec 2025 00:00:00 GMT'), { kind: 'part', start: 0, end: 9 });
+    assert.deepEqual(answer('bytes=0-9', 'Wed, 31 Dec 2025 00:00:01 GMT'), { kind: 'whole' });
+    assert.equal(ifRangeHolds('Wed, 31 Dec 2025 00:00:00 GMT', strong, 'Wed, 31 Dec 2025 00:00:00 GMT'), false, '§8.8.2.2 a Last-Modified as late as Date is weak');
+  });
+
+  test('§4.2.4 disconnected: stale within the route bound, never with must-revalidate or no-cache; §5.2.2.3 must-understand', () => {
+    const stale = facts({ lifetimeMs: 1000 });
+    assert.equal(mayServeDisconnected(stale, T0 + 31_000, 30_000), true);
+    assert.equal(mayServeDisconnected(stale, T0 + 32_000, 30_000), false);
+    assert.equal(mayServeDisconnected(facts({ lifetimeMs: 1000, mustRevalidate: true }), T0 + 2000, 30_000), false);
+    assert.equal(mayServeDisconnected(facts({ lifetimeMs: 0, noCache: true }), T0 + 2000, 30_000), false);
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=60, must-understand, no-store' }), 60_000);
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=60, must-understand, no-store' }, 299), 'status', 'a status whose rules this cache does not know');
+  });
+
+  test('§4.1 Accept-Language is normalised for Vary: case and whitespace do not select another variant', () => {
+    const vary = ['accept-language'];
+    const selecting = selectingValues(vary, { 'accept-language': 'en-US, fr;q=0.5' });
+    assert.equal(varyMatches(vary, selecting, { 'accept-language': 'EN-us,fr; q=0.5' }), true);
+    assert.equal(varyMatches(vary, selecting, { 'accept-language': 'fr;q=0.5, en-US' }), false, 'order is a preference');
   });
 });

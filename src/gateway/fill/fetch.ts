@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
-import { mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
+import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
@@ -53,8 +53,15 @@ export type FillOutcome =
     }
   /** The origin answered 304 to a validation: the stored response, fresh again. */
   | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly stored: boolean; readonly originMs: number }
-  /** The origin failed and a stored response stood in for it (stale-if-error). */
-  | { readonly kind: 'stale'; readonly response: StoredResponse; readonly fwdStatus: number | undefined; readonly failure: string; readonly originMs: number }
+  /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
+  | {
+      readonly kind: 'stale';
+      readonly response: StoredResponse;
+      readonly reason: 'stale-if-error' | 'disconnected';
+      readonly fwdStatus: number | undefined;
+      readonly failure: string;
+      readonly originMs: number;
+    }
   /** Another process of the fleet had stored it: taken from the shared tier, the origin not asked. */
   | { readonly kind: 'shared'; readonly response: StoredResponse }
   | { readonly kind: 'failed'; readonly failure: UpstreamFailure; readonly fwdStatus: number | undefined; readonly originMs: number };
@@ -126,10 +133,10 @@ export class Fetcher {
     });
     const originMs = performance.now() - started;
     this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
-    if (!answer.ok) return this.#failed(stored, answer.failure, undefined, originMs);
+    if (!answer.ok) return this.#failed(request, stored, answer.failure, undefined, originMs);
     const { response } = answer;
     if (response.status >= 500 && (!request.relayServerErrors || (stored !== undefined && mayServeOnError(stored, this.#now())))) {
-      return this.#failed(stored, originServerError(response.status), response.status, originMs);
+      return this.#failed(request, stored, originServerError(response.status), response.status, originMs);
     }
     if (response.status === 304 && stored !== undefined) {
       // §4.3.4: a 304 that names another representation updates nothing; ask once more in full.
@@ -156,13 +163,19 @@ export class Fetcher {
     return { authorized: request.authorized, noStore: request.directives.noStore, requestTime, responseTime: this.#now() };
   }
 
-  /** The origin failed; a stored response stands in when stale-if-error allows it (RFC 5861 §4). */
-  #failed(stored: StoredResponse | undefined, failure: UpstreamFailure, fwdStatus: number | undefined, originMs: number): FillOutcome {
-    if (stored !== undefined && mayServeOnError(stored, this.#now())) {
-      this.#metrics.revalidation('failed');
-      return { kind: 'stale', response: stored, fwdStatus, failure: failure.code, originMs };
+  /**
+   * The origin failed; a stored response stands in when stale-if-error allows it (RFC 5861 §4),
+   * or, when the origin could not be reached, closed or timed out, the route's bound on staleness
+   * while disconnected does (RFC 9111 §4.2.4).
+   */
+  #failed(request: FillRequest, stored: StoredResponse | undefined, failure: UpstreamFailure, fwdStatus: number | undefined, originMs: number): FillOutcome {
+    if (stored === undefined) return { kind: 'failed', failure, fwdStatus, originMs };
+    this.#metrics.revalidation('failed');
+    const now = this.#now();
+    if (mayServeOnError(stored, now)) return { kind: 'stale', response: stored, reason: 'stale-if-error', fwdStatus, failure: failure.code, originMs };
+    if (failure.disconnected && mayServeDisconnected(stored, now, request.policy.staleIfDisconnectedMs)) {
+      return { kind: 'stale', response: stored, reason: 'disconnected', fwdStatus, failure: failure.code, originMs };
     }
-    if (stored !== undefined) this.#metrics.revalidation('failed');
     return { kind: 'failed', failure, fwdStatus, originMs };
   }
 

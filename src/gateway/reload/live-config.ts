@@ -21,6 +21,7 @@ export const LIVE_KEYS = [
   'log.level',
   'auth.requiredScope',
   'gateway.routes',
+  'gateway.cache.targetedFields',
   'gateway.rateLimit.perTokenPerSecond',
   'gateway.rateLimit.perTokenBurst',
   'gateway.rateLimit.perIpPerSecond',

@@ -44,7 +44,7 @@ function buckets(limit: Limit, next: Config, shared: SharedDeps, running: Runnin
 
 function settingsFor(next: Config, shared: SharedDeps, running?: Running): PipelineSettings {
   return {
-    routes: new RouteTable(next['gateway.routes'], next['auth.requiredScope']),
+    routes: new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']),
     deps: {
       ...shared,
       maxTargetBytes: next['http.maxTargetBytes'],

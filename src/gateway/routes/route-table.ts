@@ -4,6 +4,7 @@
  * `return (pass)`), once, here; the steps themselves never ask which mode they are in.
  */
 import type { RouteConfig, RouteMode } from '../../config/schema.ts';
+import { fieldNames } from '../rules/cache-control.ts';
 import type { StoragePolicy } from '../rules/storage.ts';
 
 export interface Route {
@@ -27,12 +28,20 @@ function underPrefix(path: string, prefix: string): boolean {
 export class RouteTable {
   readonly #routes: readonly Route[];
 
-  constructor(routes: readonly RouteConfig[], defaultScope: string) {
+  /** `targeted`: `gateway.cache.targetedFields`, a comma-separated list (RFC 9213). */
+  constructor(routes: readonly RouteConfig[], defaultScope: string, targeted: string | null) {
+    const targetedFields = fieldNames(targeted ?? undefined);
     this.#routes = routes.map((r) => ({
       prefix: r.prefix,
       mode: r.mode,
       scope: r.auth === 'off' ? undefined : (r.scope ?? defaultScope),
-      policy: { staleWhileRevalidateMs: r.staleWhileRevalidateSeconds * 1000, staleIfErrorMs: r.staleIfErrorSeconds * 1000, maxHeuristicMs: MAX_HEURISTIC_MS },
+      policy: {
+        staleWhileRevalidateMs: r.staleWhileRevalidateSeconds * 1000,
+        staleIfErrorMs: r.staleIfErrorSeconds * 1000,
+        staleIfDisconnectedMs: r.staleIfDisconnectedSeconds * 1000,
+        maxHeuristicMs: MAX_HEURISTIC_MS,
+        targetedFields,
+      },
       honoursRequestCacheControl: r.requestCacheControl === 'honour',
     }));
   }

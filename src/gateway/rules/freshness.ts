@@ -4,6 +4,7 @@
  * clock (injectable), except where a header carries seconds.
  */
 import { deltaSeconds, single, type Directives, type HeaderFields } from './cache-control.ts';
+import { parseHttpDate } from './http-date.ts';
 
 /** What freshness needs of a stored response. */
 export interface FreshnessFacts {
@@ -30,21 +31,21 @@ export type Lifetime =
  * §4.2.1: `s-maxage` (shared caches) over `max-age`, then `Expires` minus `Date`; an invalid
  * value makes the response stale at once (§5.2.2.1, §5.3). Without any, §4.2.2 allows a heuristic
  * lifetime for heuristically cacheable statuses or `public` responses, from `Last-Modified`.
+ * `expires` is false when a targeted field decides instead (RFC 9213 §2.2 ignores Expires then).
  */
-export function freshnessLifetime(status: number, headers: HeaderFields, cc: Directives, responseTime: number, maxHeuristicMs: number): Lifetime {
+export function freshnessLifetime(status: number, headers: HeaderFields, cc: Directives, responseTime: number, maxHeuristicMs: number, expires = true): Lifetime {
   const sMaxAge = deltaSeconds(cc.get('s-maxage'));
   if (sMaxAge !== undefined) return { kind: 'explicit', ms: (sMaxAge ?? 0) * 1000 };
   const maxAge = deltaSeconds(cc.get('max-age'));
   if (maxAge !== undefined) return { kind: 'explicit', ms: (maxAge ?? 0) * 1000 };
-  const expires = headers.expires;
-  if (expires !== undefined) {
-    // §5.3: more than one Expires, or one that is not a date, means "already expired".
-    const expiresAt = typeof expires === 'string' ? Date.parse(expires) : Number.NaN;
-    return { kind: 'explicit', ms: Number.isNaN(expiresAt) ? 0 : Math.max(0, expiresAt - dateValue(headers, responseTime)) };
+  if (expires && headers.expires !== undefined) {
+    // §5.3: more than one Expires, or one that is not an HTTP-date, means "already expired".
+    const expiresAt = typeof headers.expires === 'string' ? parseHttpDate(headers.expires, responseTime) : undefined;
+    return { kind: 'explicit', ms: expiresAt === undefined ? 0 : Math.max(0, expiresAt - dateValue(headers, responseTime)) };
   }
   if (!HEURISTICALLY_CACHEABLE.has(status) && !cc.has('public')) return { kind: 'none' };
-  const lastModified = Date.parse(single(headers['last-modified']) ?? '');
-  if (Number.isNaN(lastModified)) return { kind: 'none' };
+  const lastModified = parseHttpDate(single(headers['last-modified']), responseTime);
+  if (lastModified === undefined) return { kind: 'none' };
   const since = dateValue(headers, responseTime) - lastModified;
   if (since <= 0) return { kind: 'none' };
   return { kind: 'heuristic', ms: Math.min(maxHeuristicMs, Math.floor(since * HEURISTIC_FRACTION)) };
@@ -52,13 +53,19 @@ export function freshnessLifetime(status: number, headers: HeaderFields, cc: Dir
 
 /** The origin's `Date`, or the time of receipt when it sent none or an invalid one (RFC 9110 §6.6.1). */
 function dateValue(headers: HeaderFields, responseTime: number): number {
-  const date = Date.parse(single(headers.date) ?? '');
-  return Number.isNaN(date) ? responseTime : date;
+  return parseHttpDate(single(headers.date), responseTime) ?? responseTime;
 }
 
-/** §5.1: the `Age` the response arrived with, seconds; absent or invalid counts as 0 (§4.2.3 age_value). */
+/**
+ * §5.1: the `Age` the response arrived with, seconds (§4.2.3 age_value). A list-based value counts
+ * by its first member; a value that is not a non-negative integer (`7200a`, `-1`, `1.5`) is
+ * ignored, so it counts as 0.
+ */
 export function receivedAgeSeconds(headers: HeaderFields): number {
-  return deltaSeconds(single(headers.age)?.trim()) ?? 0;
+  const age = headers.age;
+  if (age === undefined) return 0;
+  const first = (typeof age === 'string' ? age : age.join(',')).split(',')[0]?.trim();
+  return deltaSeconds(first) ?? 0;
 }
 
 /**

@@ -85,9 +85,22 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
  * stale responses. A fresh one may always stand in.
  */
 export function mayServeOnError(facts: ReuseFacts, now: number): boolean {
+  return mayStandIn(facts, now, facts.staleIfErrorMs);
+}
+
+/**
+ * §4.2.4: a cache may serve a stale response while it is disconnected from the origin; the route
+ * bounds how stale (`boundMs`), and must-revalidate, proxy-revalidate, s-maxage and no-cache
+ * forbid it as they forbid any stale response.
+ */
+export function mayServeDisconnected(facts: ReuseFacts, now: number, boundMs: number): boolean {
+  return mayStandIn(facts, now, boundMs);
+}
+
+function mayStandIn(facts: ReuseFacts, now: number, windowMs: number): boolean {
   const staleness = stalenessMs(facts, now);
   if (staleness === 0 && !facts.noCache) return true;
-  return !facts.mustRevalidate && !facts.noCache && staleness <= facts.staleIfErrorMs;
+  return !facts.mustRevalidate && !facts.noCache && staleness <= windowMs;
 }
 
 

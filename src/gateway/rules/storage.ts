@@ -2,10 +2,11 @@
  * Storing responses in a shared cache (RFC 9111 §3), one `if` per rule: whether a response to a
  * GET may be stored, which of its fields may not, and the facts its reuse is later decided by.
  */
-import { deltaSeconds, fieldNames, parseCacheControl, type HeaderFields } from './cache-control.ts';
+import { deltaSeconds, fieldNames, type HeaderFields } from './cache-control.ts';
 import { freshnessLifetime, initialAgeMs } from './freshness.ts';
 import { endToEndFields } from './hop-by-hop.ts';
 import type { ReuseFacts } from './reuse.ts';
+import { responseDirectives } from './targeted.ts';
 
 /** A response's status and header fields (lower-case names), as received. */
 export interface ResponseHead {
@@ -27,8 +28,15 @@ export interface StoragePolicy {
   readonly staleWhileRevalidateMs: number;
   /** Stale-if-error window when the response names none (RFC 5861 §4). */
   readonly staleIfErrorMs: number;
+  /**
+   * RFC 9111 §4.2.4: how stale a response may be and still answer while the origin cannot be
+   * reached, closes the connection or times out (nginx's `proxy_cache_use_stale error timeout`).
+   */
+  readonly staleIfDisconnectedMs: number;
   /** Ceiling of a heuristic freshness lifetime (§4.2.2). */
   readonly maxHeuristicMs: number;
+  /** RFC 9213 §2.2: the targeted fields this cache obeys over Cache-Control, in order, lower case. */
+  readonly targetedFields: readonly string[];
 }
 
 export interface StorageRequest {
@@ -54,6 +62,15 @@ export type StorageVerdict =
   | { readonly store: false; readonly reason: NotStoredReason };
 
 /**
+ * §5.2.2.3 must-understand: the statuses whose caching requirements this cache implements, the
+ * final ones RFC 9110 defines less 206 (parts are not stored) and 304 (no representation).
+ */
+const UNDERSTOOD_STATUSES: ReadonlySet<number> = new Set([
+  200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 305, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422,
+  426, 500, 501, 502, 503, 504, 505,
+]);
+
+/**
  * Request fields a response may not vary on here: a secondary key made of them would hold a
  * credential, and the gateway never keys on one.
  */
@@ -62,14 +79,18 @@ const NEVER_VARIED_ON: ReadonlySet<string> = new Set(['authorization', 'proxy-au
 /** Decides whether a response to a GET may be stored by a shared cache, and how it may be reused. */
 export function storageVerdict(response: ResponseHead, request: StorageRequest, policy: StoragePolicy): StorageVerdict {
   const { headers, status } = response;
-  const cc = parseCacheControl(headers['cache-control']);
+  const { directives: cc, targeted } = responseDirectives(headers, policy.targetedFields);
   // §5.2.1.5: the request's no-store forbids storing the response to it.
   if (request.noStore) return { store: false, reason: 'no-store' };
   // §3: only final, complete responses; a 206 is a part (the gateway does not combine ranges)
   // and a 304 has no representation of its own.
   if (status < 200 || status === 206 || status === 304) return { store: false, reason: 'status' };
+  // §5.2.2.3: must-understand stores only a status whose caching rules this cache implements,
+  // and for such a status it overrides the no-store sent beside it for caches that do not.
+  const mustUnderstand = cc.has('must-understand');
+  if (mustUnderstand && !UNDERSTOOD_STATUSES.has(status)) return { store: false, reason: 'status' };
   // §3, §5.2.2.5: no-store forbids storing.
-  if (cc.has('no-store')) return { store: false, reason: 'no-store' };
+  if (cc.has('no-store') && !mustUnderstand) return { store: false, reason: 'no-store' };
   // §5.2.2.7: a shared cache must not store a private response; the qualified form names only
   // the fields it must not store.
   const privateFields = cc.get('private');
@@ -87,7 +108,7 @@ export function storageVerdict(response: ResponseHead, request: StorageRequest, 
   // §4.1: `Vary: *` never matches a later request.
   const vary = fieldNames(headers.vary);
   if (vary.some((name) => name === '*' || NEVER_VARIED_ON.has(name))) return { store: false, reason: 'vary' };
-  const lifetime = freshnessLifetime(status, headers, cc, request.responseTime, policy.maxHeuristicMs);
+  const lifetime = freshnessLifetime(status, headers, cc, request.responseTime, policy.maxHeuristicMs, !targeted);
   const hasValidator = headers.etag !== undefined || headers['last-modified'] !== undefined;
   // §3: without explicit or heuristic freshness only a validator makes a stored copy useful:
   // it is revalidated on every use.

@@ -4,6 +4,7 @@
  * is answered from storage (RFC 9110 §13).
  */
 import { single, type HeaderFields } from './cache-control.ts';
+import { parseHttpDate } from './http-date.ts';
 
 /** The validators a stored response carries, as sent by the origin. */
 export interface Validators {
@@ -67,6 +68,8 @@ export function updatedFields(stored: readonly string[], fromNotModified: readon
 
 /** A client's conditional fields (RFC 9110 §13.1). */
 export interface Conditions {
+  readonly ifMatch: string | undefined;
+  readonly ifUnmodifiedSince: string | undefined;
   readonly ifNoneMatch: string | undefined;
   readonly ifModifiedSince: string | undefined;
 }
@@ -79,15 +82,36 @@ export function noneMatch(ifNoneMatch: string, etag: string | undefined): boolea
   return ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === wanted);
 }
 
+/** RFC 9110 §13.1.1: If-Match uses the strong comparison, so a weak tag on either side never matches. */
+function anyMatch(ifMatch: string, etag: string | undefined): boolean {
+  if (ifMatch.trim() === '*') return true;
+  if (etag === undefined || etag.trim().startsWith('W/')) return false;
+  return ifMatch.split(',').some((tag) => tag.trim() === etag.trim());
+}
+
 /**
- * §4.3.2 with RFC 9110 §13.2.2: whether a GET or HEAD for a stored 200 is answered 304.
- * If-None-Match decides when present; If-Modified-Since otherwise, against Last-Modified, or the
- * origin's Date when the stored response has no Last-Modified.
+ * Whether a date condition holds the way `holds` says, against Last-Modified, or `date` when the
+ * stored response has none (RFC 9111 §4.3.2, for If-Modified-Since only); undefined when either is not an HTTP-date (the condition is
+ * then ignored, RFC 9110 §13.1.3, §13.1.4).
  */
-export function notModified(conditions: Conditions, stored: Validators, date: string | undefined): boolean {
-  if (conditions.ifNoneMatch !== undefined) return noneMatch(conditions.ifNoneMatch, stored.etag);
-  if (conditions.ifModifiedSince === undefined) return false;
-  const since = Date.parse(conditions.ifModifiedSince);
-  const changed = Date.parse(stored.lastModified ?? date ?? '');
-  return !Number.isNaN(since) && !Number.isNaN(changed) && changed <= since;
+function byDate(condition: string, stored: Validators, date: string | undefined, holds: (changed: number, since: number) => boolean): boolean | undefined {
+  const since = parseHttpDate(condition);
+  const changed = parseHttpDate(stored.lastModified ?? date);
+  return since === undefined || changed === undefined ? undefined : holds(changed, since);
+}
+
+/**
+ * RFC 9110 §13.2.2 steps 1 to 4 for a GET or HEAD answered from a stored 2xx (RFC 9111 §4.3.2):
+ * 412 when If-Match, or else If-Unmodified-Since, fails; 304 when If-None-Match, or else
+ * If-Modified-Since, says the client's copy is current; otherwise 200, the response as stored.
+ */
+export function preconditionStatus(conditions: Conditions, stored: Validators, date: string | undefined): 200 | 304 | 412 {
+  if (conditions.ifMatch !== undefined) {
+    if (!anyMatch(conditions.ifMatch, stored.etag)) return 412;
+  } else if (conditions.ifUnmodifiedSince !== undefined && byDate(conditions.ifUnmodifiedSince, stored, undefined, (changed, since) => changed > since) === true) {
+    return 412;
+  }
+  if (conditions.ifNoneMatch !== undefined) return noneMatch(conditions.ifNoneMatch, stored.etag) ? 304 : 200;
+  if (conditions.ifModifiedSince === undefined) return 200;
+  return byDate(conditions.ifModifiedSince, stored, date, (changed, since) => changed <= since) === true ? 304 : 200;
 }

@@ -6,23 +6,28 @@ import type { HeaderFields } from './cache-control.ts';
 
 /**
  * §4.1: one field's value normalised so that values differing only in the whitespace around
- * commas, or in how lines were split, compare equal. An absent field matches only an absent one.
+ * commas, or in how lines were split, compare equal. `Accept-Language` is normalised further, as
+ * §4.1 allows by the field's own syntax: language ranges are case-insensitive (RFC 9110 §12.5.4,
+ * RFC 4647 §2.1) and no whitespace belongs inside one, so `en-US; q=0.5` selects what `en-us;q=0.5`
+ * does. An absent field matches only an absent one.
  */
-function normalised(value: string | readonly string[] | undefined): string | undefined {
+function normalised(name: string, value: string | readonly string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
   const text = typeof value === 'string' ? value : value.join(',');
+  if (name === 'accept-language') return text.replace(/[ \t]+/g, '').toLowerCase();
   return text.split(',').map((part) => part.trim()).join(',');
 }
 
 /** The values of the `vary` fields in a request, in the same order; the secondary key. */
 export function selectingValues(vary: readonly string[], request: HeaderFields): readonly (string | undefined)[] {
-  return vary.map((name) => normalised(request[name]));
+  return vary.map((name) => normalised(name, request[name]));
 }
 
 /** §4.1: whether a request selects a stored response whose secondary key is `selecting`. */
 export function varyMatches(vary: readonly string[], selecting: readonly (string | undefined)[], request: HeaderFields): boolean {
   for (let i = 0; i < vary.length; i++) {
-    if (normalised(request[vary[i] ?? '']) !== selecting[i]) return false;
+    const name = vary[i] ?? '';
+    if (normalised(name, request[name]) !== selecting[i]) return false;
   }
   return true;
 }

@@ -10,13 +10,16 @@ import { deliver } from '../deliver.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
 import type { FillOutcome, FillRequest } from '../fill/fetch.ts';
 import type { MetricRoute } from '../metrics.ts';
+import { single, type HeaderFields } from '../rules/cache-control.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
+import type { RangeRequest } from '../rules/ranges.ts';
 import type { Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
+import { relayInterim } from '../upstream/relay.ts';
 import { problem } from '../../shared/problem.ts';
 
 /** What the cache steps need to know about the request, made by the route. */
@@ -62,12 +65,18 @@ export function serveCached(ex: Exchange, c: Cacheable): Step {
   }
 }
 
-const UNCONDITIONAL: Conditions = { ifNoneMatch: undefined, ifModifiedSince: undefined };
+const UNCONDITIONAL: Conditions = { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined };
 
 function conditionsOf(headers: IncomingHttpHeaders): Conditions {
-  const ifNoneMatch = headers['if-none-match'];
-  const ifModifiedSince = headers['if-modified-since'];
-  return ifNoneMatch === undefined && ifModifiedSince === undefined ? UNCONDITIONAL : { ifNoneMatch, ifModifiedSince };
+  const { 'if-match': ifMatch, 'if-unmodified-since': ifUnmodifiedSince, 'if-none-match': ifNoneMatch, 'if-modified-since': ifModifiedSince } = headers;
+  if (ifMatch === undefined && ifUnmodifiedSince === undefined && ifNoneMatch === undefined && ifModifiedSince === undefined) return UNCONDITIONAL;
+  return { ifMatch, ifUnmodifiedSince, ifNoneMatch, ifModifiedSince };
+}
+
+/** RFC 9110 §14.2: only a GET's Range is answered; HEAD ignores it. */
+function rangeOf(ex: Exchange): RangeRequest | undefined {
+  const range = single(ex.req.headers.range);
+  return range === undefined || ex.isHead ? undefined : { range, ifRange: single(ex.req.headers['if-range']) };
 }
 
 function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
@@ -75,6 +84,7 @@ function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: Cac
   const delivered = deliver(ex.res, response, {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
+    range: rangeOf(ex),
     requestId: ex.reqId,
     now: ex.deps.now(),
     outcome,
@@ -96,7 +106,10 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
 }
 
 async function fill(ex: Exchange, c: Cacheable, directives: RequestDirectives, stored: StoredResponse | undefined, fwd: Forward): Promise<Answered> {
-  const { outcome, collapsed } = await ex.deps.flights.answer(fillRequest(ex, c, directives), stored);
+  const request = fillRequest(ex, c, directives);
+  // RFC 9110 §15.2: the 1xx of a fill this request leads reach its client (a background refresh has none).
+  const origin = { ...request.origin, onInterim: (status: number, headers: HeaderFields) => { relayInterim(ex.res, status, headers); } };
+  const { outcome, collapsed } = await ex.deps.flights.answer({ ...request, origin }, stored);
   return answerFill(ex, c, outcome, fwd, collapsed);
 }
 
@@ -106,9 +119,9 @@ function answerFill(ex: Exchange, c: Cacheable, outcome: FillOutcome, fwd: Forwa
     case 'failed':
       return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }, c.sub), originMs: outcome.originMs };
     case 'stale': {
-      deps.metrics.staleServed('stale-if-error');
+      deps.metrics.staleServed(outcome.reason);
       const ttl = ttlSeconds(outcome.response, deps.now());
-      return sent(ex, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: 'stale-if-error' }, outcome.originMs);
+      return sent(ex, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason }, outcome.originMs);
     }
     case 'shared':
       // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.

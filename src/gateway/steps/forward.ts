@@ -14,7 +14,7 @@ import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
-import { relay } from '../upstream/relay.ts';
+import { relay, relayInterim } from '../upstream/relay.ts';
 
 const INVALIDATION: PurgeCause = { kind: 'invalidation' };
 
@@ -42,7 +42,13 @@ export async function forward(ex: Exchange, label: MetricRoute, sub: string | un
   const { deps, req } = ex;
   const target = originForm(ex.rawTarget);
   const started = performance.now();
-  const opened = await deps.origin.open({ method: ex.method, target, headers: forwardedHeaders(ex), body: hasBody(req) ? req : undefined });
+  const opened = await deps.origin.open({
+    method: ex.method,
+    target,
+    headers: forwardedHeaders(ex),
+    body: hasBody(req) ? req : undefined,
+    onInterim: (status, headers) => { relayInterim(ex.res, status, headers); },
+  });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     return refuse(ex, label, opened.failure.problem, { kind: 'pass', fwd, detail: opened.failure.code }, sub);

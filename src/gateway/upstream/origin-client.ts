@@ -10,7 +10,7 @@
  * when it is idempotent and has no body to replay (RFC 9110 §9.2.2).
  */
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { Config } from '../../config/schema.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { hasNoContent } from '../rules/message.ts';
@@ -24,6 +24,8 @@ export interface OriginRequest {
   readonly headers: Readonly<Record<string, string | string[]>>;
   /** A request body to stream (relays only); never replayed. */
   readonly body?: Readable | undefined;
+  /** Hears each 1xx the origin sends before its final answer (RFC 9110 §15.2), to relay it. */
+  readonly onInterim?: ((status: number, headers: HeaderFields) => void) | undefined;
 }
 
 export type OriginAnswer = { readonly ok: true; readonly response: UpstreamResponse } | { readonly ok: false; readonly failure: UpstreamFailure };
@@ -81,7 +83,10 @@ export class OriginClient {
 
   /** Sends a request and returns once the response headers are in; the body is the caller's to read or destroy. */
   async open(request: OriginRequest): Promise<Opened> {
-    const options = { method: request.method, path: request.target, headers: request.headers, body: request.body ?? null };
+    const { onInterim } = request;
+    const options: Dispatcher.RequestOptions = { method: request.method, path: request.target, headers: request.headers, body: request.body ?? null };
+    // undici hands each 1xx to `onInfo` and goes on waiting for the final answer (api-request.js).
+    if (onInterim !== undefined) options.onInfo = (info) => { onInterim(info.statusCode, info.headers); };
     try {
       let answer;
       try {

@@ -7,6 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { hasNoContent } from '../rules/message.ts';
 import { discard, type OpenedAnswer } from './origin-client.ts';
@@ -18,6 +19,25 @@ export interface RelayOutcome {
   readonly bytes: number;
   /** The upstream error code when the body broke off after the headers were sent. */
   readonly brokenBody: string | undefined;
+}
+
+/**
+ * RFC 9110 §15.2: a proxy forwards the 1xx responses it receives, except to an HTTP/1.0 client,
+ * and only before the final answer has begun (a background refresh has no one to tell). Node
+ * writes a 103 Early Hints (RFC 8297) with its end-to-end fields and a 102 bare; it has no public
+ * way to write another 1xx, and 100 Continue is Node's own to send (undici refuses an unasked-for
+ * one from the origin), so those stop here. Nothing interim is ever stored.
+ */
+export function relayInterim(res: ServerResponse, status: number, headers: HeaderFields): void {
+  if (res.headersSent || res.destroyed || (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0)) return;
+  if (status === 102) res.writeProcessing();
+  if (status !== 103) return;
+  try {
+    res.writeEarlyHints(asHeaderFields(endToEndFields(headers)));
+  } catch {
+    // Node refuses a Link it cannot validate (ERR_INVALID_ARG_VALUE): the hint is dropped, the
+    // final answer is not affected.
+  }
 }
 
 /**

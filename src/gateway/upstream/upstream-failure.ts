@@ -23,6 +23,25 @@ const FAILURES: Readonly<Record<string, Problem>> = {
   ETIMEDOUT: problem('gateway-timeout', 'the origin did not answer in time'),
 };
 
+/**
+ * Failures that mean the gateway is disconnected from the origin (RFC 9111 §4.2.4): it could not
+ * connect, the connection closed or reset before the answer was complete, or the origin went
+ * silent. An answer that arrived but cannot be used (not HTTP, too large) is not one.
+ */
+const DISCONNECTED: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
 const NOT_HTTP = problem('bad-gateway', 'the origin answered with something that is not HTTP');
 const UNREACHABLE = problem('bad-gateway', 'the origin could not be reached');
 
@@ -30,6 +49,8 @@ export interface UpstreamFailure {
   /** The error code, for logs and metrics; `status-5xx` when the origin answered a server error. */
   readonly code: string;
   readonly problem: Problem;
+  /** The origin was unreachable, closed the connection or timed out (§4.2.4 "disconnected"). */
+  readonly disconnected: boolean;
 }
 
 /** undici's parser error sometimes carries no code (a response that is not HTTP at all). */
@@ -46,11 +67,12 @@ function codeOf(err: unknown): string | undefined {
 export function upstreamFailure(err: unknown): UpstreamFailure {
   const code = codeOf(err) ?? 'unknown';
   const known = FAILURES[code];
-  if (known !== undefined) return { code, problem: known };
-  return { code, problem: code.startsWith('HPE_') ? NOT_HTTP : UNREACHABLE };
+  const disconnected = DISCONNECTED.has(code);
+  if (known !== undefined) return { code, problem: known, disconnected };
+  return { code, problem: code.startsWith('HPE_') ? NOT_HTTP : UNREACHABLE, disconnected };
 }
 
 /** An origin 5xx is not relayed: the client gets a 502 that says what the origin answered. */
 export function originServerError(status: number): UpstreamFailure {
-  return { code: `status-${status}`, problem: problem('bad-gateway', `the origin answered ${status}`) };
+  return { code: `status-${status}`, problem: problem('bad-gateway', `the origin answered ${status}`), disconnected: false };
 }
