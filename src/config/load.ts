@@ -230,5 +230,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
     }
     config[key] = result.value;
   }
+  checkTls(config as Config);
   return Object.freeze(config) as Config;
+}
+
+/** The TLS keys that only make sense together. */
+function checkTls(config: Config): void {
+  if ((config['http.tls.cert'] === null) !== (config['http.tls.key'] === null)) throw new ConfigError('config keys http.tls.cert and http.tls.key are set together or not at all');
+  if (config['http.tls.clientCertificates'] === 'required' && (config['http.tls.cert'] === null || config['http.tls.clientCa'] === null)) {
+    throw new ConfigError('config key http.tls.clientCertificates = "required" needs http.tls.cert, http.tls.key and http.tls.clientCa');
+  }
 }

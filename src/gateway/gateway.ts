@@ -16,13 +16,13 @@ import { createAccessLog } from '../shared/access-log.ts';
 import { ClientAddress } from '../shared/client-address.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
-import { createHttpServer, httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
-import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
+import { httpLimits, reportRefusals, type HttpLimits, type Refusal } from '../shared/http-server.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
 import { Coalescer } from './fill/coalescer.ts';
 import { Filler, hiddenFields, type FillOutcome } from './fill/fill.ts';
+import { createListener } from './listeners/listener.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
 import { cacheKeyOf, createPipeline } from './pipeline.ts';
@@ -118,7 +118,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const onRefused = reportRefusals(logger, credentialNames, (reason) => {
     metrics.refused(reason);
   });
-  const api = createHttpServer(
+  const api = createListener(
     createPipeline(
       {
         maxTargetBytes,
@@ -141,8 +141,8 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
       },
       routes,
     ),
-    limits,
-    onRefused,
+    config,
+    { limits, onRefused, logger, registry, now },
   );
   return {
     logger,
@@ -159,14 +159,14 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
       // The probe's first verdict and the shared tier come first, so the first requests already
       // see the origin's state and share the fleet's cache.
       await Promise.all([health.start(), fleet?.start()]);
-      return baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
+      return api.listen(config['gateway.host'], config['gateway.port']);
     },
     async stop() {
       draining = true;
       // Answers still to come close their connection, so keep-alive clients do not send another
       // request on a connection that is about to go (nginx does the same on a graceful stop).
       for (const res of unfinished) res.shouldKeepAlive = false;
-      await drain(api, config['http.shutdownTimeoutMs']);
+      await api.drain(config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop()]);
     },
   };

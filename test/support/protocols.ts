@@ -1,0 +1,52 @@
+/**
+ * The three ways a client reaches the gateway's API listener, for suites that run their
+ * scenarios over each: cleartext HTTP/1.1, HTTP/2 over TLS (a throwaway certificate made with
+ * openssl, trusted by the client alone) and h2c. Each protocol is the config overrides that
+ * open its listener and the undici dispatcher that speaks it.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, H2CClient, type Dispatcher } from 'undici';
+import type { Config, ConfigKey } from '../../src/config/schema.ts';
+import { tempDir } from './config.ts';
+
+export type Protocol = 'http/1.1' | 'h2' | 'h2c';
+
+export const PROTOCOLS: readonly Protocol[] = ['http/1.1', 'h2', 'h2c'];
+
+/** What the access log records for each. */
+export const LOGGED_PROTO: Readonly<Record<Protocol, string>> = { 'http/1.1': 'HTTP/1.1', h2: 'HTTP/2.0', h2c: 'HTTP/2.0' };
+
+export interface CertificatePair {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * A self-signed P-256 certificate for localhost and 127.0.0.1, valid `days` (negative: already
+ * expired), written to `dir` as `<name>.pem` and `<name>.key`. Test-only keys, never committed.
+ */
+export function makeCertificate(dir: string, name = 'server', days = 2): CertificatePair {
+  const pair = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+  const validity = days > 0 ? ['-days', String(days)] : ['-not_before', '20200101000000Z', '-not_after', '20200102000000Z'];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', pair.key, '-out', pair.cert, ...validity, '-subj', `/CN=${name}`, '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+  return pair;
+}
+
+/** The overrides that open `protocol`'s listener (TLS: a fresh certificate in a temp dir). */
+export function protocolOverrides(protocol: Protocol): Partial<Record<ConfigKey, unknown>> {
+  if (protocol === 'h2c') return { 'http.h2c': true };
+  if (protocol === 'http/1.1') return {};
+  const { cert, key } = makeCertificate(tempDir('catalog-tls-'));
+  return { 'http.tls.cert': cert, 'http.tls.key': key };
+}
+
+/** A dispatcher that speaks to `config`'s listener as it expects; undefined: undici's default (HTTP/1.1). */
+export function dispatcherFor(config: Config): Dispatcher | undefined {
+  const cert = config['http.tls.cert'];
+  if (cert !== null) return new Agent({ allowH2: true, connect: { ca: readFileSync(cert), preferH2: true } });
+  // undici's Pool honours only a top-level useH2c, which its types no longer declare; H2CClient sets it.
+  if (config['http.h2c']) return new Agent({ factory: (origin, options) => new H2CClient(origin, options) });
+  return undefined;
+}
