@@ -12,6 +12,7 @@ import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Se
 import { performance } from 'node:perf_hooks';
 
 const WINDOW_MS = 1000;
+const RAPID_RESET = new Error('too many streams reset within a second (rapid reset)');
 
 export function guardRapidReset(server: Http2Server | Http2SecureServer, maxPerSecond: number, onCutOff: () => void): void {
   server.on('session', (session: ServerHttp2Session) => {
@@ -27,8 +28,9 @@ export function guardRapidReset(server: Http2Server | Http2SecureServer, maxPerS
         }
         if (++resets <= maxPerSecond) return;
         onCutOff();
-        // destroy() sends its code in the final GOAWAY before the socket goes.
-        session.destroy(undefined, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        // destroy() sends its code in the final GOAWAY before the socket goes; it needs an error
+        // beside the code, since a missing error defaults to NO_ERROR and that replaces the code.
+        session.destroy(RAPID_RESET, constants.NGHTTP2_ENHANCE_YOUR_CALM);
       });
     });
   });
