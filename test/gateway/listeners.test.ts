@@ -10,7 +10,8 @@ import { tempDir } from '../support/config.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { metricValue, until } from '../support/harness.ts';
-import { LOGGED_PROTO, makeCertificate, PROTOCOLS, protocolOverrides, type CertificatePair } from '../support/protocols.ts';
+import type { CertificateFiles } from '../../src/cli/local-certificate.ts';
+import { LOGGED_PROTO, makeCertificate, PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 
 const TARGET = '/v1/books?q=listener';
 
@@ -26,7 +27,7 @@ function servedFingerprint(url: string, ca: Buffer[]): Promise<string> {
   });
 }
 
-function fingerprintOf(pair: CertificatePair): string {
+function fingerprintOf(pair: CertificateFiles): string {
   return new X509Certificate(readFileSync(pair.cert)).fingerprint256;
 }
 
@@ -93,9 +94,9 @@ describe('certificates are reloaded without closing a connection', () => {
   let origin: FaultOrigin;
   let fx: GatewayFixture;
   let dir: string;
-  let live: CertificatePair;
-  let first: CertificatePair;
-  let second: CertificatePair;
+  let live: CertificateFiles;
+  let first: CertificateFiles;
+  let second: CertificateFiles;
   let ca: Buffer[];
   const reloads = async (result: string): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_tls_reloads_total', { result });
 

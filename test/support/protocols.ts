@@ -4,10 +4,10 @@
  * openssl, trusted by the client alone) and h2c. Each protocol is the config overrides that
  * open its listener and the undici dispatcher that speaks it.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, H2CClient, type Dispatcher } from 'undici';
+import { makeSelfSignedCertificate, type CertificateFiles } from '../../src/cli/local-certificate.ts';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { tempDir } from './config.ts';
 
@@ -18,18 +18,10 @@ export const PROTOCOLS: readonly Protocol[] = ['http/1.1', 'h2', 'h2c'];
 /** What the access log records for each. */
 export const LOGGED_PROTO: Readonly<Record<Protocol, string>> = { 'http/1.1': 'HTTP/1.1', h2: 'HTTP/2.0', h2c: 'HTTP/2.0' };
 
-export interface CertificatePair {
-  readonly cert: string;
-  readonly key: string;
-}
-
-/**
- * A self-signed P-256 certificate for localhost and 127.0.0.1, valid `days` from now, written to
- * `dir` as `<name>.pem` and `<name>.key`. Test-only keys, never committed.
- */
-export function makeCertificate(dir: string, name = 'server', days = 2): CertificatePair {
+/** A self-signed certificate for localhost and 127.0.0.1, valid `days`, as `<dir>/<name>.pem` and `.key`. */
+export function makeCertificate(dir: string, name = 'server', days = 2): CertificateFiles {
   const pair = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', pair.key, '-out', pair.cert, '-days', String(days), '-subj', `/CN=${name}`, '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+  makeSelfSignedCertificate(pair, name, days);
   return pair;
 }
 
