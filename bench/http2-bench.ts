@@ -14,15 +14,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
-import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
 import { h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { CORES, cpuSeconds, pin } from './process-cpu.ts';
-import { QuerySpace } from './query-space.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { captureResponse, findHotTarget, warmCache } from './throughput.ts';
@@ -125,9 +122,7 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
   try {
     log('starting the origin (seeds the 100,000-book catalog on first start)…');
     const origin = await fleet.origin();
-    const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
-    const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
-    const authorization = `Bearer ${token}`;
+    const { space, authorization } = await fleet.reader();
     log('starting the gateway and nginx, both on TLS + HTTP/2 with one certificate…');
     const gateway = await fleet.gateway('gateway-h2', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_HTTP_TLS_CERT: files.cert, CATALOG_HTTP_TLS_KEY: files.key });
     nginx = await startNginx(join(fleet.logDir, 'nginx-h2'), origin.url, 1, { files, dispatcher: trusting });

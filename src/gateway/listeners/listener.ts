@@ -63,7 +63,6 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const metrics = new ListenerMetrics(deps.registry);
   const options: SecureServerOptions = {
     settings: { maxConcurrentStreams: config['http.http2.maxConcurrentStreams'], maxHeaderListSize: config['http.http2.maxHeaderListBytes'] },
-    maxHeaderListPairs: 256,
   };
   const h2Handler = (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse): void => {
     // RFC 9113 §8.3.1: `:authority` stands for Host, and a request relayed as HTTP/1.1 carries it as Host.
