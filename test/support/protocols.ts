@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, H2CClient, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { makeSelfSignedCertificate, type CertificateFiles } from '../../src/cli/local-certificate.ts';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { tempDir } from './config.ts';
@@ -33,11 +33,14 @@ export function protocolOverrides(protocol: Protocol): Partial<Record<ConfigKey,
   return { 'http.tls.cert': cert, 'http.tls.key': key };
 }
 
+const H2C = { allowH2: true, useH2c: true };
+
 /** A dispatcher that speaks to `config`'s listener as it expects; undefined: undici's default (HTTP/1.1). */
 export function dispatcherFor(config: Config): Dispatcher | undefined {
   const cert = config['http.tls.cert'];
   if (cert !== null) return new Agent({ allowH2: true, connect: { ca: readFileSync(cert), preferH2: true } });
-  // undici's Pool honours only a top-level useH2c, which its types no longer declare; H2CClient sets it.
-  if (config['http.h2c']) return new Agent({ factory: (origin, options) => new H2CClient(origin, options) });
+  // undici's Pool reads h2c from a top-level `useH2c` (lib/dispatcher/pool.js), which its types
+  // declare only under `h2Options`, where the Pool does not look; an Agent passes it on.
+  if (config['http.h2c']) return new Agent(H2C);
   return undefined;
 }
