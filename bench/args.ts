@@ -18,6 +18,8 @@ export interface BenchOptions {
   readonly ladder: boolean;
   /** The fleet's shared tier instead: L2 against L1 hits, purge fan-out, fleet-wide single flight. */
   readonly sharedTier: boolean;
+  /** The gateway against nginx over TLS + HTTP/2 instead: hits and new handshakes, with h2load. */
+  readonly http2: boolean;
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
@@ -48,6 +50,8 @@ Flags:
                        the gateway, interleaved) for docs/performance.md
   --shared-tier        instead: three gateways sharing one Redis: a hit from Redis against a local
                        hit, how fast a purge reaches the others, one origin call per cold query
+  --http2              instead: the gateway and nginx (http2, proxy_cache) on one self-signed
+                       certificate, with h2load: hits over TLS + HTTP/2, and new TLS handshakes
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -79,6 +83,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         memory: { type: 'boolean' },
         ladder: { type: 'boolean' },
         'shared-tier': { type: 'boolean' },
+        http2: { type: 'boolean' },
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
@@ -106,6 +111,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     memory: values.memory === true,
     ladder: values.ladder === true,
     sharedTier: values['shared-tier'] === true,
+    http2: values.http2 === true,
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,

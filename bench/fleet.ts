@@ -7,7 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { CLI, GATEWAY_NODE_FLAGS, cleanEnv, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
+import { QuerySpace } from './query-space.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
@@ -49,6 +52,12 @@ export class Fleet {
   gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
     const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
     return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], env, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
+  }
+
+  /** What a bench asks the catalog with: search terms drawn from its database and a `catalog:read` token. */
+  async reader(): Promise<{ readonly space: QuerySpace; readonly authorization: string }> {
+    const token = await mintToken(loadOrCreateSecret(join(this.#dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
+    return { space: new QuerySpace(readCatalogVocabulary(join(this.#dataDir, 'catalog.db'))), authorization: `Bearer ${token}` };
   }
 
   /** A bench script such as bare-server.ts or tiny-origin.ts, run by Node's own type stripping like the servers. */

@@ -7,13 +7,10 @@
 import { join } from 'node:path';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
 import { LADDER } from './ladder-levels.ts';
 import { CORES, pin } from './process-cpu.ts';
-import { QuerySpace } from './query-space.ts';
-import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { findHotTarget, runRounds, warmCache, type Scenario, type ScenarioResult } from './throughput.ts';
@@ -56,9 +53,7 @@ export async function ladderBench(options: BenchOptions, command: string, log: (
   try {
     log('starting the origin…');
     const origin = await fleet.origin();
-    const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
-    const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
-    const authorization = `Bearer ${token}`;
+    const { space, authorization } = await fleet.reader();
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     log('starting one server per ladder level, and the gateway…');
     const servers: Record<string, { url: string; pid: number }> = {};

@@ -6,7 +6,7 @@
  * The machine is shared and noisy; ratios measured side by side are what stays comparable.
  */
 import { statSync } from 'node:fs';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { gatewayCounters, originCounters, scrapeMetrics, steadyRead } from '../src/loadtest/server-metrics.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';
 import { CORES, cpuSeconds } from './process-cpu.ts';
@@ -189,11 +189,12 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
 }
 
 /** Fills a cache with `targets`, a few dozen at a time, and checks every answer. */
-export async function warmCache(url: string, targets: readonly string[], authorization: string, concurrency = 32): Promise<void> {
+/** `dispatcher`: for a server undici's default cannot reach (the HTTP/2 scenario's self-signed TLS). */
+export async function warmCache(url: string, targets: readonly string[], authorization: string, concurrency = 32, dispatcher?: Dispatcher): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < targets.length; i = next++) {
-      const { statusCode, body } = await request(`${url}${targets[i] ?? ''}`, { headers: { authorization } });
+      const { statusCode, body } = await request(`${url}${targets[i] ?? ''}`, { headers: { authorization }, ...(dispatcher === undefined ? {} : { dispatcher }) });
       await body.dump();
       if (statusCode !== 200) throw new Error(`warming ${targets[i] ?? ''} answered ${statusCode}`);
     }
@@ -211,8 +212,8 @@ export interface CapturedResponse {
 /** Headers Node's http server writes itself; the bare server must not send them twice. */
 const SERVER_WRITTEN = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-export async function captureResponse(url: string, authorization: string): Promise<CapturedResponse> {
-  const { statusCode, headers: received, body } = await request(url, { headers: { authorization } });
+export async function captureResponse(url: string, authorization: string, dispatcher?: Dispatcher): Promise<CapturedResponse> {
+  const { statusCode, headers: received, body } = await request(url, { headers: { authorization }, ...(dispatcher === undefined ? {} : { dispatcher }) });
   const bytes = Buffer.from(await body.arrayBuffer());
   const kept: [string, string][] = [];
   for (const [name, value] of Object.entries(received)) {

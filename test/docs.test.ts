@@ -7,6 +7,7 @@ import { configTable } from '../src/config/config-table.ts';
 import { SCHEMA } from '../src/config/schema.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
+import { ListenerMetrics } from '../src/gateway/listeners/listener-metrics.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { OriginMetrics } from '../src/origin/metrics.ts';
@@ -68,6 +69,7 @@ describe('docs', () => {
     new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0 }), inFlight: () => 0, originUp: () => true });
     new FleetMetrics(gateway, () => true);
     new EventMetrics(gateway);
+    new ListenerMetrics(gateway);
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
     assert.ok(names.length >= 11);

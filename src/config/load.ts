@@ -281,5 +281,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
   // catalog wherever it is run from; a directory given by the user is read as typed.
   config.dataDir = resolve(layers.get('dataDir')?.[1] === DEFAULT_SOURCE ? PROJECT_ROOT : process.cwd(), config.dataDir as string);
   refusePortClash(config, (key) => layers.get(key)?.[1] ?? 'nowhere');
+  checkTls(config as Config);
   return Object.freeze(config) as Config;
+}
+
+/** The TLS keys that only make sense together. */
+function checkTls(config: Config): void {
+  if ((config['http.tls.cert'] === null) !== (config['http.tls.key'] === null)) throw new ConfigError('config keys http.tls.cert and http.tls.key are set together or not at all');
+  if (config['http.tls.clientCertificates'] === 'required' && (config['http.tls.cert'] === null || config['http.tls.clientCa'] === null)) {
+    throw new ConfigError('config key http.tls.clientCertificates = "required" needs http.tls.cert, http.tls.key and http.tls.clientCa');
+  }
 }

@@ -12,11 +12,11 @@ import type { ServerResponse } from 'node:http';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
-import { createHttpServer, httpLimits } from '../shared/http-server.ts';
-import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
+import { httpLimits } from '../shared/http-server.ts';
 import type { RunningAdmin } from './admin.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
+import { createListener } from './listeners/listener.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
 import { createPipeline } from './pipeline.ts';
@@ -111,12 +111,18 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     logger,
     now,
   });
-  const api = createHttpServer(
+  const api = createListener(
     createPipeline(pipeline),
-    httpLimits(config),
-    refusals(parts, (reason) => {
-      metrics.refused(reason);
-    }),
+    config,
+    {
+      limits: httpLimits(config),
+      onRefused: refusals(parts, (reason) => {
+        metrics.refused(reason);
+      }),
+      logger,
+      registry,
+      now,
+    },
   );
   liveListenerLimits(live, api);
   return {
@@ -130,14 +136,14 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
       // The probe's first verdict and the shared tier come first, so the first requests already
       // see the origin's state and share the fleet's cache.
       await Promise.all([health.start(), fleet?.start()]);
-      return baseUrl(await listen(api, config['gateway.host'], config['gateway.port']));
+      return api.listen(config['gateway.host'], config['gateway.port']);
     },
     async stop() {
       draining = true;
       // Answers still to come close their connection, so keep-alive clients do not send another
       // request on a connection that is about to go (nginx does the same on a graceful stop).
       for (const res of unfinished) res.shouldKeepAlive = false;
-      await drain(api, config['http.shutdownTimeoutMs']);
+      await api.drain(config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop()]);
     },
   };

@@ -7,8 +7,10 @@
  * Node is told not to require `Host` itself (it would answer a bare 400); the strict framing
  * rules, `Host` among them, are framing.ts's, applied by each handler first.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import type { Config } from '../config/schema.ts';
 import { redactTarget } from './credentials.ts';
 import type { Logger } from './logger.ts';
@@ -75,24 +77,41 @@ function requestLine(packet: Buffer | undefined): { method: string | undefined; 
 
 const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported: this is not a forward proxy', { allow: 'GET, HEAD' });
 
+/** Node's HTTP/1.1 server options for these limits, for any server that speaks HTTP/1.1. */
+export function http1Options(limits: HttpLimits): ServerOptions {
+  return {
+    requireHostHeader: false,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // How often the timeouts above are checked; a tenth of the shortest keeps the cut prompt.
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 10))),
+  };
+}
+
 export function createHttpServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   limits: HttpLimits,
   onRefused: (refusal: Refusal) => void,
 ): Server {
-  const server = createServer(
-    {
-      requireHostHeader: false,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      // How often the timeouts above are checked; a tenth of the shortest keeps the cut prompt.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 10))),
-    },
-    handler,
-  );
+  const server = createServer(http1Options(limits), handler);
   server.maxConnections = limits.maxConnections;
+  answerRefusals(server, onRefused);
+  return server;
+}
+
+/**
+ * Answers and reports what never became a request on a server that speaks HTTP/1.1 (alone, or
+ * beside HTTP/2 on a TLS listener, where a failed handshake arrives the same way).
+ */
+export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    // A TLS socket's ALPN protocol stays null until its handshake completes: no HTTP to answer in.
+    if (socket instanceof TLSSocket && socket.alpnProtocol === null) {
+      onRefused({ reason: 'tls-handshake', method: undefined, target: undefined });
+      socket.destroy();
+      return;
+    }
     const refused = clientErrorProblem(err.code);
     if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(err.rawPacket) });
     if (refused !== undefined && socket.writable && (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0) socket.end(rawProblemResponse(refused, '/'));
@@ -102,5 +121,4 @@ export function createHttpServer(
     onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
     socket.end(rawProblemResponse(CONNECT_REFUSED, '/'));
   });
-  return server;
 }

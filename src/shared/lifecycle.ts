@@ -9,7 +9,7 @@ import { Server as NetServer, type AddressInfo } from 'node:net';
 import { reopenLogFiles } from './log-sink.ts';
 
 /** Binds a listener. */
-export async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+export async function listen(server: NetServer, host: string, port: number): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -20,9 +20,9 @@ export async function listen(server: Server, host: string, port: number): Promis
   return server.address() as AddressInfo;
 }
 
-export function baseUrl(address: AddressInfo): string {
+export function baseUrl(address: AddressInfo, scheme: 'http' | 'https' = 'http'): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }
 
 /**

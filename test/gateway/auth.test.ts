@@ -5,15 +5,16 @@ import { loadOrCreateSecret, secretPath } from '../../src/shared/signing-key.ts'
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get } from '../support/harness.ts';
+import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 
-describe('gateway authentication on cached URLs', () => {
+for (const protocol of PROTOCOLS) describe(`gateway authentication on cached URLs, over ${protocol}`, () => {
   let origin: FaultOrigin;
   let fx: GatewayFixture;
   const target = '/v1/books?q=guarded';
   let cachedBody = '';
   before(async () => {
     origin = await startFaultOrigin();
-    fx = await startGatewayFixture(origin.url);
+    fx = await startGatewayFixture(origin.url, protocolOverrides(protocol));
     cachedBody = (await fx.get(target)).body;
     assert.match(String((await fx.get(target)).headers['cache-status']), /; hit;/);
   });
@@ -53,7 +54,7 @@ describe('gateway authentication on cached URLs', () => {
     test(`${name}: ${status}, and the cached body does not leak`, async () => {
       const before = origin.count();
       for (const method of ['GET', 'HEAD']) {
-        const reply = await get(`${fx.gateway.url}${target}`, await headers(), method);
+        const reply = await get(`${fx.gateway.url}${target}`, await headers(), method, undefined, fx.dispatcher);
         assert.equal(reply.status, status);
         assert.match(String(reply.headers['www-authenticate']), challenge);
         assert.equal(reply.headers['cache-status'], undefined);
@@ -69,10 +70,10 @@ describe('gateway authentication on cached URLs', () => {
   }
 
   test('authentication comes before parameter errors, as at the origin', async () => {
-    const unauthenticated = await get(`${fx.gateway.url}/v1/books?q=x&bogus=1`);
+    const unauthenticated = await get(`${fx.gateway.url}/v1/books?q=x&bogus=1`, {}, 'GET', undefined, fx.dispatcher);
     assert.equal(unauthenticated.status, 401);
     const authenticated = await fx.get('/v1/books?q=x&bogus=1');
     assert.equal(authenticated.status, 400);
-    assert.equal((await get(`${fx.gateway.url}/v1/nope`)).status, 404, 'unknown paths are 404 before authentication');
+    assert.equal((await get(`${fx.gateway.url}/v1/nope`, {}, 'GET', undefined, fx.dispatcher)).status, 404, 'unknown paths are 404 before authentication');
   });
 });

@@ -3,9 +3,10 @@ import { after, before, describe, test } from 'node:test';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { startGatewayFixture, useFaultGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { metricValue, until } from '../support/harness.ts';
+import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 
-describe('gateway cache against a test origin', () => {
-  const t = useFaultGateway();
+for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin, over ${protocol}`, () => {
+  const t = useFaultGateway(protocolOverrides(protocol));
 
   const coalesced = async (): Promise<number> => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
 

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { tempDir } from '../support/config.ts';
 import { get, metricValue, until } from '../support/harness.ts';
 import { NODE, run } from '../support/cli-process.ts';
@@ -50,6 +50,26 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
   assert.match(String(first.headers['cache-status']), /fwd=miss; stored/);
   const second = await get(url, { authorization: `Bearer ${token}` });
   assert.match(String(second.headers['cache-status']), /^catalog-gateway; hit; ttl=\d+$/);
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
+});
+
+test('`start --tls` makes a local certificate and prints a curl over HTTPS and HTTP/2 that trusts it', async (t) => {
+  const dataDir = tempDir();
+  const env = { CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '2000', CATALOG_GATEWAY_PORT: '0', CATALOG_GATEWAY_ADMIN_PORT: '0', CATALOG_ORIGIN_PORT: '0', CATALOG_ORIGIN_ADMIN_PORT: '0', CATALOG_LOG_LEVEL: 'warn' };
+  const { child, line } = run(['start', '--tls'], env);
+  t.after(() => child.kill('SIGKILL'));
+  const curl = await line((l) => l.startsWith('curl '));
+  const parsed = /^curl --http2 --cacert (\S+) -i -H 'Authorization: Bearer ([A-Za-z0-9._-]+)' '(https:\/\/127\.0\.0\.1:\d+\/v1\/books\?q=[a-z]+)'$/.exec(curl);
+  assert.ok(parsed, curl);
+  const [, cacert = '', token = '', url = ''] = parsed;
+  assert.equal(cacert, join(dataDir, 'tls', 'cert.pem'));
+  const https = new Agent({ allowH2: true, connect: { ca: readFileSync(cacert), preferH2: true } });
+  t.after(() => https.close());
+  const reply = await get(url, { authorization: `Bearer ${token}` }, 'GET', undefined, https);
+  assert.equal(reply.status, 200);
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
 import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
@@ -25,7 +26,7 @@ function tagged(tags: Map<string, string>): (req: { target: string; headers: Rec
 
 const HTTP_ROUTE = [{ prefix: '/', mode: 'http', auth: 'off' }];
 
-describe('purge API', () => {
+for (const protocol of PROTOCOLS) describe(`purge API, over ${protocol}`, () => {
   let origin: ScriptedOrigin;
   let fx: GatewayFixture;
   let admin: Record<string, string>;
@@ -38,7 +39,7 @@ describe('purge API', () => {
 
   before(async () => {
     origin = await startScriptedOrigin(tagged(tags));
-    fx = await startGatewayFixture(origin.url, { 'gateway.routes': HTTP_ROUTE });
+    fx = await startGatewayFixture(origin.url, { ...protocolOverrides(protocol), 'gateway.routes': HTTP_ROUTE });
     admin = { authorization: `Bearer ${await fx.token('catalog:admin')}` };
   });
   after(async () => {

@@ -4,11 +4,12 @@ import { Client } from 'undici';
 import { startFaultOrigin } from '../support/fault-origin.ts';
 import { startGatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, until } from '../support/harness.ts';
+import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 
-test('graceful shutdown under load: every in-flight request completes, new ones are refused, /readyz is 503', async (t) => {
+for (const protocol of PROTOCOLS) test(`graceful shutdown under load over ${protocol}: every in-flight request completes, new ones are refused, /readyz is 503`, async (t) => {
   const origin = await startFaultOrigin();
   t.after(() => origin.close());
-  const fx = await startGatewayFixture(origin.url, { 'http.shutdownTimeoutMs': 30_000 });
+  const fx = await startGatewayFixture(origin.url, { ...protocolOverrides(protocol), 'http.shutdownTimeoutMs': 30_000 });
   t.after(() => fx.stop());
 
   const gate = origin.hold();

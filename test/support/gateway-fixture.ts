@@ -2,12 +2,14 @@
  * A real gateway for tests, with a hand-driven clock, its log lines captured from an injected
  * destination, and tokens minted with its own secret.
  */
+import type { Dispatcher } from 'undici';
 import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { after, before } from 'node:test';
 import { testConfig } from './config.ts';
 import { HEALTH_PATH } from './health-check.ts';
+import { dispatcherFor } from './protocols.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
 import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
 
@@ -16,6 +18,8 @@ export interface GatewayFixture {
   readonly config: Config;
   readonly clock: Clock;
   readonly logs: LogCapture;
+  /** What speaks the API listener's protocol (test/support/protocols.ts); undefined for undici's default HTTP/1.1. */
+  readonly dispatcher: Dispatcher | undefined;
   /** A valid development token for this gateway (scope `catalog:read` unless given). */
   token(scope?: string): Promise<string>;
   /** GET (or another method) through the gateway with a valid token unless headers say otherwise. */
@@ -37,15 +41,23 @@ export async function startGatewayFixture(origin: FixtureOrigin, overrides: Part
   const secret = loadOrCreateSecret(secretPath(config));
   const token = (scope = 'catalog:read'): Promise<string> => mintToken(secret, { subject: 'tester', scope, ttlSeconds: 3600 });
   const valid = await token();
+  // The API listener's protocol follows the overrides (HTTP/2 over TLS, h2c); the admin listener is always HTTP/1.1.
+  const dispatcher = dispatcherFor(config);
+  let stopped: Promise<void> | undefined;
   return {
     gateway,
     config,
     clock,
     logs,
+    dispatcher,
     token,
-    get: (target, headers = {}, method = 'GET') => get(`${gateway.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method),
+    get: (target, headers = {}, method = 'GET') => get(`${gateway.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method, undefined, dispatcher),
     metrics: async () => (await get(`${gateway.adminUrl}/metrics`)).body,
-    stop: () => gateway.stop(),
+    stop: () => {
+      // The gateway first: a client's close waits for its requests, which a drain lets finish.
+      stopped ??= gateway.stop().then(() => dispatcher?.close());
+      return stopped;
+    },
   };
 }
 

@@ -5,7 +5,7 @@
 import { connect } from 'node:net';
 import { setImmediate } from 'node:timers/promises';
 import type { DestinationStream } from 'pino';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { parsePrometheusText, type Sample } from '../../src/loadtest/prometheus-text.ts';
 
 export interface Clock {
@@ -62,8 +62,9 @@ export interface Reply {
   readonly body: string;
 }
 
-export async function get(url: string, headers: Record<string, string> = {}, method = 'GET', signal?: AbortSignal): Promise<Reply> {
-  const res = await request(url, { method, headers, ...(signal === undefined ? {} : { signal }) });
+/** `dispatcher`: how to reach the server (test/support/protocols.ts); undici's default speaks HTTP/1.1. */
+export async function get(url: string, headers: Record<string, string> = {}, method = 'GET', signal?: AbortSignal, dispatcher?: Dispatcher): Promise<Reply> {
+  const res = await request(url, { method, headers, ...(signal === undefined ? {} : { signal }), ...(dispatcher === undefined ? {} : { dispatcher }) });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 

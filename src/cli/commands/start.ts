@@ -7,6 +7,7 @@ import { onReloadSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-key.ts';
 import type { Command } from '../command.ts';
 import { commandConfig } from '../state.ts';
+import { localCertificate } from '../local-certificate.ts';
 
 /** Searches tried, in order, for the banner's example: the first that finds books is shown. */
 const EXAMPLE_QUERIES = ['dune', 'winter', 'river', 'silent', 'the'];
@@ -65,11 +66,14 @@ export const start: Command = {
     { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (0 picks a free one)' },
     { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'gateway admin port (0 picks a free one)' },
     { name: 'origin-admin-port', key: 'origin.adminPort', value: 'PORT', description: 'origin admin port (0 picks a free one)' },
+    { name: 'tls', boolean: true, description: 'serve the gateway over HTTPS (HTTP/2 and HTTP/1.1) with a self-signed certificate made in <dataDir>/tls' },
   ],
   async run(args) {
     const config = commandConfig('start', args.config);
+    const tls = args.options.tls === true ? localCertificate(config.dataDir) : undefined;
     const origin = await startOrigin(config);
-    const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
+    const tlsFiles = tls === undefined ? {} : { 'http.tls.cert': tls.cert, 'http.tls.key': tls.key };
+    const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { ...tlsFiles, 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
     const gateway = await startGateway(gatewayConfig()).catch(async (err: unknown) => {
       await origin.stop();
       throw err;
@@ -83,14 +87,16 @@ export const start: Command = {
     });
     const token = await exampleToken(config, config['auth.requiredScope']);
     const writer = await exampleToken(config, `${config['auth.requiredScope']} catalog:write`);
+    // The certificate is this machine's own: curl is told to trust it, and to ask for HTTP/2.
+    const client = tls === undefined ? 'curl -i' : `curl --http2 --cacert ${tls.cert} -i`;
     let curl: string;
     if (token === undefined || writer === undefined) {
-      curl = `curl -i -H "Authorization: Bearer $TOKEN" '${gateway.url}/v1/books?q=dune'   # TOKEN from your identity provider (auth.jwks is set)`;
+      curl = `${client} -H "Authorization: Bearer $TOKEN" '${gateway.url}/v1/books?q=dune'   # TOKEN from your identity provider (auth.jwks is set)`;
     } else {
       const { q, loan } = await example(origin.url, token);
-      curl = `curl -i -H 'Authorization: Bearer ${token}' '${gateway.url}/v1/books?q=${q}'`;
+      curl = `${client} -H 'Authorization: Bearer ${token}' '${gateway.url}/v1/books?q=${q}'`;
       if (loan !== undefined) {
-        curl += `\n\nLend a copy (a catalog:write token; repeat until 409, a branch may hold three). When the last\nfree copy goes, the origin's event purges what the gateway stored, and the search above shows\nthe book unavailable there at once, though the origin lets answers be cached ${config['origin.maxAgeSeconds']} s:\ncurl -i -X POST -H 'Authorization: Bearer ${writer}' -H 'content-type: application/json' \\\n  -d '${JSON.stringify(loan)}' '${gateway.url}/v1/loans'`;
+        curl += `\n\nLend a copy (a catalog:write token; repeat until 409, a branch may hold three). When the last\nfree copy goes, the origin's event purges what the gateway stored, and the search above shows\nthe book unavailable there at once, though the origin lets answers be cached ${config['origin.maxAgeSeconds']} s:\n${client} -X POST -H 'Authorization: Bearer ${writer}' -H 'content-type: application/json' \\\n  -d '${JSON.stringify(loan)}' '${gateway.url}/v1/loans'`;
       }
     }
     process.stdout.write(banner(gateway.url, gateway.adminUrl, origin.url, origin.adminUrl, curl));

@@ -2,11 +2,12 @@
  * The parts of a gateway that a reload changes (live-config.ts): the request path's settings
  * (routes, rate limits, target bound, trusted proxies), the API listener's limits, the log level.
  */
-import type { Server } from 'node:http';
 import type { Config, ConfigKey } from '../../config/schema.ts';
 import { ClientAddress } from '../../shared/client-address.ts';
+import { httpLimits } from '../../shared/http-server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { PipelineDeps } from '../exchange.ts';
+import type { Listener } from '../listeners/listener.ts';
 import type { PipelineSettings } from '../pipeline.ts';
 import { RouteTable } from '../routes/route-table.ts';
 import { TokenBuckets } from '../steps/token-bucket.ts';
@@ -69,15 +70,13 @@ export function livePipeline(live: LiveConfig, shared: SharedDeps): () => Pipeli
   return () => settings;
 }
 
-/** Node reads these server fields per connection and per timeout sweep, so assigning them is enough. */
-export function liveListenerLimits(live: LiveConfig, server: Server): void {
+/** The API listener's limits follow a reload (listeners/listener.ts applies them). */
+export function liveListenerLimits(live: LiveConfig, listener: Listener): void {
   live.add({
     prepare(next) {
+      const limits = httpLimits(next);
       return () => {
-        server.headersTimeout = next['http.headersTimeoutMs'];
-        server.requestTimeout = next['http.requestTimeoutMs'];
-        server.keepAliveTimeout = next['http.keepAliveTimeoutMs'];
-        server.maxConnections = next['http.maxConnections'];
+        listener.applyLimits(limits);
       };
     },
   });

@@ -9,7 +9,8 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'pr
 /** The end-to-end fields of a message as a flat `[name, value, …]` list, less any in `drop`. */
 export function endToEndFields(headers: HeaderFields, drop: readonly string[] = []): string[] {
   const named = fieldNames(headers.connection);
-  const dropped = (name: string): boolean => HOP_BY_HOP.has(name) || named.includes(name) || drop.includes(name);
+  // RFC 9113 §8.3: an HTTP/2 request's pseudo-header fields (`:method`, `:path`…) are not fields.
+  const dropped = (name: string): boolean => HOP_BY_HOP.has(name) || name.startsWith(':') || named.includes(name) || drop.includes(name);
   const flat: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || dropped(name)) continue;

@@ -97,7 +97,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     worker.on('listening', (address) => {
       listening.add(worker);
       anyListened = true;
-      if (listening.size === count) listened(`http://${config['gateway.host']}:${address.port}`);
+      if (listening.size === count) listened(`${config['http.tls.cert'] === null ? 'http' : 'https'}://${config['gateway.host']}:${address.port}`);
     });
     return worker;
   };

@@ -1,0 +1,203 @@
+/**
+ * `npm run bench -- --http2`: the gateway at the edge against nginx at the edge, both over TLS
+ * and HTTP/2 on the same self-signed certificate (P-256), both with an access log, both pinned to
+ * one core with h2load on the other. Two workloads, interleaved by round as the main bench does:
+ *
+ *   hits        one warmed URL, 8 connections × 8 streams (64 requests in flight, as wrk's 64
+ *               connections), for --duration seconds
+ *   handshakes  batches of clients that each open a connection (a full TLS handshake: h2load
+ *               resumes no session), make one request and go, for --duration seconds
+ *
+ * Each figure is the gateway's over nginx's in the same round, then the median over rounds.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
+import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import type { BenchOptions } from './args.ts';
+import { Fleet } from './fleet.ts';
+import { h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
+import { startNginx, type NginxProcess } from './nginx.ts';
+import { CORES, cpuSeconds, pin } from './process-cpu.ts';
+import { spread, type Spread } from './stats.ts';
+import { machineLine } from './table.ts';
+import { captureResponse, findHotTarget, warmCache } from './throughput.ts';
+
+const CONNECTIONS = 8;
+const STREAMS = 8;
+/** Clients per handshake batch: below the listen backlog (511), so no SYN waits for a retry. */
+const HANDSHAKE_BATCH = 200;
+const WARM_URLS = 100;
+
+type Server = 'gateway' | 'nginx';
+type Workload = 'hits' | 'handshakes';
+
+interface Scenario {
+  readonly id: string;
+  readonly label: string;
+  readonly server: Server;
+  readonly workload: Workload;
+}
+
+const SCENARIOS: readonly Scenario[] = [
+  { id: 'gateway-h2-hits', label: 'gateway hit over TLS + HTTP/2 (auth + access log + metrics)', server: 'gateway', workload: 'hits' },
+  { id: 'nginx-h2-hits', label: 'nginx http2 + proxy_cache + access log', server: 'nginx', workload: 'hits' },
+  { id: 'gateway-handshakes', label: 'gateway: new TLS connection + one request', server: 'gateway', workload: 'handshakes' },
+  { id: 'nginx-handshakes', label: 'nginx: new TLS connection + one request', server: 'nginx', workload: 'handshakes' },
+];
+
+export interface Http2Run {
+  readonly round: number;
+  readonly requests: number;
+  readonly requestsPerSecond: number;
+  readonly meanMs: number;
+  /** The server's CPU time per request (per handshake in the handshake workload), µs. */
+  readonly serverCpuUs: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  /** The TLS version and cipher h2load negotiated. */
+  readonly tls: string;
+}
+
+export interface Http2ScenarioResult extends Scenario {
+  readonly runs: readonly Http2Run[];
+  readonly requestsPerSecond: Spread;
+  readonly meanMs: Spread;
+  readonly serverCpuUs: Spread;
+}
+
+export interface Http2Report {
+  readonly tool: 'catalog-gateway bench';
+  readonly mode: 'http2';
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: MachineInfo;
+  readonly settings: { readonly duration: number; readonly rounds: number; readonly loadGenerator: string; readonly pinning: string; readonly certificate: string };
+  readonly hotTarget: string;
+  readonly scenarios: readonly Http2ScenarioResult[];
+  /** The gateway's figure over nginx's, same workload, same round. */
+  readonly vsNginx: { readonly hitRps: Spread; readonly hitCpu: Spread; readonly handshakesPerSecond: Spread; readonly handshakeCpu: Spread };
+}
+
+/** Handshake batches until `seconds` of h2load time have passed, summed into one result. */
+async function handshakeRun(target: H2loadRun, seconds: number): Promise<H2loadResult> {
+  const total = { requests: 0, seconds: 0, non2xx: 0, errors: 0, meanWeighted: 0, tls: '' };
+  while (total.seconds < seconds) {
+    const batch = await h2loadHandshakes(target, HANDSHAKE_BATCH);
+    total.requests += batch.requests;
+    total.seconds += batch.seconds;
+    total.non2xx += batch.non2xx;
+    total.errors += batch.errors;
+    total.meanWeighted += batch.meanMs * batch.requests;
+    total.tls = batch.tls;
+  }
+  return { requests: total.requests, seconds: total.seconds, requestsPerSecond: total.requests / total.seconds, non2xx: total.non2xx, errors: total.errors, meanMs: total.meanWeighted / total.requests, tls: total.tls };
+}
+
+async function measure(scenario: Scenario, target: H2loadRun, pid: number, seconds: number, round: number): Promise<Http2Run> {
+  const cpuBefore = cpuSeconds(pid);
+  const result = scenario.workload === 'hits' ? await h2loadSustained(target, CONNECTIONS, STREAMS, seconds) : await handshakeRun(target, seconds);
+  const cpu = cpuSeconds(pid) - cpuBefore;
+  return { round, requests: result.requests, requestsPerSecond: result.requestsPerSecond, meanMs: result.meanMs, serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests, non2xx: result.non2xx, errors: result.errors, tls: result.tls };
+}
+
+/** Per round, the gateway's value over nginx's. */
+function perRound(results: readonly Http2ScenarioResult[], workload: Workload, value: (run: Http2Run) => number): Spread {
+  const of = (server: Server): readonly Http2Run[] => results.find((r) => r.server === server && r.workload === workload)?.runs ?? [];
+  const nginx = new Map(of('nginx').map((run) => [run.round, value(run)]));
+  return spread(of('gateway').flatMap((run) => {
+    const theirs = nginx.get(run.round);
+    return theirs === undefined || theirs === 0 ? [] : [value(run) / theirs];
+  }));
+}
+
+export async function http2Bench(options: BenchOptions, command: string, log: (m: string) => void): Promise<Http2Report> {
+  const startedAt = new Date().toISOString();
+  const fleet = new Fleet(options.dataDir);
+  const files = { cert: join(fleet.logDir, 'cert.pem'), key: join(fleet.logDir, 'key.pem') };
+  makeSelfSignedCertificate(files, 'catalog-gateway bench', 2);
+  const trusting = new Agent({ allowH2: true, connect: { ca: readFileSync(files.cert), preferH2: true } });
+  let nginx: NginxProcess | undefined;
+  try {
+    log('starting the origin (seeds the 100,000-book catalog on first start)…');
+    const origin = await fleet.origin();
+    const { space, authorization } = await fleet.reader();
+    log('starting the gateway and nginx, both on TLS + HTTP/2 with one certificate…');
+    const gateway = await fleet.gateway('gateway-h2', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_HTTP_TLS_CERT: files.cert, CATALOG_HTTP_TLS_KEY: files.key });
+    nginx = await startNginx(join(fleet.logDir, 'nginx-h2'), origin.url, 1, { files, dispatcher: trusting });
+    const hotTarget = await findHotTarget(origin.url, space, authorization);
+    const warmed = [hotTarget, ...Array.from({ length: WARM_URLS - 1 }, () => space.take())];
+    for (const url of [gateway.url, nginx.url]) await warmCache(url, warmed, authorization, 8, trusting);
+    const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization, trusting);
+    if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a gateway hit after warming (Cache-Status: ${hit.cacheStatus})`);
+    const nginxHit = await captureResponse(`${nginx.url}${hotTarget}`, authorization, trusting);
+    if (nginxHit.cacheStatus !== 'HIT') throw new Error(`nginx does not serve the hot URL from its cache (Cache-Status: ${nginxHit.cacheStatus})`);
+    const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx };
+    for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
+    const target = (server: Server): H2loadRun => ({ url: `${servers[server].url}${hotTarget}`, authorization, cpu: CORES?.generator });
+
+    log('warming up each server for 2 s…');
+    for (const s of SCENARIOS) await measure(s, target(s.server), servers[s.server].pid, 2, 0);
+    const runs = new Map<string, Http2Run[]>(SCENARIOS.map((s) => [s.id, []]));
+    for (let round = 1; round <= options.rounds; round++) {
+      const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
+      for (const s of order) {
+        if (s === undefined) continue;
+        const run = await measure(s, target(s.server), servers[s.server].pid, options.duration, round);
+        runs.get(s.id)?.push(run);
+        log(`round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`);
+      }
+    }
+    const scenarios = SCENARIOS.map((s): Http2ScenarioResult => {
+      const own = runs.get(s.id) ?? [];
+      return { ...s, runs: own, requestsPerSecond: spread(own.map((r) => r.requestsPerSecond)), meanMs: spread(own.map((r) => r.meanMs)), serverCpuUs: spread(own.map((r) => r.serverCpuUs)) };
+    });
+    return {
+      tool: 'catalog-gateway bench',
+      mode: 'http2',
+      startedAt,
+      command,
+      machine: machineInfo(),
+      settings: {
+        duration: options.duration,
+        rounds: options.rounds,
+        loadGenerator: `h2load, 1 thread; hits: ${CONNECTIONS} connections × ${STREAMS} streams; handshakes: batches of ${HANDSHAKE_BATCH} clients, one request each`,
+        pinning: CORES === undefined ? 'none (one core)' : `servers on CPU ${CORES.server}, h2load on CPU ${CORES.generator} (taskset)`,
+        certificate: 'self-signed ECDSA P-256',
+      },
+      hotTarget,
+      scenarios,
+      vsNginx: {
+        hitRps: perRound(scenarios, 'hits', (r) => r.requestsPerSecond),
+        hitCpu: perRound(scenarios, 'hits', (r) => r.serverCpuUs),
+        handshakesPerSecond: perRound(scenarios, 'handshakes', (r) => r.requestsPerSecond),
+        handshakeCpu: perRound(scenarios, 'handshakes', (r) => r.serverCpuUs),
+      },
+    };
+  } finally {
+    await trusting.close();
+    await nginx?.stop();
+    await fleet.close();
+  }
+}
+
+export function http2Markdown(report: Http2Report): string {
+  const whole = (n: number): string => Math.round(n).toLocaleString('en-US');
+  const range = (s: Spread, f: (n: number) => string): string => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+  const ratio = (s: Spread): string => range(s, (n) => `${n.toFixed(2)}×`);
+  const rows = report.scenarios.map((s) => {
+    const failures = s.runs.reduce((n, r) => n + r.non2xx + r.errors, 0);
+    return `| ${s.label} | ${range(s.requestsPerSecond, whole)} | ${s.meanMs.median.toFixed(2)} | ${s.serverCpuUs.median.toFixed(0)} | ${failures} | ${s.runs[0]?.tls ?? ''} |`;
+  });
+  const v = report.vsNginx;
+  return `${[
+    '| scenario | req/s median (min–max) | mean ms | server CPU µs/req | non-2xx + errors | TLS |',
+    '|---|---:|---:|---:|---:|---|',
+    ...rows,
+    '',
+    `Gateway over nginx, same round: hits over TLS + HTTP/2 req/s ${ratio(v.hitRps)}, server CPU per hit ${ratio(v.hitCpu)}; new TLS handshakes per second ${ratio(v.handshakesPerSecond)}, server CPU per handshake ${ratio(v.handshakeCpu)}.`,
+    `Hot URL \`${report.hotTarget}\`. ${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}; ${report.settings.certificate}.`,
+    `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
+  ].join('\n')}\n`;
+}

@@ -1,0 +1,142 @@
+/**
+ * The gateway's API listener, one of three servers that hand every request to the same pipeline:
+ *
+ *   cleartext HTTP/1.1   node:http (http-server.ts), the default
+ *   TLS                  node:http2 `createSecureServer`: ALPN `h2`, or `http/1.1` for the
+ *                        clients that do not offer h2; certificate reload (certificate-reload.ts)
+ *   h2c (`http.h2c`)     node:http2 `createServer`: HTTP/2 with prior knowledge, for a load
+ *                        balancer that speaks it
+ *
+ * HTTP/2 requests reach the pipeline through Node's compatibility API (Http2ServerRequest and
+ * Http2ServerResponse), which covers what the pipeline uses of IncomingMessage and ServerResponse:
+ * headers, url, method, socket address, the body as a stream, writeHead with a flat field list,
+ * setHeader, end, destroy. What HTTP/2 does differently is settled here or in the rules: Host
+ * comes from `:authority`, pseudo-header fields are not forwarded (rules/hop-by-hop.ts), a
+ * connection-specific field in an answer is dropped (Node drops `Connection`; the relay never
+ * sends the others), and `shouldKeepAlive` means nothing (a drain sends GOAWAY instead). The
+ * pipeline learns the protocol only from `httpVersion`, for the access log.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createSecureServer, createServer, type Http2SecureServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type SecureServerOptions } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config/schema.ts';
+import { answerRefusals, createHttpServer, http1Options, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
+import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { CertificateReload } from './certificate-reload.ts';
+import { ListenerMetrics } from './listener-metrics.ts';
+import { guardRapidReset } from './rapid-reset.ts';
+import { tlsPaths } from './tls-identity.ts';
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface ListenerDeps {
+  readonly limits: HttpLimits;
+  readonly onRefused: (refusal: Refusal) => void;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** Milliseconds since the epoch, to tell an expired certificate. */
+  readonly now: () => number;
+}
+
+export interface Listener {
+  /** Binds and returns the URL clients use (`https://` with TLS). */
+  listen(host: string, port: number): Promise<string>;
+  /**
+   * Stops accepting, lets in-flight requests finish (HTTP/2 connections get GOAWAY, HTTP/1.1
+   * ones close once idle) and closes what is left after `deadlineMs`.
+   */
+  drain(deadlineMs: number): Promise<void>;
+  /** Applies limits a reload changed to the connections accepted from now on (reload/live-parts.ts). */
+  applyLimits(limits: HttpLimits): void;
+}
+
+/** The listener `config` asks for; throws a TlsIdentityError when its certificate cannot serve. */
+export function createListener(handler: Handler, config: Config, deps: ListenerDeps): Listener {
+  const paths = tlsPaths(config);
+  if (paths === undefined && !config['http.h2c']) {
+    const server = createHttpServer(handler, deps.limits, deps.onRefused);
+    return {
+      listen: async (host, port) => baseUrl(await listen(server, host, port)),
+      drain: (deadlineMs) => drain(server, deadlineMs),
+      // Node reads these server fields per connection and per timeout sweep, so assigning them is enough.
+      applyLimits(limits) {
+        server.headersTimeout = limits.headersTimeoutMs;
+        server.requestTimeout = limits.requestTimeoutMs;
+        server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+        server.maxConnections = limits.maxConnections;
+      },
+    };
+  }
+  const metrics = new ListenerMetrics(deps.registry);
+  const options: SecureServerOptions = {
+    settings: { maxConcurrentStreams: config['http.http2.maxConcurrentStreams'], maxHeaderListSize: config['http.http2.maxHeaderListBytes'] },
+  };
+  const h2Handler = (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse): void => {
+    // RFC 9113 §8.3.1: `:authority` stands for Host, and a request relayed as HTTP/1.1 carries it as Host.
+    const headers = req.headers;
+    const authority = headers[':authority'];
+    if (req.httpVersionMajor === 2 && headers.host === undefined && typeof authority === 'string') headers.host = authority;
+    handler(req as IncomingMessage, res as ServerResponse);
+  };
+  let server: Http2SecureServer | Http2Server;
+  let reload: CertificateReload | undefined;
+  if (paths === undefined) {
+    server = createServer(options, h2Handler);
+  } else {
+    const tls = new CertificateReload(
+      paths,
+      (identity) => {
+        tlsServer.setSecureContext(identity.context);
+      },
+      metrics,
+      deps.logger,
+      deps.now,
+    );
+    const mutual = paths.clientCa !== undefined;
+    const tlsServer = createSecureServer({ ...options, ...tls.identity.context, requestCert: mutual, rejectUnauthorized: mutual, allowHTTP1: true, http1Options: http1Options(deps.limits) }, h2Handler);
+    answerRefusals(tlsServer, deps.onRefused);
+    server = tlsServer;
+    reload = tls;
+  }
+  // An HTTP/2 connection has no request to time out between streams, only silence: one that
+  // says nothing for as long as a whole request may take is closed. HTTP/1.1 over TLS keeps the
+  // limits it was made with (http1Options) until a restart.
+  const applyLimits = (limits: HttpLimits): void => {
+    server.maxConnections = limits.maxConnections;
+    server.setTimeout(limits.requestTimeoutMs);
+  };
+  applyLimits(deps.limits);
+  guardRapidReset(server, config['http.http2.maxResetsPerSecond'], () => {
+    metrics.rapidReset();
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return {
+    async listen(host, port) {
+      const address = await listen(server, host, port);
+      reload?.start();
+      return baseUrl(address, reload === undefined ? 'http' : 'https');
+    },
+    applyLimits,
+    async drain(deadlineMs) {
+      reload?.stop();
+      if (!server.listening) return;
+      // close() sends every HTTP/2 session GOAWAY and closes idle HTTP/1.1 connections; busy ones
+      // close after their answer, which the pipeline marks as the last once draining.
+      const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      const deadline = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, deadlineMs);
+      try {
+        await closed;
+      } finally {
+        clearTimeout(deadline);
+      }
+    },
+  };
+}
