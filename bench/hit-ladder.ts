@@ -42,7 +42,7 @@ if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
-const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined, purges });
+const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], onEvict: () => undefined, purges, admission: config['gateway.cache.admission'] });
 const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes }), inFlight: () => 0, originUp: () => true });
 const origin = new OriginClient(config);
 const verifier = createVerifier(config, Date.now);

@@ -1,11 +1,13 @@
 /**
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
- * tier (shared-tier-bench.ts). Prints markdown for the README and
+ * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
+ * (hit-ratio-bench.ts). Prints markdown for the README and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
 import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
+import { hitRatioBench, hitRatioMarkdown } from './hit-ratio-bench.ts';
 import { ladderBench, ladderMarkdown } from './ladder-bench.ts';
 import { memoryBench, memoryMarkdown } from './memory-bench.ts';
 import { saveResults } from './results-file.ts';
@@ -40,6 +42,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const report = await sharedTierBench(options, command, log);
       process.stdout.write(sharedTierMarkdown(report));
       if (options.save) log(`saved ${saveResults('shared-tier-latest.json', 'shared-tier', report.startedAt, report, options.updateCommitted).join(', ')}`);
+      return 0;
+    }
+    if (options.hitRatio) {
+      const report = await hitRatioBench(options, command, log);
+      process.stdout.write(hitRatioMarkdown(report));
+      if (options.save) log(`saved ${saveResults('hit-ratio-latest.json', 'hit-ratio', report.startedAt, report, options.updateCommitted).join(', ')}`);
       return 0;
     }
     if (options.memory) {

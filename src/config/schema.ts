@@ -115,6 +115,7 @@ export const SCHEMA = {
   'gateway.workers': { type: 'workers', max: 256, doc: 'Processes serving the API port (node:cluster): a number, or `auto` for one per core. Past 1 a primary process replaces workers that die, drains them all on SIGTERM, and answers the admin port for all of them.' },
   'gateway.cache.maxBytes': { type: 'integer', min: MIB, max: 64 * 1024 * MIB, doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 145 MiB + this (README, "What RSS to plan for").' },
   'gateway.cache.maxEntryBytes': { type: 'integer', min: 1024, max: 1024 * MIB, doc: 'Largest single entry that is stored; larger responses are served but not cached.' },
+  'gateway.cache.admission': { type: 'boolean', doc: 'W-TinyLFU admission in front of the LRU: a new entry pushes older ones out only if it is asked for more often, so scans and one-off searches do not flush the popular entries (docs/performance.md, "Hit ratio"). `false` is plain LRU.' },
   'gateway.upstream.connections': { type: 'integer', min: 1, max: 4096, doc: 'Most keep-alive connections to the origin.' },
   'gateway.upstream.connectTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed to connect to the origin.' },
   'gateway.upstream.headersTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'Time allowed for the origin to send response headers (504 past it).' },

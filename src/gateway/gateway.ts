@@ -86,6 +86,10 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
       metrics.evicted();
     },
     purges,
+    admission: config['gateway.cache.admission'],
+    onAdmission: (admitted) => {
+      metrics.admission(admitted);
+    },
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();

@@ -40,6 +40,7 @@ export class GatewayMetrics {
   readonly registry: Registry;
   readonly #requests: RequestSeries;
   readonly #evictions: Counter;
+  readonly #admissions: Counter<'decision'>;
   readonly #originRequests: Counter<'status'>;
   readonly #originDuration: Histogram;
   readonly #coalesced: Counter;
@@ -80,6 +81,13 @@ export class GatewayMetrics {
       help: 'Stored responses pushed out of the cache to make room for new ones.',
       registers,
     });
+    this.#admissions = new Counter({
+      name: 'catalog_gateway_cache_admissions_total',
+      help: 'New entries the admission filter judged against the entries they would push out: admitted or refused.',
+      labelNames: ['decision'],
+      registers,
+    });
+    for (const decision of ['admitted', 'refused']) this.#admissions.inc({ decision }, 0);
     this.#originRequests = new Counter({
       name: 'catalog_gateway_origin_requests_total',
       help: 'Requests the gateway sent to the origin (fills and relays), by origin status, or "error" when no complete answer came.',
@@ -172,6 +180,10 @@ export class GatewayMetrics {
 
   evicted(): void {
     this.#evictions.inc();
+  }
+
+  admission(admitted: boolean): void {
+    this.#admissions.inc({ decision: admitted ? 'admitted' : 'refused' });
   }
 
   coalesced(): void {

@@ -17,6 +17,7 @@ import { entryBytes, headerListBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { staleFrom, StoredResponse } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
+import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
 declare const cacheKeyBrand: unique symbol;
 /**
@@ -37,8 +38,8 @@ export type Lookup =
   /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
   | { readonly kind: 'vary-miss' };
 
-/** Why a response the rules let be stored was not kept. */
-export type NotKept = 'too-large' | 'purged';
+/** Why a response the rules let be stored was not kept; `refused` by the admission filter. */
+export type NotKept = 'too-large' | 'purged' | 'refused';
 
 export interface ResponseCacheOptions {
   /** Total bound in bytes (`gateway.cache.maxBytes`). */
@@ -49,6 +50,13 @@ export interface ResponseCacheOptions {
   readonly onEvict: () => void;
   /** The process's purge log, by which a response whose fill a purge overtook is judged. */
   readonly purges: PurgeLog;
+  /**
+   * W-TinyLFU admission in front of the LRU (`gateway.cache.admission`, windowed-lru.ts): a new
+   * entry pushes older ones out only if it is asked for more often. Off: plain LRU.
+   */
+  readonly admission: boolean;
+  /** Called for each entry the admission filter judged, with its verdict. */
+  readonly onAdmission?: (admitted: boolean) => void;
 }
 
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
@@ -82,7 +90,7 @@ function tagsOf(variants: Variants | undefined): Set<string> {
 }
 
 export class ResponseCache {
-  readonly #lru: LRUCache<CacheKey, Variants>;
+  readonly #lru: EntryLru<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
   readonly #purges: PurgeLog;
@@ -90,15 +98,15 @@ export class ResponseCache {
   constructor(options: ResponseCacheOptions) {
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
-    this.#lru = new LRUCache<CacheKey, Variants>({
-      maxSize: options.maxBytes,
-      maxEntrySize: this.#maxEntryBytes,
-      disposeAfter: (old, key, reason) => {
-        // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
-        this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
-        if (reason === 'evict') options.onEvict();
-      },
-    });
+    const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
+      // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
+      this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
+      if (reason === 'evict') options.onEvict();
+    };
+    const onAdmission = options.onAdmission ?? (() => undefined);
+    this.#lru = options.admission
+      ? new WindowedLru<CacheKey, Variants>({ maxSize: options.maxBytes, disposeAfter, onAdmission })
+      : new LRUCache<CacheKey, Variants>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */
@@ -121,7 +129,7 @@ export class ResponseCache {
     if (verdict.kind === 'purged') return 'purged';
     const response = verdict.kind === 'stale-from' ? staleFrom(filled, verdict.at) : filled;
     const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
-    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS)) ? undefined : 'too-large';
+    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
   }
 
   /**
@@ -164,7 +172,7 @@ export class ResponseCache {
     }
   }
 
-  #set(key: CacheKey, list: readonly StoredResponse[]): boolean {
+  #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
     let held = 0;
     for (const response of list) held += response.bytes;
     const size = entryBytes(key, held) + (list.length > 1 ? headerListBytes(list.length) : 0);
@@ -173,12 +181,14 @@ export class ResponseCache {
       const [newest] = list;
       if (list.length > 1 && newest !== undefined) return this.#set(key, [newest]);
       this.#lru.delete(key);
-      return false;
+      return 'too-large';
     }
     const [only] = list;
-    this.#lru.set(key, list.length === 1 && only !== undefined ? only : list, { size });
+    const value = list.length === 1 && only !== undefined ? only : list;
+    this.#lru.set(key, value, { size });
+    if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.add(key, tagsOf(list));
-    return true;
+    return undefined;
   }
 
   get entries(): number {
