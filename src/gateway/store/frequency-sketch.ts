@@ -20,7 +20,7 @@ const COUNTERS_PER_ENTRY = 16;
  * (`npm run bench -- --hit-ratio`, docs/performance.md) chose 40: catalog searches at the edge of
  * what a cache holds are asked once or twice in 10 × its entries, too few to tell them from
  * one-off searches, and 40 closed twice as much of LRU's gap to the optimum on Zipf traces
- * (0.9: 54 % against 24 % at ~700 entries), at the price of a slower turn when popularity shifts.
+ * (α 0.9: 55 % against 24 % at ~700 entries), at the price of a slower turn when popularity shifts.
  */
 const SAMPLE_PER_ENTRY = 40;
 /** A sample is never shorter than this many entries' worth, so that a nearly empty cache does not age at every step. */
