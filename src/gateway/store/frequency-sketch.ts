@@ -2,9 +2,9 @@
  * How often each key was asked for lately, approximately, in a few bytes per cached entry: the
  * TinyLFU sketch (Einziger, Friedman and Manes, ACM TOS 2017), shaped like Caffeine's
  * `FrequencySketch`. A count-min sketch of 4-bit counters (four of them per key, the estimate is
- * their minimum, so a collision can only overestimate; 8 B per entry), in front of it a doorkeeper (a Bloom filter
- * that takes a key's first sighting, so the one-hit wonders that make up most of a search
- * workload never reach the counters), and aging: after a sample of 40 increments per entry in the
+ * their minimum, so a collision can only overestimate; 8 B per entry), in front of it a
+ * doorkeeper (a Bloom filter that takes a key's first sighting, so the one-hit wonders that make
+ * up most of a search workload never reach the counters), and aging: after a sample of 40 increments per entry in the
  * cache every counter is halved and the doorkeeper cleared, so that yesterday's popularity fades.
  *
  * Counting runs on every cache lookup, so it allocates nothing: the key is hashed in place
@@ -23,9 +23,9 @@ const COUNTERS_PER_ENTRY = 16;
  * (α 0.9: 55 % against 24 % at ~700 entries), at the price of a slower turn when popularity shifts.
  */
 const SAMPLE_PER_ENTRY = 40;
-/** A sample is never shorter than this many entries' worth, so that a nearly empty cache does not age at every step. */
+/** A sample is never shorter than this many entries' worth: a nearly empty cache would age at every step. */
 const MIN_SAMPLE_ENTRIES = 64;
-/** Doorkeeper bits per entry: sized for 2 KiB entries, ~5 bits for each distinct key of a sample of ~6 KiB catalog answers. */
+/** Doorkeeper bits per entry sized for: ~5 bits per distinct key of a sample of 6 KiB catalog answers. */
 const DOORKEEPER_BITS_PER_ENTRY = 64;
 /** A counter saturates at 15; a frequency is the counters' estimate plus the doorkeeper's 1. */
 export const MAX_FREQUENCY = 16;
@@ -68,8 +68,8 @@ export class FrequencySketch {
   }
 
   /**
-   * Ages after a sample of SAMPLE_PER_ENTRY increments per entry the cache holds now. A cache bounded in bytes
-   * holds a number of entries that depends on their sizes, so its store says how many it has.
+   * Ages after a sample of SAMPLE_PER_ENTRY increments per entry the cache holds now: a cache
+   * bounded in bytes holds a number of entries that depends on their sizes, so its store says.
    */
   resample(entries: number): void {
     this.#sampleSize = SAMPLE_PER_ENTRY * Math.max(entries, MIN_SAMPLE_ENTRIES);
