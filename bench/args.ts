@@ -20,6 +20,20 @@ export interface BenchOptions {
   readonly sharedTier: boolean;
   /** The gateway against nginx over TLS + HTTP/2 instead: hits and new handshakes, with h2load. */
   readonly http2: boolean;
+  /** The hit-ratio replay instead: LRU, W-TinyLFU and Bélády's MIN on request traces. */
+  readonly hitRatio: boolean;
+  /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
+  readonly traceFiles: readonly string[];
+  /** Entry size of a trace line without one. */
+  readonly traceEntryBytes: number;
+  /** Requests per synthetic trace. */
+  readonly traceRequests: number;
+  /** Distinct searches the synthetic traces' popularity ranges over. */
+  readonly traceDistinct: number;
+  /** Cache bounds of the replay in MiB. */
+  readonly boundsMib: readonly number[];
+  /** Cache bounds of the replay in entries of --entry-bytes, instead of --bounds. */
+  readonly boundEntries: readonly number[];
   readonly entries: number;
   readonly cacheMib: number;
   readonly save: boolean;
@@ -52,6 +66,16 @@ Flags:
                        hit, how fast a purge reaches the others, one origin call per cold query
   --http2              instead: the gateway and nginx (http2, proxy_cache) on one self-signed
                        certificate, with h2load: hits over TLS + HTTP/2, and new TLS handshakes
+  --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU,
+                       with W-TinyLFU admission and with Bélády's offline optimum (MIN), and
+                       report request and byte hit ratios per trace and bound
+  --trace FILE         in --hit-ratio mode, replay FILE (one request per line: key [size]; may be
+                       repeated) instead of the synthetic Zipf, crawler and shift traces
+  --entry-bytes N      size of a trace line without one (default 4096)
+  --bounds LIST        cache bounds in MiB, comma-separated (default 16,64,256)
+  --bound-entries LIST cache bounds in entries of --entry-bytes instead (a block trace's bound)
+  --requests N         requests per synthetic trace (default 2000000)
+  --distinct N         distinct searches of the synthetic traces (default 1000000)
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -67,8 +91,12 @@ function integer(flag: string, text: string | undefined, fallback: number, min: 
   return Number(text);
 }
 
+function integers(flag: string, text: string, min: number, max: number): number[] {
+  return text.split(',').map((item) => integer(flag, item.trim(), 0, min, max));
+}
+
 export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -84,6 +112,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         ladder: { type: 'boolean' },
         'shared-tier': { type: 'boolean' },
         http2: { type: 'boolean' },
+        'hit-ratio': { type: 'boolean' },
+        trace: { type: 'string', multiple: true },
+        'entry-bytes': { type: 'string' },
+        bounds: { type: 'string' },
+        'bound-entries': { type: 'string' },
+        requests: { type: 'string' },
+        distinct: { type: 'string' },
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
         'no-save': { type: 'boolean' },
@@ -112,6 +147,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     ladder: values.ladder === true,
     sharedTier: values['shared-tier'] === true,
     http2: values.http2 === true,
+    hitRatio: values['hit-ratio'] === true,
+    traceFiles: Array.isArray(values.trace) ? values.trace : [],
+    traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),
+    traceRequests: integer('requests', text('requests'), 2_000_000, 1000, 100_000_000),
+    traceDistinct: integer('distinct', text('distinct'), 1_000_000, 1000, 5_000_000),
+    boundsMib: integers('bounds', text('bounds') ?? '16,64,256', 1, 65_536),
+    boundEntries: text('bound-entries') === undefined ? [] : integers('bound-entries', text('bound-entries') ?? '', 1, 1_000_000_000),
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,

@@ -73,8 +73,8 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
     const purges = new PurgeLog();
-    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges });
-    const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions }), inFlight: () => 0, originUp: () => true });
+    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
     const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
     const fill = async (count: number): Promise<void> => {

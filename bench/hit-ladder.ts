@@ -42,8 +42,8 @@ if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
-const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges });
-const metrics = new GatewayMetrics(new Registry(), { cache: () => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions }), inFlight: () => 0, originUp: () => true });
+const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
 const origin = new OriginClient(config);
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');

@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
- * tier (shared-tier-bench.ts). Prints markdown for docs/benchmarks.md and
+ * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
+ * (hit-ratio-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
 import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
 import { http2Bench, http2Markdown } from './http2-bench.ts';
+import { hitRatioBench, hitRatioMarkdown } from './hit-ratio-bench.ts';
 import { ladderBench, ladderMarkdown } from './ladder-bench.ts';
 import { memoryBench, memoryMarkdown } from './memory-bench.ts';
 import { saveResults } from './results-file.ts';
@@ -47,6 +49,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const report = await http2Bench(options, command, log);
       process.stdout.write(http2Markdown(report));
       if (options.save) log(`saved ${saveResults('http2-latest.json', 'http2', report.startedAt, report, options.updateCommitted).join(', ')}`);
+      return 0;
+    }
+    if (options.hitRatio) {
+      const report = await hitRatioBench(options, command, log);
+      process.stdout.write(hitRatioMarkdown(report));
+      if (options.save) log(`saved ${saveResults('hit-ratio-latest.json', 'hit-ratio', report.startedAt, report, options.updateCommitted).join(', ')}`);
       return 0;
     }
     if (options.memory) {

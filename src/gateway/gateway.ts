@@ -66,8 +66,8 @@ interface Built {
 async function build(parts: ProcessParts, group: string | undefined): Promise<Built> {
   const { config, logger, registry, now, live, verifier, health, credentialNames } = parts;
   const purges = new PurgeLog();
-  const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges });
-  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions });
+  const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused });
   const unfinished = new Set<ServerResponse>();
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {

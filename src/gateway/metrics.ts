@@ -21,6 +21,9 @@ export interface CacheGauges {
   readonly bytes: number;
   /** Entries pushed out to make room, since the start. */
   readonly evictions: number;
+  /** New entries the admission filter let in, and kept out, since the start. */
+  readonly admitted: number;
+  readonly refused: number;
 }
 
 /** What the gauges read at scrape time. */
@@ -86,6 +89,20 @@ export class GatewayMetrics {
         const evictions = cache().evictions;
         this.inc(evictions - evictionsCounted);
         evictionsCounted = evictions;
+      },
+    });
+    const admissionsCounted = { admitted: 0, refused: 0 };
+    new Counter({
+      name: 'catalog_gateway_cache_admissions_total',
+      help: 'New entries the admission filter judged against the entries they would push out: admitted or refused.',
+      labelNames: ['decision'],
+      registers,
+      collect() {
+        const now = cache();
+        for (const decision of ['admitted', 'refused'] as const) {
+          this.inc({ decision }, now[decision] - admissionsCounted[decision]);
+          admissionsCounted[decision] = now[decision];
+        }
       },
     });
     this.#originRequests = new Counter({

@@ -205,13 +205,38 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
   });
 });
 
+describe('admission in front of the LRU (the default)', () => {
+  const t = useFaultGateway({ 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000 });
+
+  test('a scan of one-off searches is refused once the cache is full, and the popular entry stays', async () => {
+    const popular = '/v1/books?q=popular';
+    const scan = Array.from({ length: 40 }, (_, i) => `/v1/books?q=scan${i}`);
+    for (const target of [popular, ...scan]) t.behaviours.set(target, { kind: 'json', padBytes: 60_000 });
+    for (let i = 0; i < 3; i++) assert.equal((await t.fx.get(popular)).status, 200);
+    const details: string[] = [];
+    for (const target of scan) {
+      const reply = await t.fx.get(target);
+      assert.equal(reply.status, 200);
+      details.push(String(reply.headers['cache-status']));
+    }
+    assert.match(details.at(-1) ?? '', /fwd=miss; fwd-status=200; detail=refused$/, 'served, not stored');
+    assert.match(String((await t.fx.get(popular)).headers['cache-status']), /; hit;/);
+    assert.equal(t.origin.count(popular), 1);
+    const text = await t.fx.metrics();
+    const refused = metricValue(text, 'catalog_gateway_cache_admissions_total', { decision: 'refused' });
+    assert.equal(refused, details.filter((d) => d.endsWith('detail=refused')).length);
+    assert.ok(refused > 20, `${refused} refused`);
+    assert.ok(metricValue(text, 'catalog_gateway_cache_bytes') <= 1024 * 1024);
+  });
+});
+
 describe('gateway cache bound', () => {
   let origin: FaultOrigin;
   let fx: GatewayFixture;
   before(async () => {
     origin = await startFaultOrigin();
     origin.behave(() => ({ kind: 'json', padBytes: 60_000 }));
-    fx = await startGatewayFixture(origin.url, { 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000 });
+    fx = await startGatewayFixture(origin.url, { 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000, 'gateway.cache.admission': false });
   });
   after(async () => {
     await fx.stop();

@@ -75,7 +75,7 @@ describe('the purge log', () => {
 
 describe('ResponseCache.purge', () => {
   const fill = (): ResponseCache => {
-    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog() });
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: true });
     cache.store(cacheKey('/a'), response('bk_1 bk_2'), 0);
     cache.store(cacheKey('/b'), response('bk_2'), 0);
     cache.store(cacheKey('/v/c'), response('bk_3'), 0);
@@ -104,7 +104,7 @@ describe('ResponseCache.purge', () => {
 
   test('a store a hard purge overtook is refused, and says why; one a soft purge overtook is kept stale', () => {
     const log = new PurgeLog();
-    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log });
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: true });
     const generation = log.generation;
     log.applied(purge({ kind: 'tags', tags: ['bk_9'] }), false);
     log.applied(purge({ kind: 'tags', tags: ['bk_7'] }, true, FACTS.storedAt + 10), false);

@@ -17,6 +17,7 @@ import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { EntryMaker, staleFrom, StoredResponse } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
+import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
 declare const cacheKeyBrand: unique symbol;
 /**
@@ -37,8 +38,8 @@ export type Lookup =
   /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
   | { readonly kind: 'vary-miss' };
 
-/** Why a response the rules let be stored was not kept. */
-export type NotKept = 'too-large' | 'purged';
+/** Why a response the rules let be stored was not kept; `refused` by the admission filter. */
+export type NotKept = 'too-large' | 'purged' | 'refused';
 
 export interface ResponseCacheOptions {
   /** Total bound in bytes (`gateway.cache.maxBytes`). */
@@ -47,6 +48,11 @@ export interface ResponseCacheOptions {
   readonly maxEntryBytes: number;
   /** The process's purge log, by which a response whose fill a purge overtook is judged. */
   readonly purges: PurgeLog;
+  /**
+   * W-TinyLFU admission in front of the LRU (`gateway.cache.admission`, windowed-lru.ts): a new
+   * entry pushes older ones out only if it is asked for more often. Off: plain LRU.
+   */
+  readonly admission: boolean;
 }
 
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
@@ -80,26 +86,31 @@ function tagsOf(variants: Variants | undefined): Set<string> {
 }
 
 export class ResponseCache {
-  readonly #lru: LRUCache<CacheKey, Variants>;
+  readonly #lru: EntryLru<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
   readonly #purges: PurgeLog;
   #evictions = 0;
+  #admitted = 0;
+  #refused = 0;
   /** Makes the entries this cache keeps: fills and the shared tier go through it. */
   readonly maker = new EntryMaker();
 
   constructor(options: ResponseCacheOptions) {
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
-    this.#lru = new LRUCache<CacheKey, Variants>({
-      maxSize: options.maxBytes,
-      maxEntrySize: this.#maxEntryBytes,
-      disposeAfter: (old, key, reason) => {
-        // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
-        this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
-        if (reason === 'evict') this.#evictions++;
-      },
-    });
+    const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
+      // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
+      this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
+      if (reason === 'evict') this.#evictions++;
+    };
+    const onAdmission = (admitted: boolean): void => {
+      if (admitted) this.#admitted++;
+      else this.#refused++;
+    };
+    this.#lru = options.admission
+      ? new WindowedLru<CacheKey, Variants>({ maxSize: options.maxBytes, disposeAfter, onAdmission })
+      : new LRUCache<CacheKey, Variants>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */
@@ -122,7 +133,7 @@ export class ResponseCache {
     if (verdict.kind === 'purged') return 'purged';
     const response = verdict.kind === 'stale-from' ? staleFrom(filled, verdict.at) : filled;
     const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
-    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS)) ? undefined : 'too-large';
+    return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
   }
 
   /**
@@ -165,24 +176,36 @@ export class ResponseCache {
     }
   }
 
-  #set(key: CacheKey, list: readonly StoredResponse[]): boolean {
+  #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
     const size = entryBytes(key, list);
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
       const [newest] = list;
       if (list.length > 1 && newest !== undefined) return this.#set(key, [newest]);
       this.#lru.delete(key);
-      return false;
+      return 'too-large';
     }
     const [only] = list;
-    this.#lru.set(key, list.length === 1 && only !== undefined ? only : list, { size });
+    const value = list.length === 1 && only !== undefined ? only : list;
+    this.#lru.set(key, value, { size });
+    if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.add(key, tagsOf(list));
-    return true;
+    return undefined;
   }
 
   /** Entries pushed out to make room, since the start. */
   get evictions(): number {
     return this.#evictions;
+  }
+
+  /** New entries the admission filter let in, since the start. */
+  get admitted(): number {
+    return this.#admitted;
+  }
+
+  /** New entries the admission filter kept out, since the start. */
+  get refused(): number {
+    return this.#refused;
   }
 
   get entries(): number {

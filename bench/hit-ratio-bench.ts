@@ -1,0 +1,149 @@
+/**
+ * `npm run bench -- --hit-ratio`: replays request traces through the real store (ResponseCache,
+ * no HTTP: look up, and on a miss store an entry of the trace's size) at several byte bounds,
+ * with plain LRU (`gateway.cache.admission: false`) and with W-TinyLFU admission (the default),
+ * next to Bélády's offline optimum on the same trace and bound (belady.ts). Reports request and
+ * byte hit ratios, and how much of LRU's gap to the optimum the policy closes.
+ */
+import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
+import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
+import { StoredResponse } from '../src/gateway/store/stored-response.ts';
+import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import type { BenchOptions } from './args.ts';
+import { beladyHits, type Hits } from './belady.ts';
+import { machineLine } from './table.ts';
+import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './traces.ts';
+
+const MIB = 1024 * 1024;
+const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const NO_FIELDS: readonly string[] = [];
+const NO_BODY = Buffer.alloc(0);
+const NO_REQUEST_FIELDS = {};
+/** The gateway's default `gateway.cache.maxEntryBytes`. */
+const MAX_ENTRY_BYTES = MIB;
+
+export interface PolicyResult {
+  readonly requestHitRatio: number;
+  readonly byteHitRatio: number;
+}
+
+export interface ReplayRow {
+  readonly trace: string;
+  readonly boundBytes: number;
+  /** Entries of the trace's mean size the bound holds. */
+  readonly boundEntries: number;
+  readonly lru: PolicyResult & { readonly seconds: number };
+  readonly admission: PolicyResult & { readonly seconds: number; readonly admitted: number; readonly refused: number };
+  readonly belady: PolicyResult;
+  /** (policy − LRU) / (MIN − LRU), request hit ratio: the share of LRU's gap to the optimum closed. */
+  readonly gapClosed: number;
+}
+
+export interface HitRatioReport {
+  readonly tool: 'catalog-gateway bench';
+  readonly mode: 'hit-ratio';
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: MachineInfo;
+  readonly traces: readonly { readonly name: string; readonly description: string; readonly requests: number; readonly distinct: number; readonly meanEntryBytes: number; readonly distinctBytes: number }[];
+  readonly rows: readonly ReplayRow[];
+}
+
+function ratio(hits: Hits, trace: Trace, totalBytes: number): PolicyResult {
+  return { requestHitRatio: hits.hits / trace.requests.length, byteHitRatio: hits.hitBytes / totalBytes };
+}
+
+/** Trace entries hold no fields: their sizes come from the trace. */
+const NOT_VARYING = { vary: [], selecting: [] };
+
+/** One replay through the real store. */
+function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { seconds: number; admitted: number; refused: number } {
+  const purges = new PurgeLog();
+  const cache = new ResponseCache({ maxBytes: boundBytes, maxEntryBytes: MAX_ENTRY_BYTES, purges, admission });
+  const keys: CacheKey[] = trace.keys.map(cacheKey);
+  // What each key's response holds, so that the entry costs its trace size (entry-size.ts adds the key and the fixed part).
+  const held = trace.keys.map((key, id) => (trace.sizes[id] ?? 0) - leastEntryBytes(key));
+  let hits = 0;
+  let hitBytes = 0;
+  const started = performance.now();
+  for (const id of trace.requests) {
+    const key = keys[id] as CacheKey;
+    if (cache.lookup(key, NO_REQUEST_FIELDS).kind === 'found') {
+      hits++;
+      hitBytes += trace.sizes[id] ?? 0;
+    } else {
+      cache.store(key, new StoredResponse(200, NO_FIELDS, NO_BODY, FACTS, NOT_VARYING, NO_FIELDS, held[id] ?? 0), purges.generation);
+    }
+    if (cache.bytes > boundBytes) throw new Error(`the store holds ${cache.bytes} B over its bound of ${boundBytes} B`);
+  }
+  return { hits, hitBytes, seconds: (performance.now() - started) / 1000, admitted: cache.admitted, refused: cache.refused };
+}
+
+function describe(trace: Trace): HitRatioReport['traces'][number] {
+  let distinctBytes = 0;
+  for (const size of trace.sizes) distinctBytes += size;
+  return { name: trace.name, description: trace.description, requests: trace.requests.length, distinct: trace.keys.length, meanEntryBytes: Math.round(distinctBytes / trace.keys.length), distinctBytes };
+}
+
+export async function hitRatioBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<HitRatioReport> {
+  const startedAt = new Date().toISOString();
+  const traces =
+    options.traceFiles.length > 0
+      ? await Promise.all(options.traceFiles.map((file) => readTrace(file, options.traceEntryBytes)))
+      : syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log);
+  const rows: ReplayRow[] = [];
+  for (const trace of traces) {
+    const info = describe(trace);
+    let totalBytes = 0;
+    for (const id of trace.requests) totalBytes += trace.sizes[id] ?? 0;
+    const bounds = options.boundEntries.length > 0 ? options.boundEntries.map((n) => n * options.traceEntryBytes) : options.boundsMib.map((m) => m * MIB);
+    for (const boundBytes of bounds) {
+      log(`${trace.name} at ${(boundBytes / MIB).toFixed(1)} MiB: LRU, W-TinyLFU, MIN…`);
+      const lru = replay(trace, boundBytes, false);
+      const tiny = replay(trace, boundBytes, true);
+      const min = beladyHits(trace, boundBytes, MAX_ENTRY_BYTES);
+      const lruRatio = ratio(lru, trace, totalBytes);
+      const tinyRatio = ratio(tiny, trace, totalBytes);
+      const minRatio = ratio(min, trace, totalBytes);
+      const gap = minRatio.requestHitRatio - lruRatio.requestHitRatio;
+      rows.push({
+        trace: trace.name,
+        boundBytes,
+        boundEntries: Math.round(boundBytes / info.meanEntryBytes),
+        lru: { ...lruRatio, seconds: lru.seconds },
+        admission: { ...tinyRatio, seconds: tiny.seconds, admitted: tiny.admitted, refused: tiny.refused },
+        belady: minRatio,
+        gapClosed: gap <= 0 ? 1 : (tinyRatio.requestHitRatio - lruRatio.requestHitRatio) / gap,
+      });
+    }
+  }
+  return { tool: 'catalog-gateway bench', mode: 'hit-ratio', startedAt, command, machine: machineInfo(), traces: traces.map(describe), rows };
+}
+
+const percent = (n: number): string => `${(n * 100).toFixed(1)} %`;
+
+export function hitRatioMarkdown(r: HitRatioReport): string {
+  const bound = (row: ReplayRow): string => `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
+  const lines = [
+    '| trace | bound | LRU requests (bytes) | W-TinyLFU requests (bytes) | MIN requests (bytes) | W-TinyLFU − LRU | gap to MIN closed | refused / admitted |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.rows.map((row) =>
+      [
+        row.trace,
+        bound(row),
+        `${percent(row.lru.requestHitRatio)} (${percent(row.lru.byteHitRatio)})`,
+        `${percent(row.admission.requestHitRatio)} (${percent(row.admission.byteHitRatio)})`,
+        `${percent(row.belady.requestHitRatio)} (${percent(row.belady.byteHitRatio)})`,
+        `${((row.admission.requestHitRatio - row.lru.requestHitRatio) * 100).toFixed(1)} points`,
+        percent(row.gapClosed),
+        `${row.admission.refused.toLocaleString('en-US')} / ${row.admission.admitted.toLocaleString('en-US')}`,
+      ].join(' | '),
+    ).map((row) => `| ${row} |`),
+    '',
+    ...r.traces.map((t) => `- ${t.name}: ${t.description}; ${t.requests.toLocaleString('en-US')} requests, ${t.distinct.toLocaleString('en-US')} distinct keys, ${t.meanEntryBytes.toLocaleString('en-US')} B per entry on average (${(t.distinctBytes / MIB).toFixed(0)} MiB for all).`),
+    '',
+    `Machine: ${machineLine(r.machine)}. Command: \`${r.command}\`.`,
+    '',
+  ];
+  return lines.join('\n');
+}

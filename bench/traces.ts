@@ -1,0 +1,131 @@
+/**
+ * Request traces for the hit-ratio replay: each a list of key ids, with every distinct key's
+ * string and the bytes its entry costs in the cache.
+ *
+ * Synthetic ones are built over a million distinct catalog searches (the memory bench's query
+ * space, bench/query-space.ts), each given the size of one of a few thousand real answers of the
+ * embedded catalog (answer-sizes.ts), drawn at random, so that sizes are real but independent of
+ * popularity:
+ * - Zipf popularity, α 0.7, 0.9 and 1.1;
+ * - the same (α 0.9) with a crawler paging through every search mixed in: 30 % of requests, each
+ *   for a search nobody else asks, in order (one-hit wonders, the scan that LRU loses most to);
+ * - a popularity shift half-way: the second half draws its ranks from a shuffled order, so that
+ *   yesterday's hot queries go cold and others get hot.
+ *
+ * A trace file holds one request per line, `key [size]`: the size is the entry's bytes in the
+ * cache, a fixed entry size when absent, so that a block trace replays with the bound set in
+ * entries. Blank lines and lines starting with `#` are skipped.
+ */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
+import { ZipfSampler } from '../src/loadtest/zipf.ts';
+import { SeededRandom } from '../src/origin/random.ts';
+import { entryBytes } from '../src/gateway/store/entry-size.ts';
+import { realAnswerBytes } from './answer-sizes.ts';
+import { QuerySpace } from './query-space.ts';
+
+export interface Trace {
+  readonly name: string;
+  readonly description: string;
+  /** Each distinct key, by id. */
+  readonly keys: readonly string[];
+  /** What each key's entry costs in the cache, by id: what the bound counts. */
+  readonly sizes: Uint32Array;
+  /** The key id of each request, in order. */
+  readonly requests: Uint32Array;
+}
+
+export interface SyntheticOptions {
+  readonly dataDir: string;
+  /** Requests per trace. */
+  readonly requests: number;
+  /** Distinct queries the Zipf popularity ranges over. */
+  readonly distinct: number;
+}
+
+/** Real answers sampled for their sizes. */
+const ANSWER_SAMPLE = 3000;
+const CRAWLER_SHARE = 0.3;
+const SEED = 27;
+
+/** The smallest size a key's entry can have: its fixed part and its key, with no response bytes. */
+export function leastEntryBytes(key: string): number {
+  return entryBytes(key, []);
+}
+
+/** Builds every synthetic trace; each shares the keys, and their sizes, of the million searches. */
+export function syntheticTraces(options: SyntheticOptions, log: (m: string) => void): Trace[] {
+  const crawled = Math.ceil(options.requests * CRAWLER_SHARE);
+  log(`sizing ${ANSWER_SAMPLE} real answers of the catalog…`);
+  const answers = realAnswerBytes(options.dataDir, ANSWER_SAMPLE);
+  const space = new QuerySpace(readCatalogVocabulary(join(options.dataDir, 'catalog.db')));
+  const random = new SeededRandom(SEED);
+  const keys: string[] = [];
+  const sizes = new Uint32Array(options.distinct + crawled);
+  for (let id = 0; id < sizes.length; id++) {
+    const key = space.at(id);
+    keys.push(key);
+    sizes[id] = entryBytes(key, [{ bytes: answers[random.below(answers.length)] ?? 0 }]);
+  }
+  const zipfKeys = keys.slice(0, options.distinct);
+  const zipfSizes = sizes.subarray(0, options.distinct);
+  const zipf = (alpha: number): Trace => {
+    const sampler = new ZipfSampler(options.distinct, alpha, random);
+    const requests = new Uint32Array(options.requests);
+    for (let i = 0; i < requests.length; i++) requests[i] = sampler.next();
+    return { name: `zipf-${alpha}`, description: `Zipf α ${alpha} over ${options.distinct.toLocaleString('en-US')} searches`, keys: zipfKeys, sizes: zipfSizes, requests };
+  };
+  log('drawing the synthetic traces…');
+  const traces = [zipf(0.7), zipf(0.9), zipf(1.1)];
+
+  const mixed = new Uint32Array(options.requests);
+  const sampler = new ZipfSampler(options.distinct, 0.9, random);
+  let crawler = options.distinct;
+  for (let i = 0; i < mixed.length; i++) mixed[i] = random.next() < CRAWLER_SHARE && crawler < sizes.length ? crawler++ : sampler.next();
+  traces.push({ name: 'crawler-30%', description: `Zipf α 0.9, 30 % of requests a crawler paging through searches asked once each`, keys, sizes, requests: mixed });
+
+  const shifted = new Uint32Array(options.requests);
+  const order = Uint32Array.from({ length: options.distinct }, (_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = random.below(i + 1);
+    const swap = order[i] ?? i;
+    order[i] = order[j] ?? j;
+    order[j] = swap;
+  }
+  for (let i = 0; i < shifted.length; i++) {
+    const rank = sampler.next();
+    shifted[i] = i < shifted.length / 2 ? rank : (order[rank] ?? rank);
+  }
+  traces.push({ name: 'shift', description: 'Zipf α 0.9, popularity reshuffled half-way', keys: zipfKeys, sizes: zipfSizes, requests: shifted });
+  return traces;
+}
+
+/** Reads a `key [size]` trace; `entryBytes` is the size of a request that gives none. */
+export async function readTrace(path: string, fixedEntryBytes: number): Promise<Trace> {
+  const ids = new Map<string, number>();
+  const keys: string[] = [];
+  const sizes: number[] = [];
+  const requests: number[] = [];
+  let line = 0;
+  for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+    line++;
+    const fields = text.trim().split(/\s+/);
+    const [key, sizeText] = fields;
+    if (key === undefined || key === '' || key.startsWith('#')) continue;
+    if (fields.length > 2 || (sizeText !== undefined && !/^[0-9]+$/.test(sizeText))) throw new Error(`${path}:${line}: expected "key [size]", got "${text}"`);
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = keys.length;
+      ids.set(key, id);
+      keys.push(key);
+      sizes.push(0);
+    }
+    // A key whose size changes takes its latest size, as a re-stored entry does.
+    sizes[id] = Math.max(leastEntryBytes(key), sizeText === undefined ? fixedEntryBytes : Number(sizeText));
+    requests.push(id);
+  }
+  if (requests.length === 0) throw new Error(`${path}: no requests`);
+  return { name: path.split('/').at(-1) ?? path, description: `${path}, ${keys.length.toLocaleString('en-US')} distinct keys`, keys, sizes: Uint32Array.from(sizes), requests: Uint32Array.from(requests) };
+}

@@ -1,0 +1,152 @@
+/**
+ * How often each key was asked for lately, approximately, in a few bytes per cached entry: the
+ * TinyLFU sketch (Einziger, Friedman and Manes, ACM TOS 2017), shaped like Caffeine's
+ * `FrequencySketch`. A count-min sketch of 4-bit counters (four of them per key, the estimate is
+ * their minimum, so a collision can only overestimate; 8 B per entry), in front of it a
+ * doorkeeper (a Bloom filter that takes a key's first sighting, so the one-hit wonders that make
+ * up most of a search workload never reach the counters), and aging: after a sample of 40 increments per entry in the
+ * cache every counter is halved and the doorkeeper cleared, so that yesterday's popularity fades.
+ *
+ * Counting runs on every cache lookup, so it allocates nothing: the key is hashed in place
+ * (FNV-1a over its UTF-16 code units) and the counters live in typed arrays.
+ */
+
+/** Counters per 32-bit word of the table. */
+const COUNTERS_PER_WORD = 8;
+/** Counters per entry, as Caffeine has them: with four per key, most of a key's four are its own. */
+const COUNTERS_PER_ENTRY = 16;
+/**
+ * Increments per entry between two halvings. TinyLFU's paper and Caffeine take 10; the replays
+ * (`npm run bench -- --hit-ratio`, docs/performance.md) chose 40: catalog searches at the edge of
+ * what a cache holds are asked once or twice in 10 × its entries, too few to tell them from
+ * one-off searches, and 40 closed twice as much of LRU's gap to the optimum on Zipf traces
+ * (α 0.9: 55 % against 24 % at ~700 entries), at the price of a slower turn when popularity shifts.
+ */
+const SAMPLE_PER_ENTRY = 40;
+/** A sample is never shorter than this many entries' worth: a nearly empty cache would age at every step. */
+const MIN_SAMPLE_ENTRIES = 64;
+/** Doorkeeper bits per entry sized for: ~5 bits per distinct key of a sample of 6 KiB catalog answers. */
+const DOORKEEPER_BITS_PER_ENTRY = 64;
+/** A counter saturates at 15; a frequency is the counters' estimate plus the doorkeeper's 1. */
+export const MAX_FREQUENCY = 16;
+
+function powerOfTwoAtLeast(n: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(2, n)));
+}
+
+/** FNV-1a (32-bit) of the key's code units, then a finalising mix so that low bits are usable. */
+function hash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return spread(h);
+}
+
+/** murmur3's 32-bit finaliser: every input bit moves every output bit. */
+function spread(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+export class FrequencySketch {
+  readonly #table: Uint32Array;
+  readonly #tableMask: number;
+  readonly #doorkeeper: Uint32Array;
+  readonly #doorkeeperMask: number;
+  #sampleSize: number;
+  #additions = 0;
+
+  /** `capacity`: how many entries the cache is expected to hold; the sketch is sized for it. */
+  constructor(capacity: number) {
+    const counters = powerOfTwoAtLeast(capacity) * COUNTERS_PER_ENTRY;
+    this.#table = new Uint32Array(counters / COUNTERS_PER_WORD);
+    this.#tableMask = this.#table.length - 1;
+    const bits = powerOfTwoAtLeast(capacity * DOORKEEPER_BITS_PER_ENTRY);
+    this.#doorkeeper = new Uint32Array(bits / 32);
+    this.#doorkeeperMask = bits - 1;
+    this.#sampleSize = SAMPLE_PER_ENTRY * powerOfTwoAtLeast(capacity);
+  }
+
+  /**
+   * Ages after a sample of SAMPLE_PER_ENTRY increments per entry the cache holds now: a cache
+   * bounded in bytes holds a number of entries that depends on their sizes, so its store says.
+   */
+  resample(entries: number): void {
+    this.#sampleSize = SAMPLE_PER_ENTRY * Math.max(entries, MIN_SAMPLE_ENTRIES);
+  }
+
+  /** What the sketch holds in memory: its two tables (the object around them is a few dozen bytes). */
+  get bytes(): number {
+    return this.#table.byteLength + this.#doorkeeper.byteLength;
+  }
+
+  /** Counts one request for `key`. */
+  increment(key: string): void {
+    const h = hash(key);
+    if (this.#doorkeeperAdd(h)) {
+      // Counters are incremented only where they equal the minimum (conservative update), which
+      // keeps a colliding key from inflating the estimates of the others.
+      const min = this.#estimate(h);
+      if (min < 15) {
+        let step = h;
+        for (let i = 0; i < 4; i++) {
+          step = this.#probe(step, i);
+          const word = (step >>> 3) & this.#tableMask;
+          const shift = (step & 7) << 2;
+          const value = (this.#table[word] ?? 0) >>> shift;
+          if ((value & 15) === min) this.#table[word] = (this.#table[word] ?? 0) + (1 << shift);
+        }
+      }
+    }
+    if (++this.#additions >= this.#sampleSize) this.#age();
+  }
+
+  /** Estimated requests for `key` since about the last halving, from 0 to MAX_FREQUENCY. */
+  frequency(key: string): number {
+    const h = hash(key);
+    return this.#estimate(h) + (this.#doorkeeperHas(h) ? 1 : 0);
+  }
+
+  #estimate(h: number): number {
+    let min = 15;
+    let step = h;
+    for (let i = 0; i < 4; i++) {
+      step = this.#probe(step, i);
+      const value = ((this.#table[(step >>> 3) & this.#tableMask] ?? 0) >>> ((step & 7) << 2)) & 15;
+      if (value < min) min = value;
+    }
+    return min;
+  }
+
+  /** The i-th of four counter positions: each a fresh mix of the previous, seeded by its row. */
+  #probe(previous: number, row: number): number {
+    return spread((previous + Math.imul(row + 1, 0x9e3779b9)) | 0);
+  }
+
+  /** Sets the key's two doorkeeper bits; true when both were set already (the key was seen). */
+  #doorkeeperAdd(h: number): boolean {
+    const a = h & this.#doorkeeperMask;
+    const b = spread(h ^ 0x5bd1e995) & this.#doorkeeperMask;
+    const seen = this.#bit(a) && this.#bit(b);
+    if (!seen) {
+      this.#doorkeeper[a >>> 5] = (this.#doorkeeper[a >>> 5] ?? 0) | (1 << (a & 31));
+      this.#doorkeeper[b >>> 5] = (this.#doorkeeper[b >>> 5] ?? 0) | (1 << (b & 31));
+    }
+    return seen;
+  }
+
+  #doorkeeperHas(h: number): boolean {
+    return this.#bit(h & this.#doorkeeperMask) && this.#bit(spread(h ^ 0x5bd1e995) & this.#doorkeeperMask);
+  }
+
+  #bit(index: number): boolean {
+    return (((this.#doorkeeper[index >>> 5] ?? 0) >>> (index & 31)) & 1) === 1;
+  }
+
+  /** Halves every counter (each 4-bit field shifted right, the bit from its neighbour masked off). */
+  #age(): void {
+    for (let i = 0; i < this.#table.length; i++) this.#table[i] = ((this.#table[i] ?? 0) >>> 1) & 0x77777777;
+    this.#doorkeeper.fill(0);
+    this.#additions = this.#sampleSize >>> 1;
+  }
+}

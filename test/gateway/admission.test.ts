@@ -1,0 +1,147 @@
+/**
+ * The admission decision alone, then W-TinyLFU (windowed-lru.ts) on crafted request sequences
+ * against plain lru-cache: a scan does not flush a hot set, a new hot key gets in within a few
+ * requests, and the byte bound holds exactly, whatever is set, replaced or deleted.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { LRUCache } from 'lru-cache';
+import { TinyLfuAdmission } from '../../src/gateway/store/admission.ts';
+import { FrequencySketch } from '../../src/gateway/store/frequency-sketch.ts';
+import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
+
+describe('the admission decision', () => {
+  const sketch = new FrequencySketch(1024);
+  const admission = new TinyLfuAdmission(sketch);
+  const ask = (key: string, times: number): void => {
+    for (let i = 0; i < times; i++) admission.record(key);
+  };
+  ask('candidate', 5);
+  ask('cold', 1);
+  ask('warm', 3);
+  ask('hot', 9);
+  const victims = (...keys: string[]) => keys.map((key) => ({ key, size: 100 }));
+
+  test('with room to spare nothing is weighed', () => {
+    assert.equal(admission.admits('never-seen', 0, victims('hot')), true);
+  });
+
+  test('a candidate asked more often than its victim gets in; a tie or a less popular one does not', () => {
+    assert.equal(admission.admits('candidate', 100, victims('warm')), true);
+    assert.equal(admission.admits('candidate', 100, victims('hot')), false);
+    assert.equal(admission.admits('warm', 100, victims('warm')), false, 'a tie');
+  });
+
+  test('sizes count: it is weighed against every victim it would push out, together', () => {
+    assert.equal(admission.admits('candidate', 100, victims('cold', 'warm')), true, 'one victim frees enough');
+    assert.equal(admission.admits('candidate', 150, victims('cold', 'warm')), true, '1 + 3 requests lost for its 5');
+    assert.equal(admission.admits('candidate', 150, victims('warm', 'warm')), false, '3 + 3 requests lost for its 5');
+  });
+});
+
+const ENTRY = 1000;
+/** 100 entries of ENTRY bytes, window and sketch included. */
+const BOUND = 100 * ENTRY + 20_000;
+
+function windowed(): WindowedLru<string, { key: string }> {
+  return new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined });
+}
+
+function plain(): LRUCache<string, { key: string }> {
+  return new LRUCache<string, { key: string }>({ maxSize: BOUND });
+}
+
+/** A cache as the gateway uses it: look up, and on a miss store. Returns whether it was a hit. */
+function request(cache: EntryLru<string, { key: string }>, key: string, size = ENTRY): boolean {
+  if (cache.get(key) !== undefined) return true;
+  cache.set(key, { key }, { size });
+  return false;
+}
+
+describe('W-TinyLFU in front of lru-cache', () => {
+  test('a scan of one-off keys does not flush a hot set that plain LRU loses', () => {
+    // Ten scanned keys between two requests for each hot key: 550 keys between two requests for
+    // the same hot key, where plain LRU keeps 120.
+    for (const [name, cache, least, most] of [['W-TinyLFU', windowed(), 490, 500], ['LRU', plain(), 0, 0]] as const) {
+      const hot = Array.from({ length: 50 }, (_, i) => `/hot/${i}`);
+      let scan = 0;
+      let hits = 0;
+      for (let round = 0; round < 20; round++) {
+        for (const key of hot) {
+          if (request(cache, key) && round >= 10) hits++;
+          for (let i = 0; i < 10; i++) request(cache, `/scan/${scan++}`);
+        }
+      }
+      assert.ok(hits >= least && hits <= most, `${name}: ${hits} hits of the last 500 requests for the hot set`);
+    }
+  });
+
+  test('a new hot key is served from the window at once and enters the main segment within a few requests', () => {
+    const cache = windowed();
+    // A full cache of keys asked three times each.
+    const warm = Array.from({ length: 100 }, (_, i) => `/warm/${i}`);
+    for (let round = 0; round < 3; round++) for (const key of warm) request(cache, key);
+    let scan = 0;
+    const hitsAt: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      if (request(cache, '/new-hot')) hitsAt.push(i);
+      // Between two requests for it, more new keys than the window holds go by.
+      for (let j = 0; j < 5; j++) request(cache, `/scan/${scan++}`);
+    }
+    const first = hitsAt[0];
+    assert.ok(first !== undefined && first <= 5, `first hit at request ${first}`);
+    assert.deepEqual(hitsAt, Array.from({ length: 20 - first }, (_, i) => first + i), 'a hit on every request once it is in');
+  });
+
+  test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
+    const gone: string[] = [];
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });
+    for (let round = 0; round < 3; round++) for (let i = 0; i < 200; i++) request(cache, `/warm/${i}`);
+    request(cache, '/grows', 500);
+    const grown = { key: '/grows' };
+    cache.set('/grows', grown, { size: 5000 });
+    assert.equal(cache.peek('/grows'), undefined, 'refused: asked once against victims asked three times');
+    assert.ok(gone.includes('/grows:set'));
+  });
+
+  test('the byte bound holds exactly, and every key that leaves is reported once', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('request' as const), key: fc.integer({ min: 0, max: 60 }), size: fc.integer({ min: 1, max: 9000 }) }),
+      fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 60 }), size: fc.integer({ min: 1, max: 9000 }) }),
+      fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 60 }), size: fc.constant(0) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 400 }), (ops) => {
+        const held = new Map<string, { key: string }>();
+        const cache = new WindowedLru<string, { key: string }>({
+          maxSize: 30_000,
+          disposeAfter: (value, key) => {
+            assert.equal(held.get(key), value, `${key} reported gone with the value it held`);
+            held.delete(key);
+          },
+          onAdmission: () => undefined,
+        });
+        for (const { kind, key, size } of ops) {
+          const k = `/k${key}`;
+          if (kind === 'delete') cache.delete(k);
+          else if (kind === 'request') {
+            if (cache.get(k) === undefined) {
+              const value = { key: k };
+              cache.set(k, value, { size });
+              if (cache.peek(k) === value) held.set(k, value);
+            }
+          } else {
+            const value = { key: k };
+            cache.set(k, value, { size });
+            if (cache.peek(k) === value) held.set(k, value);
+          }
+          assert.ok(cache.calculatedSize + cache.sketchBytes <= 30_000, `${cache.calculatedSize} B held`);
+          assert.deepEqual(new Set(cache.keys()), new Set(held.keys()));
+          assert.equal(cache.size, held.size);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,63 @@
+/** The TinyLFU sketch on its own: counting, the doorkeeper, halving, and what collisions cost. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FrequencySketch, MAX_FREQUENCY } from '../../src/gateway/store/frequency-sketch.ts';
+
+function counted(sketch: FrequencySketch, key: string, times: number): void {
+  for (let i = 0; i < times; i++) sketch.increment(key);
+}
+
+test('a key is counted once per request, the first by the doorkeeper, up to the counters\' ceiling', () => {
+  const sketch = new FrequencySketch(1024);
+  assert.equal(sketch.frequency('/v1/books?q=river'), 0);
+  sketch.increment('/v1/books?q=river');
+  assert.equal(sketch.frequency('/v1/books?q=river'), 1);
+  counted(sketch, '/v1/books?q=river', 6);
+  assert.equal(sketch.frequency('/v1/books?q=river'), 7);
+  counted(sketch, '/v1/books?q=river', 100);
+  assert.equal(sketch.frequency('/v1/books?q=river'), MAX_FREQUENCY);
+  assert.equal(sketch.frequency('/v1/books?q=lake'), 0, 'another key is not counted with it');
+});
+
+test('after a sample of 40 increments per entry every count is halved and the doorkeeper forgets', () => {
+  const capacity = 64;
+  const sketch = new FrequencySketch(capacity);
+  counted(sketch, 'hot', 13);
+  sketch.increment('once');
+  assert.equal(sketch.frequency('hot'), 13);
+  assert.equal(sketch.frequency('once'), 1);
+  // 14 increments so far; the sample is 40 × 64.
+  for (let i = 0; i < 40 * capacity - 14 - 1; i++) sketch.increment(`filler-${i % 7}`);
+  assert.equal(sketch.frequency('hot'), 13, 'not yet');
+  sketch.increment(`filler-0`);
+  assert.equal(sketch.frequency('hot'), 6, '12 counted, halved, and no doorkeeper bit any more');
+  assert.equal(sketch.frequency('once'), 0, 'a key seen once is forgotten');
+  sketch.increment('hot');
+  assert.equal(sketch.frequency('hot'), 7, 'the doorkeeper takes its next sighting again');
+});
+
+test('collisions are bounded: a sketch full of one-off keys overestimates unseen keys by little', () => {
+  const capacity = 4096;
+  const sketch = new FrequencySketch(capacity);
+  // A sample's worth of distinct keys, each asked twice (so all of them reach the counters).
+  for (let i = 0; i < 4 * capacity; i++) counted(sketch, `/v1/books?q=scan-${i}`, 2);
+  let total = 0;
+  let worst = 0;
+  const probes = 10_000;
+  for (let i = 0; i < probes; i++) {
+    const estimate = sketch.frequency(`/v1/books?q=never-${i}`);
+    total += estimate;
+    worst = Math.max(worst, estimate);
+  }
+  assert.ok(total / probes < 0.5, `mean overestimate ${total / probes}`);
+  assert.ok(worst <= 3, `worst overestimate ${worst}`);
+  // And a key asked often stands out of the crowd by its own count.
+  counted(sketch, '/v1/books?q=hot', 10);
+  assert.ok(sketch.frequency('/v1/books?q=hot') >= 10);
+});
+
+test('its memory is a few bytes per entry it is sized for', () => {
+  const sketch = new FrequencySketch(100_000);
+  // 16 counters of 4 bits and 64 doorkeeper bits per entry, each table rounded up to a power of two.
+  assert.equal(sketch.bytes, 16 * 131_072);
+});

@@ -1,0 +1,34 @@
+/** The hit-ratio replay's own parts (bench/): Bélády's MIN on a trace worked by hand, and the trace file format. */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { beladyHits } from '../../bench/belady.ts';
+import { leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
+import { tempDir } from '../support/config.ts';
+
+/** `sequence`: one letter per request. */
+function trace(sequence: string, size: number): Trace {
+  const letters = sequence.split('');
+  const keys = [...new Set(letters)];
+  return { name: 'hand', description: 'by hand', keys, sizes: new Uint32Array(keys.length).fill(size), requests: Uint32Array.from(letters.map((k) => keys.indexOf(k))) };
+}
+
+test('MIN keeps what is asked again soonest and does not store what is asked later than all it holds', () => {
+  // Room for two: c (next asked at 6) is farther than a (3) and b (4), so it is not kept; a and b hit.
+  assert.deepEqual(beladyHits(trace('abcabac', 10), 20, 1000), { hits: 3, hitBytes: 30 });
+  // Room for one: a at 0 is asked again at 2, before b: b is not kept.
+  assert.deepEqual(beladyHits(trace('abab', 10), 10, 1000), { hits: 1, hitBytes: 10 });
+  assert.equal(beladyHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
+});
+
+test('a trace file is one request per line, key and an optional size; a key takes its latest size', async () => {
+  const path = join(tempDir(), 'trace.txt');
+  writeFileSync(path, '# a comment\n/a 9000\n/b\n\n/a 12000\n/c 1\n');
+  const read = await readTrace(path, 4096);
+  assert.deepEqual(read.keys, ['/a', '/b', '/c']);
+  assert.deepEqual([...read.requests], [0, 1, 0, 2]);
+  assert.deepEqual([...read.sizes], [12_000, 4096, leastEntryBytes('/c')], 'no entry is smaller than its key and fixed part');
+  writeFileSync(path, '/a 12 extra\n');
+  await assert.rejects(readTrace(path, 4096), /trace\.txt:1: expected "key \[size\]"/);
+});
