@@ -88,6 +88,9 @@ for (const protocol of PROTOCOLS) describe(`purge API, over ${protocol}`, () => 
     const metrics = await fx.metrics();
     assert.equal(metricValue(metrics, 'catalog_gateway_purges_total', { kind: 'tags', mode: 'hard' }), 1);
     assert.ok(metricValue(metrics, 'catalog_gateway_purged_entries_total') >= 2);
+    // One log line per purge, as an operator from Varnish looks for: selector, mode, entries, who.
+    const lines = fx.logs.lines().filter((l) => l.msg === 'purge');
+    assert.deepEqual(lines.map(({ purge: selector, mode, purged, sub }) => ({ selector, mode, purged, sub })), [{ selector: { kind: 'tags', tags: ['bk_2'] }, mode: 'hard', purged: 2, sub: 'tester' }]);
   });
 
   test('by URL (absolute or not), by prefix, and everything', async () => {
