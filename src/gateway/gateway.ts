@@ -155,10 +155,13 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const { logger, live, registry } = gw.parts;
   let admin: RunningAdmin | undefined;
   let stopped: Promise<void> | undefined;
+  const release = async (): Promise<void> => {
+    await gw.stop();
+    await admin?.stop();
+  };
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
-      await gw.stop();
-      await admin?.stop();
+      await release();
       logger.info('stopped');
       logger.flush();
     })();
@@ -179,7 +182,8 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
     return { url, adminUrl: admin.url, registry, cacheStats: gw.cacheStats, reload: (load) => live.reload(load), stop };
   } catch (err) {
-    await stop();
+    // It never served, so no `stopped` line: the caller says why it could not start.
+    await release();
     throw err;
   }
 }
