@@ -62,10 +62,11 @@ describe('invalidation and soft purges reach every gateway of a fleet, L1 and L2
     for (let round = 0; round < 20; round++) {
       const target = `/x${round}`;
       assert.match(cacheStatus(await a.get(target)), /fwd=miss; stored/);
-      const shared = await b.get(target);
+      const shared: Reply = await b.get(target);
       assert.match(cacheStatus(shared), /hit; ttl=\d+; detail=shared/);
       assert.equal(shared.body, `${target} version 0`);
-      const [writer, other] = round % 2 === 0 ? [a, b] : [b, a];
+      const writer: GatewayFixture = round % 2 === 0 ? a : b;
+      const other: GatewayFixture = round % 2 === 0 ? b : a;
       // Both hold it in their own cache now.
       assert.match(cacheStatus(await a.get(target)), /^catalog-gateway; hit; ttl=\d+$/);
       assert.equal((await writer.get(target, {}, 'POST')).status, 201);
@@ -73,7 +74,7 @@ describe('invalidation and soft purges reach every gateway of a fleet, L1 and L2
       assert.equal(mine.body, `${target} version 1`, `round ${round}: ${cacheStatus(mine)}`);
       assert.match(cacheStatus(mine), /fwd=miss/, 'neither its own copy nor the shared one');
       // The other gateway's own copy is gone too; what it finds now is the new body the writer stored.
-      const theirs = await other.get(target);
+      const theirs: Reply = await other.get(target);
       assert.equal(theirs.body, `${target} version 1`, `round ${round}: ${cacheStatus(theirs)}`);
     }
   });

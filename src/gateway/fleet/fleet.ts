@@ -82,7 +82,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
       return response;
     },
     lock: (key) => locks.acquire(key),
-    waitFor: (key) => locks.waitFor(key),
+    waitFor: (key, remainingMs) => locks.waitFor(key, remainingMs),
     async write(key, response, mark) {
       await shared.write(key, response, mark);
     },

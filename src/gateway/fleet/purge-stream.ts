@@ -51,7 +51,11 @@ interface Outgoing {
 
 /** Purges kept while Redis is unreachable; past this many, one purge of everything stands for them. */
 const MAX_PENDING = 1000;
-const BLOCK_MS = 2000;
+/**
+ * A blocking read's wait at Redis; the read's deadline is this plus the command timeout, after
+ * which the connection is taken for cut off and replaced (redis-link.ts).
+ */
+const BLOCK_MS = 1000;
 const RETRY_MS = 200;
 
 type Entries = [id: string, fields: string[]][];
@@ -164,7 +168,8 @@ export class PurgeStream {
           continue;
         }
         if (!this.#synced) await this.#resync(reader);
-        const reply = await reader.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId);
+        const { link } = this.#o;
+        const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) => c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId));
         for (const [, entries] of reply ?? []) this.#take(entries);
       } catch (err) {
         if (this.#isStopped()) return;
@@ -177,7 +182,8 @@ export class PurgeStream {
 
   /** Reads what was missed since `#lastId`, or, when the stream no longer has it, starts over. */
   async #resync(reader: RedisClient): Promise<void> {
-    const trimmed = await trimmedUpTo(reader, this.#o.key);
+    const { link } = this.#o;
+    const trimmed = await link.within(reader, link.commandTimeoutMs, (c) => trimmedUpTo(c, this.#o.key));
     if (compareIds(trimmed, this.#lastId) > 0) {
       if (this.#lastId !== FIRST_ID) {
         // Purges were trimmed from the stream before this process read them: anything in the
@@ -190,7 +196,7 @@ export class PurgeStream {
       this.#lastId = trimmed;
     }
     for (;;) {
-      const entries = (await reader.xrange(this.#o.key, `(${this.#lastId}`, '+', 'COUNT', 1000)) as Entries;
+      const entries = (await link.within(reader, link.commandTimeoutMs, (c) => c.xrange(this.#o.key, `(${this.#lastId}`, '+', 'COUNT', 1000))) as Entries;
       this.#take(entries);
       if (entries.length < 1000) break;
     }

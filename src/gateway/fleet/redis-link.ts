@@ -5,7 +5,18 @@
  * bounded by `gateway.redis.commandTimeoutMs`, an operation that fails yields `undefined`, and
  * after a few failures in a row the breaker stays open for `gateway.redis.cooldownMs`, so a slow
  * or dead Redis costs a request nothing but a branch.
+ *
+ * An operation that runs out of time resets its connection (a TCP RST, not a FIN): ioredis's
+ * own `commandTimeout` only rejects the promise and leaves the command in the socket, where the
+ * kernel keeps retransmitting it through a partition and Redis runs it whenever the link heals
+ * (issue 31: a lock taken 13 s after its taker gave up). A reset socket is gone from the kernel,
+ * so nothing written on it arrives later; with `maxRetriesPerRequest: 0` ioredis rejects what was
+ * queued on it instead of resending it on the next connection (event_handler.js, closeHandler).
+ * The reset also replaces a connection a partition left silent at once, instead of after TCP's
+ * retransmission backoff: short connect attempts and reconnection delays then bring the process
+ * back within about a second of the heal.
  */
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
@@ -22,20 +33,28 @@ export interface RedisLinkOptions {
 
 /** Failures in a row that open the breaker. */
 const FAILURES_TO_OPEN = 3;
-/** Reconnection backoff ceiling: short, so sharing resumes soon after Redis is back. */
-const MAX_RECONNECT_DELAY_MS = 1000;
+/**
+ * Reconnection backoff ceiling: short, so sharing resumes soon after Redis is back; with the
+ * connect deadline it bounds the time from a heal to a connection (a SYN lost just before the heal
+ * costs one connect deadline, then at most this).
+ */
+const MAX_RECONNECT_DELAY_MS = 250;
+/** One connection attempt's deadline: below the kernel's first SYN retransmission (1 s). */
+const CONNECT_TIMEOUT_MS = 900;
+/** TCP keepalive's idle time, so an idle connection across a partition is probed too. */
+const KEEPALIVE_MS = 1000;
 
 function reconnectDelay(times: number): number {
-  return Math.min(50 * 2 ** Math.min(times, 10), MAX_RECONNECT_DELAY_MS);
+  return Math.min(25 * 2 ** Math.min(times, 10), MAX_RECONNECT_DELAY_MS);
 }
 
-function createClient(target: RedisTarget, commandTimeoutMs: number | undefined, name: string): RedisClient {
+function createClient(target: RedisTarget, name: string): RedisClient {
   const common = {
     username: target.username,
     password: target.password,
     connectionName: name,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: 2000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    keepAlive: KEEPALIVE_MS,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     enableAutoPipelining: true,
@@ -66,6 +85,7 @@ export class RedisLink {
   /** For ordinary commands: bounded by the command timeout, never queued while disconnected. */
   readonly client: RedisClient;
   readonly url: string;
+  readonly commandTimeoutMs: number;
   readonly #target: RedisTarget;
   readonly #logger: Logger;
   readonly #cooldownMs: number;
@@ -81,7 +101,8 @@ export class RedisLink {
     this.url = redactedRedisUrl(options.url);
     this.#logger = options.logger;
     this.#cooldownMs = options.cooldownMs;
-    this.client = this.#watch(createClient(this.#target, options.commandTimeoutMs, 'catalog-gateway'));
+    this.commandTimeoutMs = options.commandTimeoutMs;
+    this.client = this.#watch(createClient(this.#target, 'catalog-gateway'));
   }
 
   /** Connects, waiting at most `waitMs`; a Redis that is not there yet is no reason not to start. */
@@ -91,11 +112,11 @@ export class RedisLink {
   }
 
   /**
-   * A client of its own for one long-lived use (a blocking stream read, a subscription), with no
-   * command timeout; closed with the link.
+   * A client of its own for one long-lived use (a blocking stream read, a subscription), whose
+   * commands take their deadline from `within`; closed with the link.
    */
   dedicated(name: string): RedisClient {
-    const client = this.#watch(createClient(this.#target, undefined, `catalog-gateway-${name}`));
+    const client = this.#watch(createClient(this.#target, `catalog-gateway-${name}`));
     this.#others.push(client);
     client.connect().catch(() => undefined);
     return client;
@@ -122,12 +143,33 @@ export class RedisLink {
   async run<T>(op: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
     if (!this.up) return undefined;
     try {
-      const result = await op(this.client);
+      const result = await this.within(this.client, this.commandTimeoutMs, op);
       this.#failures = 0;
       return result;
     } catch (err) {
       this.#failed(err);
       return undefined;
+    }
+  }
+
+  /**
+   * Runs `op` on `client` (this link's own, or a dedicated one), resetting every connection of the
+   * link when it has not settled within `ms`: they share the path to Redis, so when one is cut off
+   * the others are too, and a subscription that only listens would not notice by itself.
+   */
+  async within<T>(client: RedisClient, ms: number, op: (client: RedisClient) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.#logger.debug({ redis: this.url, ms }, 'no answer from Redis in time: resetting the connections');
+        for (const c of [this.client, ...this.#others]) resetConnection(c);
+        reject(new RedisDeadlineError(ms));
+      }, ms);
+    });
+    try {
+      return await Promise.race([op(client), deadline]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -175,5 +217,26 @@ export class RedisLink {
         }),
       ),
     );
+  }
+}
+
+/** An operation on `client` that did not finish within its deadline; its connection was reset. */
+export class RedisDeadlineError extends Error {
+  constructor(ms: number) {
+    super(`no answer from Redis within ${ms} ms: connection reset`);
+    this.name = 'RedisDeadlineError';
+  }
+}
+
+/**
+ * Resets `client`'s connections (every node's, for a Cluster, since which one holds the late
+ * command is not known): each socket goes with an RST, and ioredis reconnects.
+ */
+function resetConnection(client: RedisClient): void {
+  const clients = client instanceof Cluster ? client.nodes() : [client];
+  for (const c of clients) {
+    // The `stream` is undefined before the first connection; ioredis types it as always there.
+    const stream = c.stream as Socket | undefined;
+    if (stream !== undefined && !stream.destroyed) stream.resetAndDestroy();
   }
 }
