@@ -190,10 +190,22 @@ export class RedisLink {
     client.on('error', (err: unknown) => {
       this.#logger.debug({ err, redis: this.url }, 'Redis connection error');
     });
+    // ioredis bounds the TCP connect only: a handshake (AUTH, the ready check) sent just before a
+    // partition would wait for TCP to give up, minutes later.
+    let handshake: NodeJS.Timeout | undefined;
+    client.on('connect', () => {
+      clearTimeout(handshake);
+      handshake = setTimeout(() => {
+        resetConnection(client);
+      }, CONNECT_TIMEOUT_MS + this.commandTimeoutMs);
+      handshake.unref();
+    });
     client.on('ready', () => {
+      clearTimeout(handshake);
       this.#changed();
     });
     client.on('close', () => {
+      clearTimeout(handshake);
       this.#changed();
     });
     return client;
