@@ -174,7 +174,10 @@ export class CirculationDb {
     const now = this.#now();
     const change: AvailabilityChange = { book: `bk_${book}`, branch, available: isAvailable };
     const payload = JSON.stringify({ type: AVAILABILITY_CHANGED, timestamp: new Date(now).toISOString(), data: change });
-    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(`msg_${randomUUID()}`, subscriber.id as number, book, payload, now, now);
+    // One message id for every registration (Standard Webhooks' message, sent to each endpoint):
+    // hosts of a fleet that each receive it recognise it as one event.
+    const messageId = `msg_${randomUUID()}`;
+    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(messageId, subscriber.id as number, book, payload, now, now);
   }
 
   /** Registers a receiver; the secret is returned here and never again. */

@@ -6,14 +6,36 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 import { startSilentRelay, type SilentRelay } from '../support/silent-relay.ts';
 
+/** One registration's secret, as hosts that share a registration (or were each given it) hold. */
+const SECRET = `whsec_${Buffer.from('fleet-faults-test-secret-32-bytes').toString('base64')}`;
 /** The configuration's defaults that matter here, spelled out: a wait on a fill may last 10 s. */
-const FLEET = { 'gateway.redis.commandTimeoutMs': 250, 'gateway.redis.cooldownMs': 2000, 'gateway.redis.fillWaitMs': 10_000 };
+const FLEET = { 'gateway.redis.commandTimeoutMs': 250, 'gateway.redis.cooldownMs': 2000, 'gateway.redis.fillWaitMs': 10_000, 'gateway.events.secret': SECRET };
+
+/** Delivers one availability event to `fx` the way the origin does, under `id`. */
+async function deliver(fx: GatewayFixture, id: string, book: string): Promise<void> {
+  const body = JSON.stringify({ type: 'book.availability.changed', timestamp: new Date().toISOString(), data: { book, branch: 'branch_central', available: false } });
+  const at = new Date();
+  const reply = await send(`${fx.gateway.adminUrl}/events`, 'POST', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(SECRET).sign(id, at, body) }, body);
+  assert.equal(reply.status, 200, reply.body);
+}
+
+/** Event purges applied by `fx`, whichever way they came. */
+async function eventsApplied(fx: GatewayFixture): Promise<number> {
+  const metrics = await fx.metrics();
+  return metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'applied' }) + metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'applied' });
+}
+
+async function eventRepeats(fx: GatewayFixture): Promise<number> {
+  const metrics = await fx.metrics();
+  return metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'repeat' }) + metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'repeat' });
+}
 
 async function sharing(fx: GatewayFixture): Promise<boolean> {
   return metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1;
@@ -143,6 +165,26 @@ describe('fleet when Redis goes silent', () => {
     process.stderr.write(`# slowest request per host (cut first): ${slowest.map((ms) => ms.toFixed(0)).join(', ')} ms; sharing again ${back.toFixed(0)} ms after the heal\n`);
     for (const [i, ms] of slowest.entries()) assert.ok(ms < 1000, `host ${i}: a request took ${ms.toFixed(0)} ms`);
     assert.ok(back < 2000, `sharing again ${back.toFixed(0)} ms after the heal`);
+  });
+
+  test('each availability event delivered to three hosts is applied once on each, also on a host cut off from Redis', async () => {
+    const fleet = [cut, ...others];
+    const applied = await Promise.all(fleet.map(eventsApplied));
+    const repeats = await Promise.all(fleet.map(eventRepeats));
+    const run = `${Date.now()}`;
+    for (let i = 0; i < 5; i++) await Promise.all(fleet.map((fx) => deliver(fx, `msg_${run}_${i}`, `bk_${i + 1}`)));
+    // Every host applied each event once, and the stream's copies of it are repeats there.
+    await until(async () => (await Promise.all(fleet.map(eventRepeats))).every((n, i) => n >= (repeats[i] ?? 0) + 5));
+    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 5));
+    relay.cut();
+    for (let i = 5; i < 8; i++) await Promise.all(fleet.map((fx) => deliver(fx, `msg_${run}_${i}`, `bk_${i + 1}`)));
+    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 8), 'the cut-off host applied its deliveries');
+    relay.heal();
+    await until(() => sharing(cut));
+    // What the cut-off host sent on meanwhile reaches the others as repeats, not as purges.
+    await sleep(300);
+    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 8));
+    process.stderr.write(`# event purges per host for 8 events: applied ${(await Promise.all(fleet.map(eventsApplied))).map((n, i) => n - (applied[i] ?? 0)).join(', ')}; repeats dropped ${(await Promise.all(fleet.map(eventRepeats))).map((n, i) => n - (repeats[i] ?? 0)).join(', ')}\n`);
   });
 
   async function purgeTag(fx: GatewayFixture, tag: string): Promise<void> {

@@ -6,12 +6,15 @@
  * after a few failures in a row the breaker stays open for `gateway.redis.cooldownMs`, so a slow
  * or dead Redis costs a request nothing but a branch.
  *
- * An operation that runs out of time resets its connection (a TCP RST, not a FIN): ioredis's
- * own `commandTimeout` only rejects the promise and leaves the command in the socket, where the
+ * An operation that runs out of time on a connection that has gone silent (nothing came back
+ * for that long) resets it (a TCP RST, not a FIN): ioredis's own `commandTimeout` only rejects the promise and leaves the command in the socket, where the
  * kernel keeps retransmitting it through a partition and Redis runs it whenever the link heals
  * (issue 31: a lock taken 13 s after its taker gave up). A reset socket is gone from the kernel,
  * so nothing written on it arrives later; with `maxRetriesPerRequest: 0` ioredis rejects what was
  * queued on it instead of resending it on the next connection (event_handler.js, closeHandler).
+ * On a connection that is only slow, a command given up on still runs, late; the one for which
+ * that would matter, taking a lock, is fenced (fleet-lock.ts), and docs/fleet.md says why the
+ * others are harmless.
  * The reset also replaces a connection a partition left silent at once, instead of after TCP's
  * retransmission backoff: short connect attempts and reconnection delays then bring the process
  * back within about a second of the heal.
@@ -153,23 +156,49 @@ export class RedisLink {
   }
 
   /**
-   * Runs `op` on `client` (this link's own, or a dedicated one), resetting every connection of the
-   * link when it has not settled within `ms`: they share the path to Redis, so when one is cut off
-   * the others are too, and a subscription that only listens would not notice by itself.
+   * Runs `op` on `client` (this link's own, or a dedicated one), failing it after `ms`. Until it
+   * settles, the connection is watched: once nothing at all came back on it for `ms`, it is taken
+   * for cut off and every connection of the link is reset (they share the path to Redis, and a
+   * subscription that only listens would not notice by itself). A connection that answers other
+   * commands meanwhile is only slow, and is kept: resetting it would send every waiter of the
+   * fleet's locks to the origin at once.
    */
   async within<T>(client: RedisClient, ms: number, op: (client: RedisClient) => Promise<T>): Promise<T> {
+    const running = op(client);
+    // An object, not a `let`: the compiler does not see the callbacks' assignment.
+    const state = { settled: false };
+    const settle = (): void => {
+      state.settled = true;
+    };
+    running.then(settle, settle);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.#logger.debug({ redis: this.url, ms }, 'no answer from Redis in time: resetting the connections');
-        for (const c of [this.client, ...this.#others]) resetConnection(c);
-        reject(new RedisDeadlineError(ms));
-      }, ms);
+      let read = bytesRead(client);
+      const watch = (first: boolean): void => {
+        timer = setTimeout(() => {
+          // Timers run before I/O in an event-loop turn: after a stall (GC, a busy CPU) the answer
+          // may be waiting in the socket already. It is read first, and only then is it missing.
+          setImmediate(() => {
+            if (state.settled) return;
+            if (first) reject(new RedisDeadlineError(ms));
+            const now = bytesRead(client);
+            if (now !== read) {
+              read = now;
+              watch(false);
+              return;
+            }
+            this.#logger.debug({ redis: this.url, ms }, 'nothing from Redis in time: resetting the connections');
+            for (const c of [this.client, ...this.#others]) resetConnection(c);
+          });
+        }, ms);
+        timer.unref();
+      };
+      watch(true);
     });
     try {
-      return await Promise.race([op(client), deadline]);
+      return await Promise.race([running, deadline]);
     } finally {
-      clearTimeout(timer);
+      if (state.settled) clearTimeout(timer);
     }
   }
 
@@ -235,9 +264,20 @@ export class RedisLink {
 /** An operation on `client` that did not finish within its deadline; its connection was reset. */
 export class RedisDeadlineError extends Error {
   constructor(ms: number) {
-    super(`no answer from Redis within ${ms} ms: connection reset`);
+    super(`no answer from Redis within ${ms} ms`);
     this.name = 'RedisDeadlineError';
   }
+}
+
+/** The connection's nodes. */
+function nodesOf(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes() : [client];
+}
+
+/** Bytes read on `client`'s sockets now; a new socket after a reconnection starts again from 0. */
+function bytesRead(client: RedisClient): number {
+  // The `stream` is undefined before the first connection; ioredis types it as always there.
+  return nodesOf(client).reduce((sum, c) => sum + ((c.stream as Socket | undefined)?.bytesRead ?? 0), 0);
 }
 
 /**
@@ -245,9 +285,7 @@ export class RedisDeadlineError extends Error {
  * command is not known): each socket goes with an RST, and ioredis reconnects.
  */
 function resetConnection(client: RedisClient): void {
-  const clients = client instanceof Cluster ? client.nodes() : [client];
-  for (const c of clients) {
-    // The `stream` is undefined before the first connection; ioredis types it as always there.
+  for (const c of nodesOf(client)) {
     const stream = c.stream as Socket | undefined;
     if (stream !== undefined && !stream.destroyed) stream.resetAndDestroy();
   }
