@@ -7,7 +7,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { run } from '../support/cli-process.ts';
+import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { HEALTH_PATH } from '../support/health-check.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
@@ -185,6 +188,27 @@ describe('fleet when Redis goes silent', () => {
     await sleep(300);
     assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 8));
     process.stderr.write(`# event purges per host for 8 events: applied ${(await Promise.all(fleet.map(eventsApplied))).map((n, i) => n - (applied[i] ?? 0)).join(', ')}; repeats dropped ${(await Promise.all(fleet.map(eventRepeats))).map((n, i) => n - (repeats[i] ?? 0)).join(', ')}\n`);
+  });
+
+  test('a gateway process exits within 0.5 s of logging "stopped", with Redis answering and with Redis silent', async () => {
+    for (const silent of [false, true]) {
+      const gateway = run(['gateway', '--redis', relay.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info' });
+      const exited = new Promise<void>((resolve) => gateway.child.once('exit', () => {
+        resolve();
+      }));
+      try {
+        await gateway.line((l) => l.includes('sharing the cache through Redis'));
+        await gateway.line((l) => l.includes('"msg":"listening"'));
+        if (silent) relay.cut();
+        gateway.child.kill('SIGTERM');
+        await gateway.line((l) => l.includes('"msg":"stopped"'));
+        const { ms } = await timed(() => exited);
+        assert.ok(ms < 500, `exited ${ms.toFixed(0)} ms after "stopped" (Redis ${silent ? 'silent' : 'answering'})`);
+      } finally {
+        gateway.child.kill('SIGKILL');
+        relay.heal();
+      }
+    }
   });
 
   async function purgeTag(fx: GatewayFixture, tag: string): Promise<void> {

@@ -113,7 +113,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
     async stop() {
       locks.stop();
       await stream.stop();
-      await link.close();
+      link.close();
     },
   };
 }
