@@ -141,6 +141,7 @@ export const SCHEMA = {
   'gateway.events.receiverUrl': { type: 'string', nullable: true, doc: 'URL the origin posts events to; `null` means this gateway\'s admin listener `/events`.' },
   'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
   'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false.' },
+  'gateway.events.unregisterOnStop': { type: 'boolean', doc: 'At stop, remove this gateway\'s own registration (not one shared under `receiverUrl`): for replicas that go for good (a scale-down), not for a gateway that restarts and wants the events queued meanwhile.' },
   'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
   'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
