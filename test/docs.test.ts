@@ -41,7 +41,7 @@ describe('README', () => {
     const gateway = new Registry();
     const origin = new Registry();
     new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0 }), inFlight: () => 0, originUp: () => true });
-    new FleetMetrics(gateway, () => true);
+    new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];

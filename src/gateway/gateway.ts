@@ -137,6 +137,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
         verifier,
         cache,
         flights,
+        partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(),
         purger,
         origin,
         metrics,

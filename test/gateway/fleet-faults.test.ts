@@ -12,7 +12,7 @@ import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { metricValue, send, until } from '../support/harness.ts';
+import { get, metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 import { startSilentRelay, type SilentRelay } from '../support/silent-relay.ts';
 
@@ -209,6 +209,28 @@ describe('fleet when Redis goes silent', () => {
         relay.heal();
       }
     }
+  });
+
+  test('cut off from the purges for longer than the bound, a host revalidates entries older than it, says so, and stops when it reads the stream again', async () => {
+    const bound = cut.config['gateway.redis.partitionBoundMs'];
+    const target = `/v1/books?q=bounded${Date.now()}`;
+    assert.match(String((await cut.get(target)).headers['cache-status']), /fwd=miss; stored/);
+    relay.cut();
+    try {
+      cut.clock.advance(bound + 500);
+      await until(async () => metricValue(await cut.metrics(), 'catalog_gateway_fleet_partitioned') === 1);
+      const calls = origin.count(target);
+      const during = await cut.get(target);
+      assert.equal(during.status, 200);
+      assert.doesNotMatch(String(during.headers['cache-status']), /; hit/, 'not served as fresh');
+      assert.equal(origin.count(target), calls + 1, 'the origin was asked');
+      const ready = await get(`${cut.gateway.adminUrl}/readyz`);
+      assert.match(ready.body, /revalidated/);
+    } finally {
+      relay.heal();
+    }
+    await until(async () => metricValue(await cut.metrics(), 'catalog_gateway_fleet_partitioned') === 0 && (await sharing(cut)));
+    assert.match(String((await cut.get(target)).headers['cache-status']), /; hit/);
   });
 
   async function purgeTag(fx: GatewayFixture, tag: string): Promise<void> {

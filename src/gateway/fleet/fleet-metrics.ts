@@ -14,7 +14,7 @@ export class FleetMetrics {
   readonly #purges: Counter<'direction'>;
   readonly #drops: Counter;
 
-  constructor(registry: Registry, up: () => boolean) {
+  constructor(registry: Registry, up: () => boolean, partitioned: () => boolean) {
     const registers = [registry];
     new Gauge({
       name: 'catalog_gateway_shared_tier_up',
@@ -23,6 +23,15 @@ export class FleetMetrics {
       aggregator: 'min',
       collect() {
         this.set(up() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_fleet_partitioned',
+      help: "1 while the fleet's purges have been unread for longer than gateway.redis.partitionBoundMs: entries older than the bound are revalidated instead of served fresh.",
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(partitioned() ? 1 : 0);
       },
     });
     this.#reads = new Counter({ name: 'catalog_gateway_shared_tier_reads_total', help: 'Reads of the shared tier after a local miss, by result (hit, miss, purged, error).', labelNames: ['result'], registers });

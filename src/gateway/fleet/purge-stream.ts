@@ -97,9 +97,11 @@ export class PurgeStream {
   /** One flush at a time, so purges reach the stream in the order they were taken. */
   #flushing = false;
   #loop: Promise<void> | undefined;
+  #lastHeardAt: number;
 
   constructor(options: PurgeStreamOptions) {
     this.#o = options;
+    this.#lastHeardAt = options.now();
     options.link.onChange((up) => {
       if (up) this.#flush();
       // Nobody waits on a Redis that is gone: the purges stay queued for when it is back.
@@ -110,6 +112,11 @@ export class PurgeStream {
   /** Whether shared entries can be judged: the stream has been read since the last gap. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** When the stream was last read (an empty blocking read counts): every purge sent before is known. */
+  get lastHeardAt(): number {
+    return this.#lastHeardAt;
   }
 
   start(): void {
@@ -171,6 +178,8 @@ export class PurgeStream {
         const { link } = this.#o;
         const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) => c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId));
         for (const [, entries] of reply ?? []) this.#take(entries);
+        // The read began at most a blocking wait ago; what was sent before that is in hand.
+        this.#lastHeardAt = Math.max(this.#lastHeardAt, this.#o.now() - BLOCK_MS);
       } catch (err) {
         if (this.#isStopped()) return;
         this.#synced = false;
@@ -201,6 +210,7 @@ export class PurgeStream {
       if (entries.length < 1000) break;
     }
     this.#synced = true;
+    this.#lastHeardAt = this.#o.now();
   }
 
   #take(entries: Entries): void {
