@@ -67,7 +67,7 @@ describe('docs', () => {
     const gateway = new Registry();
     const origin = new Registry();
     new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0 }), inFlight: () => 0, originUp: () => true });
-    new FleetMetrics(gateway, () => true);
+    new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
     new ListenerMetrics(gateway);
     new OriginMetrics(origin, () => 0);

@@ -72,7 +72,7 @@ export async function startAdmin(parts: AdminParts): Promise<RunningAdmin> {
     },
   });
   const stop = async (): Promise<void> => {
-    registration?.stop();
+    await registration?.stop();
     await drain(server, config['http.shutdownTimeoutMs']);
   };
   const url = baseUrl(await listen(server, config['gateway.host'], config['gateway.adminPort']));
@@ -82,6 +82,8 @@ export async function startAdmin(parts: AdminParts): Promise<RunningAdmin> {
       receiver: config['gateway.events.receiverUrl'] ?? `${url}/events`,
       token: registrationTokens,
       file: join(config.dataDir, 'gateway-events.json'),
+      // A registration shared under a public receiver URL stays for the replicas left.
+      removeOnStop: config['gateway.events.unregisterOnStop'] && config['gateway.events.receiverUrl'] === null,
       logger,
     });
     try {

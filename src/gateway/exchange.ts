@@ -37,6 +37,12 @@ export interface PipelineDeps {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly flights: Flights;
+  /**
+   * While this process is cut off from the fleet's purges for longer than their bound, the age in
+   * ms past which an entry is no longer served as fresh (it is revalidated): a purge it cannot
+   * see leaves it stale for at most that long. Undefined otherwise.
+   */
+  readonly partitionMaxAgeMs: () => number | undefined;
   /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
   readonly purger: Purger;
   readonly origin: OriginClient;

@@ -104,6 +104,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     verifier,
     cache,
     flights,
+    partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(),
     purger,
     origin,
     metrics,

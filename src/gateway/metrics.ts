@@ -52,6 +52,7 @@ export class GatewayMetrics {
   readonly #invalidations: Counter;
   readonly #purges: Counter<'kind' | 'mode'>;
   readonly #purged: Counter;
+  readonly #eventPurges: Counter<'source' | 'result'>;
   readonly #refused: Counter<'reason'>;
 
   constructor(registry: Registry, live: LiveState) {
@@ -150,6 +151,13 @@ export class GatewayMetrics {
       help: 'Cache entries removed or marked stale by purges.',
       registers,
     });
+    this.#eventPurges = new Counter({
+      name: 'catalog_gateway_event_purges_total',
+      help: "An availability event's purge reaching this process, by source (delivery: the origin's webhook; stream: another host's copy) and result (applied, or repeat: that event was applied here already and is not again). Applied per event is applied over catalog_gateway_events_received_total.",
+      labelNames: ['source', 'result'],
+      registers,
+    });
+    for (const source of ['delivery', 'stream']) for (const result of ['applied', 'repeat']) this.#eventPurges.inc({ source, result }, 0);
     new Gauge({
       name: 'catalog_gateway_in_flight_requests',
       help: 'Requests being answered now.',
@@ -184,6 +192,10 @@ export class GatewayMetrics {
   purge(kind: PurgeKind, soft: boolean, entries: number): void {
     this.#purges.inc({ kind, mode: soft ? 'soft' : 'hard' });
     this.#purged.inc(entries);
+  }
+
+  eventPurge(source: 'delivery' | 'stream', applied: boolean): void {
+    this.#eventPurges.inc({ source, result: applied ? 'applied' : 'repeat' });
   }
 
   request(route: MetricRoute, method: string, status: number, cache: CacheResult, seconds: number): void {

@@ -106,7 +106,7 @@ export async function runCirculation(options: CirculationOptions, config: Config
   const startedAt = new Date().toISOString();
   const target: LoadTarget = await embeddedTarget({
     ...(options.config === undefined ? {} : { config: options.config }),
-    env: { ...process.env, CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', CATALOG_GATEWAY_EVENTS_REGISTER: 'true' },
+    env: { ...process.env, CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', CATALOG_GATEWAY_EVENTS_REGISTER: 'true', CATALOG_GATEWAY_EVENTS_UNREGISTER_ON_STOP: 'true' },
     onStep: log,
   });
   try {

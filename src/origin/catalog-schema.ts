@@ -87,7 +87,9 @@ CREATE TABLE webhook (
   id INTEGER PRIMARY KEY,
   url TEXT NOT NULL,
   types TEXT NOT NULL,
-  secret TEXT NOT NULL
+  secret TEXT NOT NULL,
+  failing_since_ms INTEGER,
+  disabled_ms INTEGER
 ) STRICT;
 
 CREATE TABLE outbox (

@@ -24,6 +24,17 @@ export interface Webhook {
   readonly id: string;
   readonly url: string;
   readonly types: readonly string[];
+  /** `disabled` once every delivery failed for the disable time; registering its URL again enables it. */
+  readonly state: 'enabled' | 'disabled';
+  /** Since when every delivery to it has failed (RFC 3339), while that is so. */
+  readonly failingSince?: string;
+  readonly disabledAt?: string;
+}
+
+/** A registration the origin stopped sending to, and the queued events it dropped. */
+export interface Disabled {
+  readonly webhookId: number;
+  readonly dropped: number;
 }
 
 export interface AvailabilityChange {
@@ -62,9 +73,33 @@ function asLoan(row: Record<string, unknown>): Loan {
   return { id: `ln_${String(row.id)}`, book: `bk_${String(row.book_id)}`, branch: row.branch_id as string, since: row.since as string };
 }
 
-function asWebhook(row: Record<string, unknown>): Webhook {
-  return { id: `wh_${String(row.id)}`, url: row.url as string, types: JSON.parse(row.types as string) as string[] };
+function isoOf(ms: unknown): string | undefined {
+  return typeof ms === 'number' ? new Date(ms).toISOString() : undefined;
 }
+
+function asWebhook(row: Record<string, unknown>): Webhook {
+  const failingSince = isoOf(row.failing_since_ms);
+  const disabledAt = isoOf(row.disabled_ms);
+  return {
+    id: `wh_${String(row.id)}`,
+    url: row.url as string,
+    types: JSON.parse(row.types as string) as string[],
+    state: disabledAt === undefined ? 'enabled' : 'disabled',
+    ...(failingSince === undefined ? {} : { failingSince }),
+    ...(disabledAt === undefined ? {} : { disabledAt }),
+  };
+}
+
+/** Columns a catalog built before registrations could be disabled lacks; added in place, as they start empty. */
+const ADDED_WEBHOOK_COLUMNS = ['failing_since_ms', 'disabled_ms'];
+
+function addMissingColumns(db: DatabaseSync): void {
+  const present = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').all('webhook').map((row) => row.name));
+  for (const column of ADDED_WEBHOOK_COLUMNS) if (!present.has(column)) db.exec(`ALTER TABLE webhook ADD COLUMN ${column} INTEGER`);
+}
+
+/** Deliveries in flight at once to one registration: a receiver that hangs holds no more of them. */
+export const PER_RECEIVER = 4;
 
 function prepareStatements(db: DatabaseSync) {
   const prepare = (sql: string): StatementSync => db.prepare(sql);
@@ -78,20 +113,29 @@ function prepareStatements(db: DatabaseSync) {
     insertLoan: prepare('INSERT INTO loan (book_id, branch_id, since) VALUES (?, ?, ?) RETURNING id, book_id, branch_id, since'),
     loan: prepare('SELECT id, book_id, branch_id, since FROM loan WHERE id = ? AND returned IS NULL'),
     endLoan: prepare('UPDATE loan SET returned = ? WHERE id = ? AND returned IS NULL RETURNING id, book_id, branch_id, since'),
-    subscribers: prepare('SELECT w.id AS id FROM webhook w, json_each(w.types) t WHERE t.value = ?'),
+    subscribers: prepare('SELECT w.id AS id FROM webhook w, json_each(w.types) t WHERE t.value = ? AND w.disabled_ms IS NULL'),
     enqueue: prepare('INSERT INTO outbox (message_id, webhook_id, book_id, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?)'),
-    insertWebhook: prepare('INSERT INTO webhook (url, types, secret) VALUES (?, ?, ?) RETURNING id, url, types'),
-    webhooks: prepare('SELECT id, url, types FROM webhook ORDER BY id'),
-    webhook: prepare('SELECT id, url, types FROM webhook WHERE id = ?'),
+    insertWebhook: prepare('INSERT INTO webhook (url, types, secret) VALUES (?, ?, ?) RETURNING id, url, types, failing_since_ms, disabled_ms'),
+    webhooks: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook ORDER BY id'),
+    webhook: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook WHERE id = ?'),
+    webhookByUrl: prepare('SELECT id, url, types, secret FROM webhook WHERE url = ? ORDER BY id LIMIT 1'),
+    enable: prepare('UPDATE webhook SET types = ?, failing_since_ms = NULL, disabled_ms = NULL WHERE id = ? RETURNING id, url, types, failing_since_ms, disabled_ms'),
+    succeeded: prepare('UPDATE webhook SET failing_since_ms = NULL WHERE id = ? AND failing_since_ms IS NOT NULL'),
+    failedSince: prepare('UPDATE webhook SET failing_since_ms = coalesce(failing_since_ms, ?) WHERE id = ? RETURNING failing_since_ms'),
+    disable: prepare('UPDATE webhook SET disabled_ms = ? WHERE id = ? AND disabled_ms IS NULL'),
+    dropQueued: prepare('DELETE FROM outbox WHERE webhook_id = ?'),
     deleteWebhook: prepare('DELETE FROM webhook WHERE id = ?'),
     // The oldest undelivered event of each (registration, book) pair: a later event of a book
     // waits until the earlier one is delivered, so a receiver sees a book's changes in order.
-    due: prepare(`SELECT o.seq AS seq, o.message_id AS message_id, o.webhook_id AS webhook_id, w.url AS url, w.secret AS secret, o.payload AS payload,
-        o.created_ms AS created_ms, o.attempts AS attempts
-      FROM outbox o JOIN webhook w ON w.id = o.webhook_id
-      WHERE o.due_ms <= ? AND NOT EXISTS (
-        SELECT 1 FROM outbox p WHERE p.webhook_id = o.webhook_id AND p.book_id = o.book_id AND p.seq < o.seq)
-      ORDER BY o.seq LIMIT ?`),
+    // At most PER_RECEIVER of each registration, so that one receiver's backlog (a dead one's
+    // retries) never fills the batch ahead of the others' events.
+    due: prepare(`SELECT seq, message_id, webhook_id, url, secret, payload, created_ms, attempts FROM (
+        SELECT o.seq AS seq, o.message_id AS message_id, o.webhook_id AS webhook_id, w.url AS url, w.secret AS secret, o.payload AS payload,
+          o.created_ms AS created_ms, o.attempts AS attempts, row_number() OVER (PARTITION BY o.webhook_id ORDER BY o.seq) AS nth
+        FROM outbox o JOIN webhook w ON w.id = o.webhook_id
+        WHERE o.due_ms <= ? AND NOT EXISTS (
+          SELECT 1 FROM outbox p WHERE p.webhook_id = o.webhook_id AND p.book_id = o.book_id AND p.seq < o.seq))
+      WHERE nth <= ${PER_RECEIVER} ORDER BY seq LIMIT ?`),
     nextDue: prepare('SELECT min(due_ms) AS due FROM outbox'),
     delivered: prepare('DELETE FROM outbox WHERE seq = ?'),
     retryLater: prepare('UPDATE outbox SET attempts = attempts + 1, due_ms = ? WHERE seq = ?'),
@@ -113,6 +157,7 @@ export class CirculationDb {
     // WAL lets searches on the read-only connection go on while a loan commits; NORMAL keeps a
     // commit durable against a process crash (not a power loss) without an fsync per loan.
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+    addMissingColumns(this.#db);
     this.#statements = prepareStatements(this.#db);
   }
 
@@ -174,15 +219,51 @@ export class CirculationDb {
     const now = this.#now();
     const change: AvailabilityChange = { book: `bk_${book}`, branch, available: isAvailable };
     const payload = JSON.stringify({ type: AVAILABILITY_CHANGED, timestamp: new Date(now).toISOString(), data: change });
-    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(`msg_${randomUUID()}`, subscriber.id as number, book, payload, now, now);
+    // One message id for every registration (Standard Webhooks' message, sent to each endpoint):
+    // hosts of a fleet that each receive it recognise it as one event.
+    const messageId = `msg_${randomUUID()}`;
+    for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(messageId, subscriber.id as number, book, payload, now, now);
   }
 
-  /** Registers a receiver; the secret is returned here and never again. */
-  register(url: string, types: readonly string[]): Webhook & { readonly secret: string } {
-    const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    const row = this.#statements.insertWebhook.get(url, JSON.stringify(types), secret);
-    if (row === undefined) throw new Error('the webhook was not inserted');
-    return { ...asWebhook(row), secret };
+  /**
+   * Registers a receiver, or, when its URL is registered already, answers that registration,
+   * enabled again and with `types` (`created` false): the replicas of a fleet behind one public
+   * URL share one registration, and a receiver that is back ends its disabling. The secret is
+   * returned only here.
+   */
+  register(url: string, types: readonly string[]): Webhook & { readonly secret: string; readonly created: boolean } {
+    return this.#run(() => {
+      const s = this.#statements;
+      const known = s.webhookByUrl.get(url);
+      if (known !== undefined) {
+        const row = s.enable.get(JSON.stringify(types), known.id as number);
+        if (row === undefined) throw new Error('the webhook vanished inside its transaction');
+        return { ...asWebhook(row), secret: known.secret as string, created: false };
+      }
+      const secret = `whsec_${randomBytes(24).toString('base64')}`;
+      const row = s.insertWebhook.get(url, JSON.stringify(types), secret);
+      if (row === undefined) throw new Error('the webhook was not inserted');
+      return { ...asWebhook(row), secret, created: true };
+    });
+  }
+
+  /** A delivery to `webhookId` succeeded: it is not failing any more. */
+  deliveredTo(webhookId: number): void {
+    this.#statements.succeeded.run(webhookId);
+  }
+
+  /**
+   * A delivery to `webhookId` failed at `now`. When every delivery to it has failed for
+   * `disableAfterMs`, it is disabled and its queued events dropped: returned so, else undefined.
+   */
+  failedTo(webhookId: number, now: number, disableAfterMs: number): Disabled | undefined {
+    return this.#run(() => {
+      const s = this.#statements;
+      const since = s.failedSince.get(now, webhookId)?.failing_since_ms;
+      if (typeof since !== 'number' || now - since < disableAfterMs) return undefined;
+      if (Number(s.disable.run(now, webhookId).changes) === 0) return undefined;
+      return { webhookId, dropped: Number(s.dropQueued.run(webhookId).changes) };
+    });
   }
 
   webhooks(): Webhook[] {

@@ -90,8 +90,8 @@ async function register(db: CirculationDb, req: IncomingMessage): Promise<Circul
   if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && EVENT_TYPES.includes(t))) {
     return invalid(`types must be a non-empty list of event types: ${EVENT_TYPES.join(', ')}`);
   }
-  const created = db.register(url, [...new Set(types as string[])]);
-  return { kind: 'written', status: 201, body: created, location: `/v1/webhooks/${created.id}` };
+  const { created, ...registration } = db.register(url, [...new Set(types as string[])]);
+  return { kind: 'written', status: created ? 201 : 200, body: registration, location: `/v1/webhooks/${registration.id}` };
 }
 
 /** Runs one authorised circulation request; the method has been checked against the route. */

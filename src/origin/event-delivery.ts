@@ -6,6 +6,12 @@
  * which it is dropped and counted as abandoned. An event is signed afresh at each attempt, with
  * the same `webhook-id`, so receivers dedupe retries by id.
  *
+ * Receivers do not wait on each other: at most a few deliveries to one registration are in flight
+ * (circulation-db.ts, PER_RECEIVER), so a receiver that hangs or refuses holds back only its own
+ * events. A registration to which every delivery failed for `disableAfterMs` (a replica that is
+ * gone for good, say) is disabled and its queue dropped, so a fleet that scaled down leaves no
+ * growing outbox behind; registering its URL again enables it.
+ *
  * A commit wakes the worker at once; otherwise it sleeps until the next event falls due. The
  * outbox is the only state: a restarted origin picks up exactly what was not delivered.
  */
@@ -18,6 +24,8 @@ import type { OriginMetrics } from './metrics.ts';
 export interface DeliveryOptions {
   /** How long a failing event is retried before it is dropped. */
   readonly retryForMs: number;
+  /** How long every delivery to a registration may fail before it is disabled. */
+  readonly disableAfterMs: number;
   /** Time allowed for one attempt, connection to answer. */
   readonly attemptTimeoutMs: number;
   readonly now: () => number;
@@ -103,6 +111,7 @@ export class EventDelivery {
       if (res.statusCode >= 200 && res.statusCode < 300) {
         if (this.#stopped) return;
         this.#db.delivered(row.seq);
+        this.#db.deliveredTo(row.webhookId);
         this.#metrics.eventDelivered('delivered', (this.#options.now() - row.createdMs) / 1000);
         return;
       }
@@ -111,6 +120,12 @@ export class EventDelivery {
       failure = err instanceof Error ? err.message : String(err);
     }
     if (this.#stopped) return;
+    const disabled = this.#db.failedTo(row.webhookId, this.#options.now(), this.#options.disableAfterMs);
+    if (disabled !== undefined) {
+      this.#metrics.webhookDisabled(disabled.dropped);
+      this.#logger.error({ webhook: `wh_${row.webhookId}`, url: row.url, failingForMs: this.#options.disableAfterMs, dropped: disabled.dropped, failure }, 'webhook disabled: every delivery failed for the disable time; its queued events are dropped');
+      return;
+    }
     if (this.#options.now() - row.createdMs >= this.#options.retryForMs) {
       this.#db.delivered(row.seq);
       this.#metrics.eventDelivered('abandoned');

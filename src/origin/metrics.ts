@@ -15,6 +15,8 @@ export class OriginMetrics {
   readonly #deliveries: Counter<'outcome'>;
   readonly #refused: Counter<'reason'>;
   readonly #deliveryLag: Histogram;
+  readonly #disabled: Counter;
+  readonly #dropped: Counter;
 
   /** `outboxDepth` is read at scrape time, so the gauge is never stale. */
   constructor(registry: Registry, outboxDepth: () => number) {
@@ -57,6 +59,16 @@ export class OriginMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
       registers: [registry],
     });
+    this.#disabled = new Counter({
+      name: 'catalog_origin_webhooks_disabled_total',
+      help: 'Registrations disabled because every delivery to them failed for origin.events.disableAfterSeconds.',
+      registers: [registry],
+    });
+    this.#dropped = new Counter({
+      name: 'catalog_origin_events_dropped_total',
+      help: 'Queued events dropped with the registration they were for, when it was disabled.',
+      registers: [registry],
+    });
     new Gauge({
       name: 'catalog_origin_outbox_depth',
       help: 'Events committed and not yet delivered, over all registrations.',
@@ -75,6 +87,11 @@ export class OriginMetrics {
   eventDelivered(outcome: 'delivered' | 'failed' | 'abandoned', lagSeconds?: number): void {
     this.#deliveries.inc({ outcome });
     if (lagSeconds !== undefined) this.#deliveryLag.observe(lagSeconds);
+  }
+
+  webhookDisabled(dropped: number): void {
+    this.#disabled.inc();
+    this.#dropped.inc(dropped);
   }
 
   request(route: RouteLabel | CirculationRoute, status: number, seconds: number): void {

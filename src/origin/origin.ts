@@ -85,6 +85,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   const metrics = new OriginMetrics(registry, () => circulation.outboxDepth);
   const events = new EventDelivery(circulation, metrics, logger, {
     retryForMs: config['origin.events.retryForSeconds'] * 1000,
+    disableAfterMs: config['origin.events.disableAfterSeconds'] * 1000,
     attemptTimeoutMs: config['origin.events.attemptTimeoutMs'],
     now,
   });

@@ -156,7 +156,7 @@ describe('events', () => {
     assert.match(hook.secret, /^whsec_/);
     assert.equal(created.headers.location, `/v1/webhooks/${hook.id}`);
     const listed = json<{ results: Record<string, unknown>[] }>(await send(`${f.origin.url}/v1/webhooks`, 'GET', admin));
-    assert.deepEqual(listed.results, [{ id: hook.id, url: hook.url, types: ['book.availability.changed'] }]);
+    assert.deepEqual(listed.results, [{ id: hook.id, url: hook.url, types: ['book.availability.changed'], state: 'enabled' }]);
     assert.equal((await send(`${f.origin.url}/v1/webhooks/${hook.id}`, 'DELETE', admin)).status, 204);
     assert.equal((await send(`${f.origin.url}/v1/webhooks/${hook.id}`, 'GET', admin)).status, 404);
   });

@@ -45,7 +45,7 @@ export const fleet: Command = {
       throw err;
     });
     const probe = `${origin.adminUrl}/readyz`;
-    const overrides = { ...stateOverrides, 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true };
+    const overrides = { ...stateOverrides, 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true, 'gateway.events.unregisterOnStop': true };
     const gatewayConfig = loadConfig({ ...args.config, overrides });
     const count = Math.max(MIN_WORKERS, workerCount(gatewayConfig['gateway.workers']));
     // The workers run the `gateway` command, told where this fleet's origin and Redis are; they

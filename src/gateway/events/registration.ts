@@ -6,8 +6,14 @@
  * it was down; it registers anew only when the origin no longer knows it or the receiver URL
  * changed (the old registration is then removed). Until it is registered, which is retried in
  * the background, the receiver answers 503 and the origin keeps its events.
+ *
+ * In a fleet (docs/fleet.md), the replicas behind one public receiver URL
+ * (`gateway.events.receiverUrl`) share one registration: the origin answers a registration of a
+ * URL it knows with that registration and its secret. A gateway with a registration of its own
+ * that stops for good (`gateway.events.unregisterOnStop`: a scale-down, not a restart) removes it
+ * on its way out; a shared one stays for the replicas left.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { request } from 'undici';
 import type { Logger } from '../../shared/logger.ts';
@@ -19,6 +25,8 @@ export interface RegistrationOptions {
   /** A `catalog:admin` bearer token for the origin, made afresh for each attempt. */
   readonly token: () => Promise<string>;
   readonly file: string;
+  /** Remove the registration at stop (it is this gateway's own, and the gateway is going for good). */
+  readonly removeOnStop: boolean;
   readonly logger: Logger;
 }
 
@@ -54,26 +62,30 @@ async function call(options: RegistrationOptions, method: string, path: string, 
   return { status: res.statusCode, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
 
-/** The secret of a registration the origin knows for this receiver, registering if need be. */
-async function register(options: RegistrationOptions): Promise<string> {
+/** A registration the origin knows for this receiver, registering (or joining the one of its URL) if need be. */
+async function register(options: RegistrationOptions): Promise<Saved> {
   const saved = load(options.file);
   if (saved !== undefined && saved.origin === options.origin) {
     const known = await call(options, 'GET', `/v1/webhooks/${saved.id}`);
-    if (known.status === 200 && (known.json as { url?: unknown }).url === saved.url) {
-      if (saved.url === options.receiver) return saved.secret;
-      await call(options, 'DELETE', `/v1/webhooks/${saved.id}`);
+    const { url, state } = known.json as { url?: unknown; state?: unknown };
+    if (known.status === 200 && url === saved.url) {
+      // A disabled one is registered again below, which enables it.
+      if (saved.url === options.receiver && state !== 'disabled') return saved;
+      if (saved.url !== options.receiver) await call(options, 'DELETE', `/v1/webhooks/${saved.id}`);
     }
   }
   const created = await call(options, 'POST', '/v1/webhooks', { url: options.receiver, types: ['book.availability.changed'] });
-  if (created.status !== 201) throw new Error(`the origin answered ${created.status} to the registration`);
+  // 200: the origin had this URL registered already (another replica's, or this one's).
+  if (created.status !== 201 && created.status !== 200) throw new Error(`the origin answered ${created.status} to the registration`);
   const { id, url, secret } = created.json as Saved;
+  const registered = { origin: options.origin, id, url, secret };
   mkdirSync(dirname(options.file), { recursive: true });
-  writeFileSync(options.file, `${JSON.stringify({ origin: options.origin, id, url, secret })}\n`, { mode: 0o600 });
-  return secret;
+  writeFileSync(options.file, `${JSON.stringify(registered)}\n`, { mode: 0o600 });
+  return registered;
 }
 
 export class EventRegistration {
-  #secret: string | undefined;
+  #registered: Saved | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   readonly #options: RegistrationOptions;
@@ -84,13 +96,13 @@ export class EventRegistration {
 
   /** The signing secret, once registered. */
   get secret(): string | undefined {
-    return this.#secret;
+    return this.#registered?.secret;
   }
 
   /** Tries once now; resolves either way, and keeps retrying in the background on failure. */
   async start(): Promise<void> {
     try {
-      this.#secret = await register(this.#options);
+      this.#registered = await register(this.#options);
       this.#options.logger.info({ receiver: this.#options.receiver }, 'registered for availability events');
     } catch (err) {
       this.#options.logger.warn({ err: err instanceof Error ? err.message : String(err), retryMs: RETRY_MS }, 'event registration failed; retrying');
@@ -100,8 +112,18 @@ export class EventRegistration {
     }
   }
 
-  stop(): void {
+  /** Stops retrying; with `removeOnStop`, removes the registration (its queued events go with it). */
+  async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    const registered = this.#registered;
+    if (!this.#options.removeOnStop || registered === undefined) return;
+    try {
+      const removed = await call(this.#options, 'DELETE', `/v1/webhooks/${registered.id}`);
+      rmSync(this.#options.file, { force: true });
+      this.#options.logger.info({ webhook: registered.id, status: removed.status }, 'event registration removed: this gateway is going for good');
+    } catch (err) {
+      this.#options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'removing the event registration failed; the origin disables it after origin.events.disableAfterSeconds');
+    }
   }
 }

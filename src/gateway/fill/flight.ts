@@ -18,23 +18,35 @@ import type { StoredResponse } from '../store/stored-response.ts';
 import type { Fetcher, FillOutcome, FillRequest } from './fetch.ts';
 import { admits, sharingOfOutcome, type Sharing } from './sharing.ts';
 
-/** A lock on a key that the fleet's processes share (fleet/fleet-lock.ts). */
-export interface FleetKeyLock {
-  release(): Promise<void>;
-}
+/**
+ * An attempt at a key's lock that the fleet's processes share (fleet/fleet-lock.ts): `held` by
+ * this process until released, `taken` by another for `remainingMs` more unless it renews it,
+ * `unknown` when Redis cannot say.
+ */
+export type FleetLockAttempt =
+  | { readonly kind: 'held'; release(): Promise<void> }
+  | { readonly kind: 'taken'; readonly remainingMs: number }
+  | { readonly kind: 'unknown' };
+
+/**
+ * How a wait for another process's fill ended: `filled` its holder let go of the key; `lapsed`
+ * the lock ran out without being let go (its holder is gone); `gone` the last-resort wait ran
+ * out or Redis became unusable.
+ */
+export type FleetWaitEnd = 'filled' | 'lapsed' | 'gone';
 
 export interface FleetWait {
-  /** True when the holder let go of the key; false when the wait ran out or Redis became unusable. */
-  readonly arrived: Promise<boolean>;
+  readonly ended: Promise<FleetWaitEnd>;
   cancel(): void;
 }
 
 /**
  * How a fill took part in the fleet's single flight: `leader` this process held the fleet's lock
- * and asked the origin; `waited` another process's fill answered; `timeout` the wait ran out and
- * this process asked itself; `alone` Redis was not in use and this process asked on its own.
+ * and asked the origin; `waited` another process's fill answered; `lapsed` the lock it waited on
+ * lapsed unreleased and this process took the fill over; `timeout` the wait ran out and this
+ * process asked itself; `alone` Redis was not in use and this process asked on its own.
  */
-export type FleetRole = 'leader' | 'waited' | 'timeout' | 'alone';
+export type FleetRole = 'leader' | 'waited' | 'lapsed' | 'timeout' | 'alone';
 
 /** What a flight needs of the fleet (fleet/fleet.ts): the shared tier and the key locks. */
 export interface FleetTier {
@@ -45,10 +57,9 @@ export interface FleetTier {
    * newer than `stored`), copied into the local cache unless a purge since `generation` names it.
    */
   find(request: FillRequest, stored: StoredResponse | undefined, generation: number): Promise<StoredResponse | undefined>;
-  /** The key's lock, `taken` when another process holds it, undefined when Redis cannot say. */
-  lock(key: CacheKey): Promise<FleetKeyLock | 'taken' | undefined>;
-  /** Starts waiting for the key's holder; call before looking once more. */
-  waitFor(key: CacheKey): FleetWait;
+  lock(key: CacheKey): Promise<FleetLockAttempt>;
+  /** Starts waiting for the key's holder, whose lock has `remainingMs` left; call before looking once more. */
+  waitFor(key: CacheKey, remainingMs: number): FleetWait;
   /** Writes what a fill stored for every other process; `mark` is the purge mark its fill began at. */
   write(key: CacheKey, response: StoredResponse, mark: string): Promise<void>;
   counted(role: FleetRole): void;
@@ -167,33 +178,43 @@ export class Flights {
     };
     const found = await shared();
     if (found !== undefined) return found;
+    const lead = async (lock: FleetLockAttempt & { kind: 'held' }, role: FleetRole): Promise<FillOutcome> => {
+      try {
+        // Another process may have stored it between the first look and taking the lock.
+        const raced = await shared();
+        if (raced !== undefined) return raced;
+        fleet.counted(role);
+        return await fromOrigin();
+      } finally {
+        await lock.release();
+      }
+    };
     const lock = await fleet.lock(request.key);
-    if (lock === undefined) {
+    if (lock.kind === 'held') return lead(lock, 'leader');
+    if (lock.kind === 'unknown') {
       fleet.counted('alone');
       return this.#p.fetcher.fetch(request, stored, announce);
     }
-    if (lock === 'taken') {
-      const waiting = fleet.waitFor(request.key);
-      const meanwhile = await shared();
-      if (meanwhile !== undefined) {
-        waiting.cancel();
-        return meanwhile;
-      }
-      const arrived = await waiting.arrived;
-      const filled = arrived ? await shared() : undefined;
-      // Without an entry, the holder's answer was not storable (so not shareable either), or it never came.
-      fleet.counted(arrived ? 'waited' : 'timeout');
+    const waiting = fleet.waitFor(request.key, lock.remainingMs);
+    const meanwhile = await shared();
+    if (meanwhile !== undefined) {
+      waiting.cancel();
+      return meanwhile;
+    }
+    const end = await waiting.ended;
+    if (end === 'filled') {
+      const filled = await shared();
+      fleet.counted('waited');
+      // Without an entry, the holder's answer was not storable (so not shareable either).
       return filled ?? fromOrigin();
     }
-    try {
-      // Another process may have stored it between the first look and taking the lock.
-      const raced = await shared();
-      if (raced !== undefined) return raced;
-      fleet.counted('leader');
-      return await fromOrigin();
-    } finally {
-      await lock.release();
+    if (end === 'lapsed') {
+      // Its holder is gone: this process takes the fill over, under the lock when it can get it.
+      const again = await fleet.lock(request.key);
+      if (again.kind === 'held') return lead(again, 'lapsed');
     }
+    fleet.counted('timeout');
+    return fromOrigin();
   }
 }
 

@@ -5,11 +5,22 @@
  * The lock expires after `lockMs` unless its holder renews it, so a holder that dies frees the key;
  * its release is followed by a notification on one channel, which a waiter has subscribed to
  * before it looks for the entry once more, so no notification falls between the look and the
- * wait. A wait ends at the notification, after `waitMs`, or as soon as Redis stops being usable;
- * a waiter whose wait ran out asks the origin itself.
+ * wait.
+ *
+ * A wait is bounded by the lock, not by a fixed timer (issue 31): the waiter looks at the lock
+ * again when its remaining life is over, and as soon as it has lapsed unreleased (its holder is
+ * gone, or stopped renewing it) the waiter takes the fill over. `waitMs` is only the last resort,
+ * and a wait also ends as soon as Redis stops being usable.
+ *
+ * A lock is taken by a script that Redis refuses to run after the taker's deadline (Redis's clock
+ * against the one the taker read, so hosts must keep their clocks within the command timeout of
+ * Redis's, as NTP does): a `SET … NX` that reaches Redis after its taker gave up on it, and so
+ * would hold a key for nobody, never takes effect. The connection reset on a timeout
+ * (redis-link.ts) keeps such commands off the wire as well; the fence holds where the reset cannot,
+ * for bytes that reached Redis's socket but wait behind a slow command.
  */
 import type { Logger } from 'pino';
-import type { FleetKeyLock, FleetWait } from '../fill/flight.ts';
+import type { FleetLockAttempt, FleetWait, FleetWaitEnd } from '../fill/flight.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { RedisClient, RedisLink } from './redis-link.ts';
 
@@ -22,6 +33,18 @@ export interface FleetLocksOptions {
   readonly logger: Logger;
 }
 
+/**
+ * Takes the lock unless Redis's clock is past the taker's deadline (ARGV[3], ms since the epoch):
+ * `{1}` taken, `{0, pttl}` held by another, `{-1}` too late.
+ */
+const ACQUIRE = `local t = redis.call('time')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then return {-1} end
+if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return {1} end
+return {0, redis.call('pttl', KEYS[1])}`;
+
+/** A waiter looks at a lock again this long after its remaining life: one round trip. */
+const LAPSE_GRACE_MS = 10;
+
 /** Renews only the holder's own lock: a lock that expired and was taken by another is left alone. */
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -30,10 +53,11 @@ export class FleetLocks {
   readonly #o: FleetLocksOptions;
   readonly #lockPrefix: string;
   readonly #channel: string;
-  readonly #waiters = new Map<string, Set<(arrived: boolean) => void>>();
+  readonly #waiters = new Map<string, Set<(end: FleetWaitEnd) => void>>();
   #subscriber: RedisClient | undefined;
   #subscribed = false;
   #sequence = 0;
+  #skewReported = false;
 
   constructor(options: FleetLocksOptions) {
     this.#o = options;
@@ -48,7 +72,7 @@ export class FleetLocks {
     const subscriber = this.#o.link.dedicated('fills');
     this.#subscriber = subscriber;
     subscriber.on('message', (_channel: string, key: string) => {
-      this.#settle(key, true);
+      this.#settle(key, 'filled');
     });
     subscriber.on('ready', () => {
       subscriber.subscribe(this.#channel).then(
@@ -71,18 +95,28 @@ export class FleetLocks {
     return this.#subscribed && this.#o.link.up;
   }
 
-  /** The key's lock, `taken` when another process holds it, undefined when Redis cannot say. */
-  async acquire(key: CacheKey): Promise<FleetKeyLock | 'taken' | undefined> {
+  /** The key's lock, or how long another process's lock on it has left, or `unknown` when Redis cannot say. */
+  async acquire(key: CacheKey): Promise<FleetLockAttempt> {
     const lockKey = this.#lockPrefix + key;
     const token = `${this.#o.processId}:${++this.#sequence}`;
-    const set = await this.#o.link.run((c) => c.set(lockKey, token, 'PX', this.#o.lockMs, 'NX'));
-    if (set === undefined) return undefined;
-    if (set === null) return 'taken';
+    const deadline = Date.now() + this.#o.link.commandTimeoutMs;
+    const reply = await this.#o.link.run((c) => c.eval(ACQUIRE, 1, lockKey, token, this.#o.lockMs, deadline));
+    const [status, remainingMs] = Array.isArray(reply) ? (reply as number[]) : [];
+    if (status === 0) return { kind: 'taken', remainingMs: remainingMs ?? this.#o.lockMs };
+    if (status !== 1) {
+      // Refused as late although the answer came in time: Redis's clock is ahead of this host's.
+      if (status === -1 && !this.#skewReported) {
+        this.#skewReported = true;
+        this.#o.logger.warn({ commandTimeoutMs: this.#o.link.commandTimeoutMs }, "Redis's clock is ahead of this host's by more than the command timeout: fills go without the fleet's lock");
+      }
+      return { kind: 'unknown' };
+    }
     const renewal = setInterval(() => {
       void this.#o.link.run((c) => c.eval(RENEW, 1, lockKey, token, this.#o.lockMs));
     }, Math.max(50, Math.floor(this.#o.lockMs / 3)));
     renewal.unref();
     return {
+      kind: 'held',
       release: async () => {
         clearInterval(renewal);
         await this.#o.link.run((c) => c.eval(RELEASE, 1, lockKey, token));
@@ -91,10 +125,13 @@ export class FleetLocks {
     };
   }
 
-  /** Starts waiting for `key`'s fill; call before looking for the entry once more. */
-  waitFor(key: CacheKey): FleetWait {
-    let settle: (arrived: boolean) => void = () => undefined;
-    const arrived = new Promise<boolean>((resolve) => {
+  /**
+   * Starts waiting for `key`'s fill, whose lock has `remainingMs` left; call before looking for
+   * the entry once more.
+   */
+  waitFor(key: CacheKey, remainingMs: number): FleetWait {
+    let settle: (end: FleetWaitEnd) => void = () => undefined;
+    const ended = new Promise<FleetWaitEnd>((resolve) => {
       settle = resolve;
     });
     let waiters = this.#waiters.get(key);
@@ -103,32 +140,51 @@ export class FleetLocks {
       this.#waiters.set(key, waiters);
     }
     const set = waiters;
-    const timer = setTimeout(() => {
-      done(false);
-    }, this.#o.waitMs);
-    const done = (value: boolean): void => {
+    const giveUpAt = Date.now() + this.#o.waitMs;
+    let timer: NodeJS.Timeout | undefined;
+    let over = false;
+    const done = (end: FleetWaitEnd): void => {
+      if (over) return;
+      over = true;
       clearTimeout(timer);
       set.delete(done);
       if (set.size === 0 && this.#waiters.get(key) === set) this.#waiters.delete(key);
-      settle(value);
+      settle(end);
+    };
+    const lookAgainIn = (ms: number): void => {
+      const left = giveUpAt - Date.now();
+      timer = setTimeout(() => {
+        if (ms + LAPSE_GRACE_MS >= left) done('gone');
+        else void this.#lookAgain(key).then((lockMs) => {
+          if (lockMs === undefined) done('gone');
+          else if (lockMs <= 0) done('lapsed');
+          else lookAgainIn(lockMs);
+        });
+      }, Math.max(0, Math.min(ms + LAPSE_GRACE_MS, left)));
     };
     set.add(done);
+    lookAgainIn(remainingMs);
     return {
-      arrived,
+      ended,
       cancel: () => {
-        done(false);
+        done('gone');
       },
     };
   }
 
-  #settle(key: string, arrived: boolean): void {
+  /** The time `key`'s lock has left: 0 or less when there is none, undefined when Redis cannot say. */
+  #lookAgain(key: CacheKey): Promise<number | undefined> {
+    return this.#o.link.run((c) => c.pttl(this.#lockPrefix + key));
+  }
+
+  #settle(key: string, end: FleetWaitEnd): void {
     const waiters = this.#waiters.get(key);
     if (waiters === undefined) return;
-    for (const done of [...waiters]) done(arrived);
+    for (const done of [...waiters]) done(end);
   }
 
   #releaseAll(): void {
-    for (const key of [...this.#waiters.keys()]) this.#settle(key, false);
+    for (const key of [...this.#waiters.keys()]) this.#settle(key, 'gone');
   }
 
   stop(): void {

@@ -40,6 +40,8 @@ export interface Fleet {
   readonly publishPurge: PurgeFanOut;
   /** Why the shared tier is not in use now, for `/readyz`; undefined while it is. */
   downReason(): string | undefined;
+  /** See PipelineDeps.partitionMaxAgeMs (../exchange.ts). */
+  partitionMaxAgeMs(): number | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -51,7 +53,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   const prefix = config['gateway.redis.keyPrefix'];
   const processId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // Read at scrape time, once the parts it asks exist.
-  const metrics = new FleetMetrics(deps.registry, () => inUse());
+  const metrics = new FleetMetrics(deps.registry, () => inUse(), () => partitioned());
   const link = new RedisLink({ url, commandTimeoutMs: config['gateway.redis.commandTimeoutMs'], cooldownMs: config['gateway.redis.cooldownMs'], logger: deps.logger });
   const stream = new PurgeStream({
     link,
@@ -67,6 +69,10 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   });
   const locks = new FleetLocks({ link, prefix, processId, lockMs: config['gateway.redis.lockMs'], waitMs: config['gateway.redis.fillWaitMs'], logger: deps.logger });
   const inUse = (): boolean => link.up && stream.synced && locks.usable;
+  const boundMs = config['gateway.redis.partitionBoundMs'];
+  // Purges are heard through the stream only: an event this host receives itself covers the
+  // origin's changes, not another host's purge API, so it does not lift the bound.
+  const partitioned = (): boolean => deps.now() - stream.lastHeardAt > boundMs;
   const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now, deps.cache.maker);
   const tier: FleetTier = {
     get usable() {
@@ -82,7 +88,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
       return response;
     },
     lock: (key) => locks.acquire(key),
-    waitFor: (key) => locks.waitFor(key),
+    waitFor: (key, remainingMs) => locks.waitFor(key, remainingMs),
     async write(key, response, mark) {
       await shared.write(key, response, mark);
     },
@@ -99,8 +105,10 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
     },
     downReason: () => {
       if (inUse()) return undefined;
-      return link.downReason ?? `the shared tier at ${link.url} is catching up on purges`;
+      const why = link.downReason ?? `the shared tier at ${link.url} is catching up on purges`;
+      return partitioned() ? `${why}; the fleet's purges unread for over ${boundMs} ms: entries older than that are revalidated` : why;
     },
+    partitionMaxAgeMs: () => (partitioned() ? boundMs : undefined),
     async start() {
       // The first requests should already share, so start-up waits (briefly) for the purge stream
       // to be read and the fill channel subscribed; a Redis that is not there is joined later.
@@ -113,7 +121,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
     async stop() {
       locks.stop();
       await stream.stop();
-      await link.close();
+      link.close();
     },
   };
 }

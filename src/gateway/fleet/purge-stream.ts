@@ -51,7 +51,11 @@ interface Outgoing {
 
 /** Purges kept while Redis is unreachable; past this many, one purge of everything stands for them. */
 const MAX_PENDING = 1000;
-const BLOCK_MS = 2000;
+/**
+ * A blocking read's wait at Redis; the read's deadline is this plus the command timeout, after
+ * which the connection is taken for cut off and replaced (redis-link.ts).
+ */
+const BLOCK_MS = 1000;
 const RETRY_MS = 200;
 
 type Entries = [id: string, fields: string[]][];
@@ -93,9 +97,11 @@ export class PurgeStream {
   /** One flush at a time, so purges reach the stream in the order they were taken. */
   #flushing = false;
   #loop: Promise<void> | undefined;
+  #lastHeardAt: number;
 
   constructor(options: PurgeStreamOptions) {
     this.#o = options;
+    this.#lastHeardAt = options.now();
     options.link.onChange((up) => {
       if (up) this.#flush();
       // Nobody waits on a Redis that is gone: the purges stay queued for when it is back.
@@ -106,6 +112,11 @@ export class PurgeStream {
   /** Whether shared entries can be judged: the stream has been read since the last gap. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** When the stream was last read (an empty blocking read counts): every purge sent before is known. */
+  get lastHeardAt(): number {
+    return this.#lastHeardAt;
   }
 
   start(): void {
@@ -164,8 +175,11 @@ export class PurgeStream {
           continue;
         }
         if (!this.#synced) await this.#resync(reader);
-        const reply = await reader.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId);
+        const { link } = this.#o;
+        const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) => c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId));
         for (const [, entries] of reply ?? []) this.#take(entries);
+        // The read began at most a blocking wait ago; what was sent before that is in hand.
+        this.#lastHeardAt = Math.max(this.#lastHeardAt, this.#o.now() - BLOCK_MS);
       } catch (err) {
         if (this.#isStopped()) return;
         this.#synced = false;
@@ -177,7 +191,8 @@ export class PurgeStream {
 
   /** Reads what was missed since `#lastId`, or, when the stream no longer has it, starts over. */
   async #resync(reader: RedisClient): Promise<void> {
-    const trimmed = await trimmedUpTo(reader, this.#o.key);
+    const { link } = this.#o;
+    const trimmed = await link.within(reader, link.commandTimeoutMs, (c) => trimmedUpTo(c, this.#o.key));
     if (compareIds(trimmed, this.#lastId) > 0) {
       if (this.#lastId !== FIRST_ID) {
         // Purges were trimmed from the stream before this process read them: anything in the
@@ -190,11 +205,12 @@ export class PurgeStream {
       this.#lastId = trimmed;
     }
     for (;;) {
-      const entries = (await reader.xrange(this.#o.key, `(${this.#lastId}`, '+', 'COUNT', 1000)) as Entries;
+      const entries = (await link.within(reader, link.commandTimeoutMs, (c) => c.xrange(this.#o.key, `(${this.#lastId}`, '+', 'COUNT', 1000))) as Entries;
       this.#take(entries);
       if (entries.length < 1000) break;
     }
     this.#synced = true;
+    this.#lastHeardAt = this.#o.now();
   }
 
   #take(entries: Entries): void {
@@ -202,7 +218,7 @@ export class PurgeStream {
       this.#lastId = id;
       const message = parseMessage(fields);
       if (message === undefined) continue;
-      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at };
+      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at, ...(typeof message.event === 'string' ? { event: message.event } : {}) };
       this.#o.log.streamed(id, purge, message.by === this.#o.processId ? message.gen : undefined);
       if (message.from === this.#o.groupId) continue;
       this.#o.apply(purge);

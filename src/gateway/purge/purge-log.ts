@@ -32,6 +32,8 @@ export interface Purge {
   readonly soft: boolean;
   /** When it was taken, ms since the epoch. */
   readonly at: number;
+  /** The `webhook-id` of the availability event it stands for, when it stands for one. */
+  readonly event?: string;
 }
 
 /** What the purges since a response's fill began say of it. */

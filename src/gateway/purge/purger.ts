@@ -7,7 +7,14 @@
  * purged). A purge taken here is then handed to every fan-out (this host's other workers, the
  * fleet's purge stream), and `purge` resolves once they have it, so the next request through any
  * of them cannot be answered with what was purged.
+ *
+ * An availability event reaches a host of a fleet more than once: the origin delivers it to every
+ * registration under one `webhook-id` (Standard Webhooks' message id; ../../origin/circulation-db.ts),
+ * and each host that applied it hands it on through the purge stream. The first arrival, by
+ * whichever way, is applied and handed on; a later one with the same id is counted and dropped,
+ * so each event is applied once per host and not once per host per host.
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
@@ -48,10 +55,15 @@ export interface PurgerParts {
   readonly now: () => number;
 }
 
+/** Event ids remembered, and for how long: far longer than deliveries and the stream take to agree. */
+const REMEMBERED_EVENTS = 100_000;
+const REMEMBER_EVENT_MS = 10 * 60_000;
+
 export class Purger implements PurgeTaker {
   readonly #p: PurgerParts;
   readonly #fanOuts: PurgeFanOut[] = [];
   readonly #inFlight: InFlight[] = [];
+  readonly #events = new LRUCache<string, true>({ max: REMEMBERED_EVENTS, ttl: REMEMBER_EVENT_MS });
   /** Whether one fan-out is the fleet's stream, whose purges are read back into the log. */
   #streamed = false;
 
@@ -71,7 +83,8 @@ export class Purger implements PurgeTaker {
   }
 
   async purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number> {
-    const purge: Purge = { selector, soft, at: this.#p.now() };
+    if (cause.kind === 'event' && !this.#firstOf(cause.id, 'delivery')) return 0;
+    const purge: Purge = { selector, soft, at: this.#p.now(), ...(cause.kind === 'event' ? { event: cause.id } : {}) };
     const generation = this.#p.log.applied(purge, this.#streamed);
     const here = this.#applyToCache(purge);
     const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
@@ -87,8 +100,17 @@ export class Purger implements PurgeTaker {
 
   /** Applies a purge another process took, here only; returns the entries it purged here. */
   apply(purge: Purge): number {
+    if (purge.event !== undefined && !this.#firstOf(purge.event, 'stream')) return 0;
     this.#p.log.applied(purge, false);
     return this.#applyToCache(purge);
+  }
+
+  /** Whether event `id` arrives here for the first time; counts the arrival either way. */
+  #firstOf(id: string, source: 'delivery' | 'stream'): boolean {
+    const first = !this.#events.has(id);
+    if (first) this.#events.set(id, true);
+    this.#p.metrics.eventPurge(source, first);
+    return first;
   }
 
   #applyToCache(purge: Purge): number {

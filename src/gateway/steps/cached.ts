@@ -40,7 +40,7 @@ const NOT_CACHED = problem('not-cached', 'the request asked for a stored respons
 
 export function serveCached(ex: Exchange, c: Cacheable): Step {
   const { deps, req } = ex;
-  const directives = c.route.honoursRequestCacheControl ? requestDirectives(req.headers) : NO_DIRECTIVES;
+  const directives = bounded(c.route.honoursRequestCacheControl ? requestDirectives(req.headers) : NO_DIRECTIVES, deps.partitionMaxAgeMs());
   const now = deps.now();
   const found = deps.cache.lookup(c.key, req.headers);
   if (found.kind !== 'found') {
@@ -63,6 +63,13 @@ export function serveCached(ex: Exchange, c: Cacheable): Step {
       if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
       return fill(ex, c, directives, stored, isFresh(stored, now) && !stored.noCache ? 'request' : 'stale');
   }
+}
+
+/** Cut off from the fleet's purges, the gateway asks of its entries what a client's `max-age` would (§5.2.1.1). */
+function bounded(directives: RequestDirectives, maxAgeMs: number | undefined): RequestDirectives {
+  if (maxAgeMs === undefined) return directives;
+  const maxAge = Math.min(directives.maxAge ?? Number.POSITIVE_INFINITY, maxAgeMs / 1000);
+  return { ...directives, maxAge };
 }
 
 const UNCONDITIONAL: Conditions = { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined };
