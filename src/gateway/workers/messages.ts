@@ -43,8 +43,13 @@ export type PurgeMessage = PurgeOrder | ApplyOrder | RelayRequest | Purged;
 
 const TYPES: ReadonlySet<unknown> = new Set(['catalog-gateway:purge', 'catalog-gateway:apply', 'catalog-gateway:relay', 'catalog-gateway:purged']);
 
+/** The `type` of an IPC message, which may be anyone's (prom-client's metric requests share the channel). */
+function typeOf(message: unknown): unknown {
+  return typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
+}
+
 export function isPurgeMessage(message: unknown): message is PurgeMessage {
-  return typeof message === 'object' && message !== null && TYPES.has((message as { type?: unknown }).type);
+  return TYPES.has(typeOf(message));
 }
 
 /** How long an asker waits for an answer: a process that dies while asked never gives one. */
@@ -89,5 +94,5 @@ export interface ConfigOrder {
 }
 
 export function isConfigOrder(message: unknown): message is ConfigOrder {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'catalog-gateway:config';
+  return typeOf(message) === 'catalog-gateway:config';
 }
