@@ -162,7 +162,8 @@ describe('fleet when Redis fails', () => {
     assert.equal(ready.status, 200, 'a gateway without Redis still serves');
     assert.match((JSON.parse(ready.body) as { degraded: string }).degraded, /Redis at redis:\/\/127\.0\.0\.1:\d+ /);
     await redis.restart();
-    await until(async () => metricValue(await a.metrics(), 'catalog_gateway_shared_tier_up') === 1);
+    // Every gateway reconnects on its own schedule: the next one must be back too before it can share.
+    await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean));
     const shared = await a.get('/v1/books?q=after');
     assert.equal(shared.status, 200);
     const other = fleet[1];
