@@ -2,8 +2,9 @@
  * `npm run bench -- --hit-ratio`: replays request traces through the real store (ResponseCache,
  * no HTTP: look up, and on a miss store an entry of the trace's size) at several byte bounds,
  * with plain LRU (`gateway.cache.admission: false`) and with W-TinyLFU admission (the default),
- * next to Bélády's offline optimum on the same trace and bound (belady.ts). Reports request and
- * byte hit ratios, and how much of LRU's gap to the optimum the policy closes.
+ * next to Bélády's offline optimum on the same trace and bound (belady.ts) and the best a policy
+ * knowing only popularity can do (static-optimum.ts). Reports request and byte hit ratios, and
+ * how much of LRU's gap to each the policy closes.
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
@@ -11,6 +12,7 @@ import { StoredResponse } from '../src/gateway/store/stored-response.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { beladyHits, type Hits } from './belady.ts';
+import { staticOptimumHits } from './static-optimum.ts';
 import { machineLine } from './table.ts';
 import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './traces.ts';
 
@@ -35,8 +37,12 @@ export interface ReplayRow {
   readonly lru: PolicyResult & { readonly seconds: number };
   readonly admission: PolicyResult & { readonly seconds: number; readonly admitted: number; readonly refused: number };
   readonly belady: PolicyResult;
+  /** Perfect LFU: the entries with the most requests per byte over the whole trace, kept from the start. */
+  readonly staticOptimum: PolicyResult;
   /** (policy − LRU) / (MIN − LRU), request hit ratio: the share of LRU's gap to the optimum closed. */
   readonly gapClosed: number;
+  /** (policy − LRU) / (perfect LFU − LRU): the same against the popularity-only optimum. */
+  readonly staticGapClosed: number;
 }
 
 export interface HitRatioReport {
@@ -102,10 +108,14 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
       const lru = replay(trace, boundBytes, false);
       const tiny = replay(trace, boundBytes, true);
       const min = beladyHits(trace, boundBytes, MAX_ENTRY_BYTES);
+      const lfu = ratio(staticOptimumHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes);
       const lruRatio = ratio(lru, trace, totalBytes);
       const tinyRatio = ratio(tiny, trace, totalBytes);
       const minRatio = ratio(min, trace, totalBytes);
-      const gap = minRatio.requestHitRatio - lruRatio.requestHitRatio;
+      const closed = (optimum: PolicyResult): number => {
+        const gap = optimum.requestHitRatio - lruRatio.requestHitRatio;
+        return gap <= 0 ? 1 : (tinyRatio.requestHitRatio - lruRatio.requestHitRatio) / gap;
+      };
       rows.push({
         trace: trace.name,
         boundBytes,
@@ -113,7 +123,9 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
         lru: { ...lruRatio, seconds: lru.seconds },
         admission: { ...tinyRatio, seconds: tiny.seconds, admitted: tiny.admitted, refused: tiny.refused },
         belady: minRatio,
-        gapClosed: gap <= 0 ? 1 : (tinyRatio.requestHitRatio - lruRatio.requestHitRatio) / gap,
+        staticOptimum: lfu,
+        gapClosed: closed(minRatio),
+        staticGapClosed: closed(lfu),
       });
     }
   }
@@ -125,8 +137,8 @@ const percent = (n: number): string => `${(n * 100).toFixed(1)} %`;
 export function hitRatioMarkdown(r: HitRatioReport): string {
   const bound = (row: ReplayRow): string => `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
   const lines = [
-    '| trace | bound | LRU requests (bytes) | W-TinyLFU requests (bytes) | MIN requests (bytes) | W-TinyLFU − LRU | gap to MIN closed | refused / admitted |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| trace | bound | LRU requests (bytes) | W-TinyLFU requests (bytes) | MIN requests (bytes) | perfect LFU requests (bytes) | W-TinyLFU − LRU | gap to MIN closed | gap to perfect LFU closed | refused / admitted |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.rows.map((row) =>
       [
         row.trace,
@@ -134,8 +146,10 @@ export function hitRatioMarkdown(r: HitRatioReport): string {
         `${percent(row.lru.requestHitRatio)} (${percent(row.lru.byteHitRatio)})`,
         `${percent(row.admission.requestHitRatio)} (${percent(row.admission.byteHitRatio)})`,
         `${percent(row.belady.requestHitRatio)} (${percent(row.belady.byteHitRatio)})`,
+        `${percent(row.staticOptimum.requestHitRatio)} (${percent(row.staticOptimum.byteHitRatio)})`,
         `${((row.admission.requestHitRatio - row.lru.requestHitRatio) * 100).toFixed(1)} points`,
         percent(row.gapClosed),
+        percent(row.staticGapClosed),
         `${row.admission.refused.toLocaleString('en-US')} / ${row.admission.admitted.toLocaleString('en-US')}`,
       ].join(' | '),
     ).map((row) => `| ${row} |`),

@@ -94,6 +94,20 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.deepEqual(hitsAt, Array.from({ length: 20 - first }, (_, i) => first + i), 'a hit on every request once it is in');
   });
 
+  test('entries asked for again after admission outlast a stream of newcomers admitted on their way through', () => {
+    const cache = windowed();
+    // Seventy keys admitted, then each asked for once more: protected.
+    const proven = Array.from({ length: 70 }, (_, i) => `/proven/${i}`);
+    for (const key of proven) request(cache, key);
+    for (let i = 0; i < 30; i++) request(cache, `/filler/${i}`);
+    for (const key of proven) request(cache, key);
+    // Newcomers asked for four times each in a row: popular enough to be admitted against
+    // anything asked for twice, and never asked for again once admitted.
+    for (let i = 0; i < 150; i++) for (let n = 0; n < 4; n++) request(cache, `/newcomer/${i}`);
+    const kept = proven.filter((key) => cache.peek(key) !== undefined).length;
+    assert.ok(kept >= 60, `${kept} of 70 proven keys kept`);
+  });
+
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
     const gone: string[] = [];
     const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { beladyHits } from '../../bench/belady.ts';
+import { staticOptimumHits } from '../../bench/static-optimum.ts';
 import { leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
 import { tempDir } from '../support/config.ts';
 
@@ -20,6 +21,17 @@ test('MIN keeps what is asked again soonest and does not store what is asked lat
   // Room for one: a at 0 is asked again at 2, before b: b is not kept.
   assert.deepEqual(beladyHits(trace('abab', 10), 10, 1000), { hits: 1, hitBytes: 10 });
   assert.equal(beladyHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
+});
+
+test('perfect LFU keeps the most requests per byte from the start, each paying its first miss', () => {
+  // Room for two of size 10: a (3 requests) and b (2) are kept; c (1) is never asked again.
+  assert.deepEqual(staticOptimumHits(trace('abcabac', 10), 20, 1000), { hits: 3, hitBytes: 30 });
+  // Room for one: a is asked three times, b twice.
+  assert.deepEqual(staticOptimumHits(trace('ababa', 10), 10, 1000), { hits: 2, hitBytes: 20 });
+  // Sizes count: two small entries asked twice each beat one large one asked three times.
+  const sized: Trace = { name: 'sized', description: 'sized', keys: ['big', 's1', 's2'], sizes: Uint32Array.from([20, 10, 10]), requests: Uint32Array.from([0, 1, 2, 0, 1, 2, 0]) };
+  assert.deepEqual(staticOptimumHits(sized, 20, 1000), { hits: 2, hitBytes: 20 });
+  assert.equal(staticOptimumHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
 });
 
 test('a trace file is one request per line, key and an optional size; a key takes its latest size', async () => {

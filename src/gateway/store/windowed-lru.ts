@@ -1,15 +1,21 @@
 /**
- * W-TinyLFU (Caffeine's policy) built from two lru-caches under one byte bound: a small window
- * LRU (1 % of the bound) that takes every new entry, and the main LRU (the rest) that an entry
- * pushed out of the window enters only when TinyLFU admits it against the main LRU's victims
+ * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a small window
+ * LRU (1 % of the bound) that takes every new entry, and the main space (the rest) that an entry
+ * pushed out of the window enters only when TinyLFU admits it against the main space's victims
  * (admission.ts). The window lets a key that is suddenly hot collect hits while its count grows,
  * so it is not refused on its first few requests; the filter keeps scans and one-off searches
- * out of the main LRU, where the entries that are asked again live.
+ * out of the main space, where the entries that are asked again live.
  *
- * lru-cache stays the store: both segments are LRUCache instances bounded in bytes, so the sum
- * never exceeds the bound, and the sketch's own memory is taken from the main segment's share.
- * The main segment's victims are read from its LRU end (`rkeys()`, `info()`) before anything is
- * inserted, in the order in which lru-cache would evict them when the candidate is set.
+ * The main space is a segmented LRU, as Caffeine's is: an admitted entry starts on probation and
+ * moves to the protected segment (80 % of the main space) when it is asked for again; the
+ * protected segment's oldest go back to probation, and victims are taken from probation first.
+ * An entry that was asked for once since admission so goes before one that proved itself, which
+ * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
+ *
+ * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
+ * to its share here, so the sum never exceeds the bound, and the sketch's own memory is taken
+ * from the main space's share. Victims are read from the LRU ends (`rkeys()`, `info()`) before
+ * anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim } from './admission.ts';
@@ -38,6 +44,9 @@ export interface WindowedLruOptions<K, V> {
 /** The window's share of the bound: Caffeine's starting point; 10 % replayed slightly worse on every trace. */
 const WINDOW_SHARE = 0.01;
 
+/** The protected segment's share of the main space: Caffeine's. */
+const PROTECTED_SHARE = 0.8;
+
 /**
  * Bytes per entry the sketch is sized for. Catalog answers cost about 1–12 KiB in the cache (6 KiB on
  * average); sizing for small ones gives more counters than entries, which keeps collisions rare,
@@ -47,15 +56,17 @@ const SKETCH_BYTES_PER_ENTRY = 2048;
 
 export class WindowedLru<K extends string, V extends object> implements EntryLru<K, V> {
   readonly #window: LRUCache<K, V>;
-  readonly #main: LRUCache<K, V>;
+  readonly #probation: LRUCache<K, V>;
+  readonly #protected: LRUCache<K, V>;
   readonly #windowBytes: number;
   readonly #mainBytes: number;
+  readonly #protectedBytes: number;
   readonly #sketch: FrequencySketch;
   readonly #admission: TinyLfuAdmission;
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly sketchBytes: number;
-  /** Set while an entry moves between segments or is replaced in the window: no removal to report. */
+  /** Set while an entry moves between segments or is replaced or evicted here: no removal to report, or one reported here. */
   #moving = false;
 
   constructor(options: WindowedLruOptions<K, V>) {
@@ -66,30 +77,42 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     this.#onAdmission = options.onAdmission;
     this.#windowBytes = Math.max(1, Math.floor(options.maxSize * WINDOW_SHARE));
     this.#mainBytes = Math.max(1, options.maxSize - this.#windowBytes - this.sketchBytes);
+    this.#protectedBytes = Math.floor(this.#mainBytes * PROTECTED_SHARE);
     const forward = (value: V, key: K, reason: LRUCache.DisposeReason): void => {
       if (!this.#moving) this.#disposeAfter(value, key, reason);
     };
     this.#window = new LRUCache<K, V>({ maxSize: this.#windowBytes, disposeAfter: forward });
-    this.#main = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
+    // Both main segments are bounded by the main space; what each may hold is kept here.
+    this.#probation = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
+    this.#protected = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
   }
 
   get(key: K): V | undefined {
     this.#admission.record(key);
-    return this.#main.get(key) ?? this.#window.get(key);
+    const found = this.#protected.get(key);
+    if (found !== undefined) return found;
+    const proving = this.#probation.peek(key);
+    if (proving !== undefined) {
+      this.#promote(key, proving);
+      return proving;
+    }
+    return this.#window.get(key);
   }
 
   peek(key: K): V | undefined {
-    return this.#main.peek(key) ?? this.#window.peek(key);
+    return this.#protected.peek(key) ?? this.#probation.peek(key) ?? this.#window.peek(key);
   }
 
   /**
-   * An entry in the main segment is replaced there. Any other goes into the window, pushing the
-   * window's oldest out to be judged; one larger than the whole window is judged at once, and is
-   * not kept when refused (`peek` then finds nothing).
+   * An entry in the main space is replaced in its segment. Any other goes into the window,
+   * pushing the window's oldest out to be judged; one larger than the whole window is judged at
+   * once, and is not kept when refused (`peek` then finds nothing).
    */
   set(key: K, value: V, { size }: { size: number }): this {
-    if (this.#main.has(key)) {
-      this.#main.set(key, value, { size });
+    const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
+    if (segment !== undefined) {
+      segment.set(key, value, { size });
+      this.#evictMain(0);
       return this;
     }
     const old = this.#window.peek(key);
@@ -105,20 +128,42 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   }
 
   delete(key: K): boolean {
-    return this.#main.delete(key) || this.#window.delete(key);
+    return this.#protected.delete(key) || this.#probation.delete(key) || this.#window.delete(key);
   }
 
   *keys(): Generator<K> {
-    yield* this.#main.keys();
+    yield* this.#protected.keys();
+    yield* this.#probation.keys();
     yield* this.#window.keys();
   }
 
   get size(): number {
-    return this.#main.size + this.#window.size;
+    return this.#protected.size + this.#probation.size + this.#window.size;
   }
 
   get calculatedSize(): number {
-    return this.#main.calculatedSize + this.#window.calculatedSize;
+    return this.#mainSize + this.#window.calculatedSize;
+  }
+
+  get #mainSize(): number {
+    return this.#protected.calculatedSize + this.#probation.calculatedSize;
+  }
+
+  /** An entry on probation asked for again: it moves to the protected segment, whose oldest go back on probation. */
+  #promote(key: K, value: V): void {
+    const size = this.#probation.info(key)?.size ?? 0;
+    this.#quietly(() => {
+      this.#probation.delete(key);
+      this.#protected.set(key, value, { size });
+      while (this.#protected.calculatedSize > this.#protectedBytes) {
+        const oldest = this.#protected.rkeys().next();
+        if (oldest.done === true) return;
+        const entry = this.#protected.info(oldest.value);
+        if (entry === undefined) return;
+        this.#protected.delete(oldest.value);
+        this.#probation.set(oldest.value, entry.value, { size: entry.size ?? 0 });
+      }
+    });
   }
 
   #makeRoomInWindow(size: number): void {
@@ -132,17 +177,35 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     }
   }
 
-  /** Judges a candidate for the main segment and moves it in when admitted; lru-cache then evicts the victims judged. */
+  /** Judges a candidate for the main space and puts it on probation when admitted, evicting the victims judged. */
   #offer(key: K, value: V, size: number): boolean {
     this.#sketch.resample(this.size);
-    const admitted = size <= this.#mainBytes && this.#admission.admits(key, this.#main.calculatedSize + size - this.#mainBytes, this.#victims());
+    const admitted = size <= this.#mainBytes && this.#admission.admits(key, this.#mainSize + size - this.#mainBytes, this.#victims());
     this.#onAdmission(admitted);
-    if (admitted) this.#main.set(key, value, { size });
+    if (admitted) {
+      this.#evictMain(size);
+      this.#probation.set(key, value, { size });
+    }
     return admitted;
   }
 
+  /** Evicts from the main space, victims first, until `incoming` more bytes fit in its share. */
+  #evictMain(incoming: number): void {
+    while (this.#mainSize + incoming > this.#mainBytes) {
+      const segment = this.#probation.size > 0 ? this.#probation : this.#protected;
+      const oldest = segment.rkeys().next();
+      if (oldest.done === true) return;
+      const entry = segment.info(oldest.value);
+      if (entry === undefined) return;
+      this.#quietly(() => segment.delete(oldest.value));
+      this.#disposeAfter(entry.value, oldest.value, 'evict');
+    }
+  }
+
+  /** The entries that would make way for a candidate, in the order #evictMain takes them. */
   *#victims(): Generator<Victim> {
-    for (const key of this.#main.rkeys()) yield { key, size: this.#main.info(key)?.size ?? 0 };
+    for (const key of this.#probation.rkeys()) yield { key, size: this.#probation.info(key)?.size ?? 0 };
+    for (const key of this.#protected.rkeys()) yield { key, size: this.#protected.info(key)?.size ?? 0 };
   }
 
   #quietly(move: () => void): void {
