@@ -31,6 +31,8 @@ export interface LoadtestOptions {
   readonly distinct: number;
   readonly paging: number;
   readonly filters: number;
+  /** Share of requests from a crawler (one-off searches). */
+  readonly crawler: number;
   readonly subjects: number;
   readonly seed: number;
   readonly out: string;
@@ -62,6 +64,7 @@ const FLAGS: readonly FlagDoc[] = [
   { name: 'distinct', value: 'N', description: 'distinct queries (default 10000)' },
   { name: 'paging', value: 'SHARE', description: 'share of queries asking for a second page, 0..1 (default 0.1)' },
   { name: 'filters', value: 'SHARE', description: 'share of queries with branch/available filters, 0..1 (default 0.15)' },
+  { name: 'crawler', value: 'SHARE', description: 'share of requests from a crawler, each a search asked once in the run, 0..1 (default 0)' },
   { name: 'subjects', value: 'N', description: 'token subjects the requests are spread over (default 20)' },
   { name: 'seed', value: 'N', description: 'seed of the workload; the same seed sends the same requests (default 1)' },
   { name: 'out', value: 'DIR', description: 'where the JSON and HTML reports are written (default loadtest-results)' },
@@ -158,6 +161,7 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
     distinct: integer('distinct', text('distinct'), 1, 1_000_000) ?? 10_000,
     paging,
     filters,
+    crawler: decimal('crawler', text('crawler'), 0, 1) ?? 0,
     subjects: integer('subjects', text('subjects'), 1, MAX_SUBJECTS) ?? 20,
     seed: integer('seed', text('seed'), 0, 2 ** 32 - 1) ?? 1,
     out: path('out', text('out')) ?? 'loadtest-results',

@@ -15,7 +15,7 @@ import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
 import { gatewayCounters, gatewayIncrease, sumGatewayCounters, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
 import { embeddedTarget, externalTarget, targetConfig, type LoadTarget } from './target.ts';
-import { buildWorkload, resolvePaging, type QueryKind, type Workload } from './workload.ts';
+import { buildWorkload, crawlTarget, crawlWords, CRAWL, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
 export class LoadtestSetupError extends Error {
   override name = 'LoadtestSetupError';
@@ -115,7 +115,9 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
       filterShare: options.filters,
       subjects: options.subjects,
       length: options.amount ?? DEFAULT_PLANNED_REQUESTS,
+      crawlerShare: options.crawler,
     });
+    const words = options.crawler > 0 ? crawlWords(vocabulary) : [];
     const tokens = await tokensFor(config, secretFile, options.subjects, Math.max(3600, (options.duration ?? 0) + 600));
     const headers = tokens.map((t) => ({ authorization: `Bearer ${t}` }));
     // Resolving second pages sends requests too; they are counted apart from the run's.
@@ -126,14 +128,17 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
     await nextLink(pagingUrl, workload.queries[0]?.target ?? '/v1/books?q=a', firstToken);
     const targets = await resolvePaging(workload, (t) => nextLink(pagingUrl, t, firstToken));
     let cursor = 0;
+    let crawled = 0;
     // Which distinct queries the run asked, so origin calls can be set against them.
     const asked = new Set<number>();
     const source = {
       next: (): PlannedRequest => {
         const i = cursor++ % workload.order.length;
         const query = workload.order[i] ?? 0;
+        const subject = headers[workload.subjectOf[i] ?? 0] ?? {};
+        if (query === CRAWL) return { path: crawlTarget(words, crawled++), headers: subject };
         asked.add(query);
-        return { path: targets[query] ?? '/', headers: headers[workload.subjectOf[i] ?? 0] ?? {} };
+        return { path: targets[query] ?? '/', headers: subject };
       },
     };
     const before = await snapshot(target);
@@ -165,6 +170,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
         distinct: options.distinct,
         pagingShare: options.paging,
         filterShare: options.filters,
+        crawlerShare: options.crawler,
         subjects: options.subjects,
         plannedRequests: workload.order.length,
         queriesByKind: countKinds(workload),
@@ -178,6 +184,7 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
         bytes: run.bytes,
         latencyMs: { mean: run.latency.mean, p50: run.latency.percentile(50), p90: run.latency.percentile(90), p99: run.latency.percentile(99), max: run.latency.max },
         distinctQueriesAsked: asked.size,
+        crawlerRequests: crawled,
         statusCounts: run.statusCounts,
         non2xx: run.non2xx,
         errorCount: run.errorCount,

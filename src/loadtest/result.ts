@@ -41,6 +41,8 @@ export interface LoadtestResult {
     readonly distinct: number;
     readonly pagingShare: number;
     readonly filterShare: number;
+    /** Share of requests from a crawler asking each search once. */
+    readonly crawlerShare: number;
     readonly subjects: number;
     readonly plannedRequests: number;
     readonly queriesByKind: Readonly<Record<QueryKind, number>>;
@@ -61,6 +63,8 @@ export interface LoadtestResult {
     readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
     /** Distinct queries the run actually asked (of the workload's planned ones). */
     readonly distinctQueriesAsked: number;
+    /** Requests the crawler sent (each a search asked once). */
+    readonly crawlerRequests: number;
     readonly statusCounts: Readonly<Record<string, number>>;
     readonly non2xx: number;
     readonly errorCount: number;

@@ -2,8 +2,9 @@
  * The load test's requests, planned before the first one is sent: a fixed set of distinct search
  * targets built from the catalog's real titles and author names (some filtered by branch or
  * availability, some asking for a second page), their popularity following Zipf, and the subject
- * whose token each request carries. Everything comes from one seeded generator, so the same seed
- * and options always yield the same list, and a longer list starts with the shorter one.
+ * whose token each request carries; optionally a crawler's share of requests, each a search asked
+ * once in the run. Everything comes from one seeded generator, so the same seed and options
+ * always yield the same list, and a longer list starts with the shorter one.
  */
 import { SeededRandom } from '../origin/random.ts';
 import { canonicalBooksTarget, type BooksQuery } from '../shared/request-target.ts';
@@ -24,6 +25,11 @@ export interface WorkloadOptions {
   readonly subjects: number;
   /** Requests in the planned list; a run longer than this starts the list again. */
   readonly length: number;
+  /**
+   * Share of requests that a crawler sends (0 when absent): each asks a search no other request
+   * asks (crawlTarget), the one-off traffic that pushes a plain LRU's popular entries out.
+   */
+  readonly crawlerShare?: number;
 }
 
 export type QueryKind = 'search' | 'filter' | 'paging';
@@ -37,13 +43,15 @@ export interface PlannedQuery {
 export interface Workload {
   /** Indexed by popularity rank − 1: queries[0] is the most asked. */
   readonly queries: readonly PlannedQuery[];
-  /** For each request in order, the index of its query. */
+  /** For each request in order, the index of its query, or CRAWL. */
   readonly order: Uint32Array;
   /** For each request in order, the index of its subject. */
   readonly subjectOf: Uint16Array;
 }
 
 export const MAX_SUBJECTS = 65_535;
+/** The `order` entry of a crawler's request. */
+export const CRAWL = 0xffff_ffff;
 const LIMIT_VARIANTS = [5, 10, 50] as const;
 /** Second pages are asked of first pages this long, so most broad searches have one. */
 const PAGING_LIMIT = 10;
@@ -114,11 +122,33 @@ export function buildWorkload(vocabulary: CatalogVocabulary, options: WorkloadOp
   const zipf = new ZipfSampler(options.distinct, options.zipfExponent, random);
   const order = new Uint32Array(options.length);
   const subjectOf = new Uint16Array(options.length);
+  const crawlerShare = options.crawlerShare ?? 0;
   for (let i = 0; i < options.length; i++) {
-    order[i] = zipf.next();
+    // Drawn only with a crawler, so that a plan without one is what it always was.
+    order[i] = crawlerShare > 0 && random.chance(crawlerShare) ? CRAWL : zipf.next();
     subjectOf[i] = random.below(options.subjects);
   }
   return { queries, order, subjectOf };
+}
+
+/** The largest `limit`, so that a crawler's searches are told apart by limit too. */
+const MAX_LIMIT = 100;
+
+/** Every distinct word of the catalog's titles, lower case, in a fixed order: what a crawler walks through. */
+export function crawlWords(vocabulary: CatalogVocabulary): readonly string[] {
+  const words = new Set<string>();
+  for (const title of vocabulary.titles) for (const word of title.toLowerCase().split(/[^\p{L}\p{N}]+/u)) if (word !== '') words.add(word);
+  return [...words].sort();
+}
+
+/**
+ * The crawler's `n`th request: each title word with each `limit` from 100 down, so that no two
+ * of its first `words × 100` requests ask the same thing (and the popular searches, which mostly
+ * ask for 20, rarely meet one).
+ */
+export function crawlTarget(words: readonly string[], n: number): string {
+  const q = words[n % words.length] ?? 'a';
+  return canonicalBooksTarget({ q, limit: MAX_LIMIT - (Math.floor(n / words.length) % MAX_LIMIT) });
 }
 
 /**

@@ -43,6 +43,7 @@ const OPTIONS: LoadtestOptions = {
   distinct: 300,
   paging: 0.1,
   filters: 0.15,
+  crawler: 0,
   subjects: 4,
   seed: 7,
   out: join(dir, 'results'),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseRequestTarget } from '../../src/shared/request-target.ts';
 import type { CatalogVocabulary } from '../../src/loadtest/catalog-vocabulary.ts';
-import { buildWorkload, resolvePaging, type WorkloadOptions } from '../../src/loadtest/workload.ts';
+import { buildWorkload, crawlTarget, crawlWords, CRAWL, resolvePaging, type WorkloadOptions } from '../../src/loadtest/workload.ts';
 
 const ADJECTIVES = ['Silent', 'Hidden', 'Golden', 'Broken', 'Distant', 'Quiet', 'Crimson', 'Hollow', 'Frozen', 'Secret'];
 const NOUNS = ['River', 'Garden', 'House', 'Kingdom', 'Shadow', 'Harbor', 'Mountain', 'Letter', 'Mirror', 'Winter'];
@@ -87,4 +87,18 @@ test('paging queries become the second page their first page links to', async ()
     else assert.ok(resolved === q.target || resolved.startsWith(`${q.target}&cursor=`));
   });
   assert.ok(targets.some((t) => t.includes('&cursor=')));
+});
+
+test('a crawler takes its share of requests, each a valid search that no other request asks', () => {
+  const plain = buildWorkload(VOCABULARY, OPTIONS);
+  assert.deepEqual(buildWorkload(VOCABULARY, { ...OPTIONS, crawlerShare: 0 }).order, plain.order, 'no crawler: the plan it always was');
+  const crawled = buildWorkload(VOCABULARY, { ...OPTIONS, crawlerShare: 0.3 });
+  const share = crawled.order.filter((q) => q === CRAWL).length / crawled.order.length;
+  assert.ok(share > 0.27 && share < 0.33, `crawler share ${share}`);
+  const words = crawlWords(VOCABULARY);
+  const targets = Array.from({ length: words.length * 100 }, (_, n) => crawlTarget(words, n));
+  assert.equal(new Set(targets).size, targets.length, 'never the same search twice');
+  for (const target of targets.slice(0, 50)) assert.ok(parseRequestTarget('GET', target, 8192).ok, target);
+  const planned = new Set(crawled.queries.map((q) => q.target));
+  assert.ok(targets.filter((t) => planned.has(t)).length < targets.length / 100, 'rarely one of the popular searches');
 });

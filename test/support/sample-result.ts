@@ -28,14 +28,14 @@ export function sampleResult(overrides: Partial<LoadtestResult> = {}): LoadtestR
     machine: { cpus: 2, cpuModel: 'Test CPU <fast>', memoryBytes: 1 << 30, node: 'v24.0.0', platform: 'linux' },
     target: { mode: 'embedded', urls: ['http://127.0.0.1:1234'], gatewayAdmins: ['http://127.0.0.1:1235'], originAdmin: 'http://127.0.0.1:1236' },
     workload: {
-      seed: 1, zipf: 1, distinct: 100, pagingShare: 0.1, filterShare: 0.15, subjects: 3, plannedRequests: 1000,
+      seed: 1, zipf: 1, distinct: 100, pagingShare: 0.1, filterShare: 0.15, crawlerShare: 0, subjects: 3, plannedRequests: 1000,
       queriesByKind: { search: 75, filter: 15, paging: 10 }, topTargets: ['/v1/books?q=silent%20river', '/v1/books?q=<script>'],
     },
     load: { connections: 10, duration: 3, amount: null, rate: null },
     results: {
       durationSeconds: 3.01, requests: 3000, requestsPerSecond: 996.7, bytes: 123_456,
       latencyMs: { mean: 1.2, p50: 0.9, p90: 2.1, p99: 5.5, max: 12.3 },
-      distinctQueriesAsked: 100, statusCounts: { 200: 2990, 401: 10 }, non2xx: 10, errorCount: 2, errors: { ECONNRESET: 2 },
+      distinctQueriesAsked: 100, crawlerRequests: 0, statusCounts: { 200: 2990, 401: 10 }, non2xx: 10, errorCount: 2, errors: { ECONNRESET: 2 },
     },
     cache: { requests: 3000, byCache: { hit: 2700, miss: 250, collapsed: 50 }, hitRatio: 0.9, originRequests: 250, entries: 250, bytes: 1_000_000 },
     origin: { originCalls: 250, setupCalls: 4, offload: 1 - 250 / 3000, callsPerDistinctQuery: 2.5 },
