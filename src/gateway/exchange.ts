@@ -51,6 +51,8 @@ export interface GatewayAccessRecord extends AccessRecord {
   readonly cache: CacheResult;
   /** How long the origin took, when this request waited for it. */
   readonly originMs: number | undefined;
+  /** The content coding of the stored answer's representation sent (`identity` for none). */
+  readonly encoding: string | undefined;
 }
 
 export interface Exchange {

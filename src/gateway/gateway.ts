@@ -21,6 +21,7 @@ import { baseUrl, drain, listen } from '../shared/lifecycle.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
+import { Codec, compressionPolicy } from './encoding/compress.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
@@ -79,6 +80,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
   const registry = deps.registry ?? new Registry();
   const verifier = createVerifier(config, now);
   const purges = new PurgeLog();
+  const compression = compressionPolicy(config);
   const cache: ResponseCache = new ResponseCache({
     maxBytes: config['gateway.cache.maxBytes'],
     maxEntryBytes: config['gateway.cache.maxEntryBytes'],
@@ -86,6 +88,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
       metrics.evicted();
     },
     purges,
+    codec: new Codec(compression.levels),
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes });
   const unfinished = new Set<ServerResponse>();
@@ -111,7 +114,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
             purger.apply(purge);
           },
         });
-  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags), purges, metrics, logger, fleet: fleet?.tier });
+  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), purges, metrics, logger, fleet: fleet?.tier });
   const purger = new Purger({ cache, log: purges, flights, metrics, logger, now });
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
@@ -140,7 +143,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
         purger,
         origin,
         metrics,
-        accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
+        accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
         logger,
         now,
       },

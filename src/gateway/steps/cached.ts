@@ -7,15 +7,17 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheOutcome, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
+import { negotiate } from '../encoding/negotiate.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
 import type { FillOutcome, FillRequest } from '../fill/fetch.ts';
 import type { MetricRoute } from '../metrics.ts';
+import { single } from '../rules/cache-control.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
 import type { Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
-import type { StoredResponse } from '../store/stored-response.ts';
+import type { Representation, StoredResponse } from '../store/stored-response.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { problem } from '../../shared/problem.ts';
 
@@ -30,6 +32,8 @@ export interface Cacheable {
   readonly originHeaders: (ex: Exchange) => OriginRequest['headers'];
   /** Whether an origin 5xx is relayed (http routes) or becomes a 502 problem (catalog). */
   readonly relayServerErrors: boolean;
+  /** Whether answers are compressed for clients that accept it (`gateway.compression`). */
+  readonly compress: boolean;
   readonly sub: string | undefined;
 }
 
@@ -70,16 +74,32 @@ function conditionsOf(headers: IncomingHttpHeaders): Conditions {
   return ifNoneMatch === undefined && ifModifiedSince === undefined ? UNCONDITIONAL : { ifNoneMatch, ifModifiedSince };
 }
 
+/**
+ * The representation this request gets (RFC 9110 §12.5.3), made from the kept one the first time
+ * a coding is asked for. A body the origin labelled with a coding it is not in cannot be decoded;
+ * it is sent as it came, as a proxy that never decodes would.
+ */
+function representationFor(ex: Exchange, c: Cacheable, response: StoredResponse): Representation {
+  if (response.offered.length === 0) return response.kept;
+  const coding = negotiate(single(ex.req.headers['accept-encoding']), response.offered);
+  try {
+    return ex.deps.cache.represent(c.key, response, coding);
+  } catch (err) {
+    ex.deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
+    return response.kept;
+  }
+}
+
 function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
   const { req } = ex;
-  const delivered = deliver(ex.res, response, {
+  const delivered = deliver(ex.res, response, representationFor(ex, c, response), {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
     requestId: ex.reqId,
     now: ex.deps.now(),
     outcome,
   });
-  return { route: c.label, status: delivered.status, bytes: delivered.bytes, outcome, sub: c.sub, originMs };
+  return { route: c.label, status: delivered.status, bytes: delivered.bytes, encoding: delivered.encoding, outcome, sub: c.sub, originMs };
 }
 
 function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {
@@ -92,6 +112,7 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
     directives,
     policy: c.route.policy,
     relayServerErrors: c.relayServerErrors,
+    compress: c.compress,
   };
 }
 

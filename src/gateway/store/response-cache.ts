@@ -11,11 +11,13 @@
  * response, so a purge is never undone by a fill that was already under way.
  */
 import { LRUCache } from 'lru-cache';
+import type { Codec } from '../encoding/compress.ts';
+import type { Coding } from '../encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
 import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
-import { EntryMaker, staleFrom, StoredResponse } from './stored-response.ts';
+import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
 
 declare const cacheKeyBrand: unique symbol;
@@ -49,6 +51,8 @@ export interface ResponseCacheOptions {
   readonly onEvict: () => void;
   /** The process's purge log, by which a response whose fill a purge overtook is judged. */
   readonly purges: PurgeLog;
+  /** Makes the representations a stored response is first asked for in (`gateway.compression.levels`). */
+  readonly codec: Codec;
 }
 
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
@@ -87,9 +91,10 @@ export class ResponseCache {
   readonly #tags = new TagIndex();
   readonly #purges: PurgeLog;
   /** Makes the entries this cache keeps: fills and the shared tier go through it. */
-  readonly maker = new EntryMaker();
+  readonly maker: EntryMaker;
 
   constructor(options: ResponseCacheOptions) {
+    this.maker = new EntryMaker(options.codec);
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
     this.#lru = new LRUCache<CacheKey, Variants>({
@@ -137,6 +142,25 @@ export class ResponseCache {
     const next = updated === undefined ? others : [updated, ...others];
     if (next.length === 0) this.#lru.delete(key);
     else this.#set(key, next);
+  }
+
+  /**
+   * `response`'s representation in `coding`, made from its kept body when it is the first request
+   * for it (lazily, docs/performance.md "Compression") and then counted against the bound with
+   * the entry, whether it still fits or not. A response no longer stored at `key` (replaced,
+   * evicted, or never stored) gets one all the same.
+   */
+  represent(key: CacheKey, response: StoredResponse, coding: Coding): Representation {
+    const known = response.representation(coding);
+    if (known !== undefined) return known;
+    const made = this.maker.derive(response, coding);
+    const list = asList(this.#lru.peek(key));
+    if (list.includes(response)) {
+      // lru-cache recounts only a new value; removed first so that the entry is counted afresh.
+      this.#lru.delete(key);
+      this.#set(key, list);
+    }
+    return made;
   }
 
   /** Removes (hard) or marks stale from `at` (soft) every entry the selector names; returns how many. */
