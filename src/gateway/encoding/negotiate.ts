@@ -26,11 +26,17 @@ interface Preferences {
 
 /** §12.4.2: a qvalue; anything malformed counts as 0, so a bad field never forces a coding on anyone. */
 function qvalue(parameters: string): number {
-  const match = /(?:^|;)\s*q\s*=\s*([0-9.]+)\s*(?:;|$)/i.exec(parameters);
+  const match = /(?:^|;)\s*q\s*=\s*([^;]*)/i.exec(parameters);
   if (match === null) return 1;
-  const q = Number(match[1]);
-  return Number.isFinite(q) && q >= 0 && q <= 1 ? q : 0;
+  const text = (match[1] ?? '').trim();
+  return /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/.test(text) ? Number(text) : 0;
 }
+
+/**
+ * The weight of identity when neither it nor `*` is named: acceptable (§12.5.3), but below any
+ * coding the client named with a weight of its own, which is what such a client asks for.
+ */
+const UNNAMED_IDENTITY = 0.0005;
 
 function preferences(accept: string): Preferences {
   const weights = new Map<string, number>();
@@ -54,7 +60,7 @@ function weight(prefs: Preferences, coding: Coding): number {
   const own = prefs.weights.get(coding);
   if (own !== undefined) return own;
   if (prefs.star !== undefined) return prefs.star;
-  return coding === 'identity' ? 1 : 0;
+  return coding === 'identity' ? UNNAMED_IDENTITY : 0;
 }
 
 /**
