@@ -36,7 +36,7 @@ test('Chromium asks with its own Accept-Encoding, gets a compressed search and d
     const headers = await response.allHeaders();
     assert.equal(headers['content-encoding'], 'gzip', 'the gateway prefers gzip among what the browser weighs equally');
     assert.ok(Number(headers['content-length']) * 4 < Buffer.byteLength(identity.body));
-    const shown = await page.evaluate(() => document.body.innerText);
+    const shown = await page.locator('body').innerText();
     assert.deepEqual(JSON.parse(shown), JSON.parse(identity.body));
     const line = fx.logs.lines().find((l) => l.reqId === 'chromium-search');
     assert.equal(line?.encoding, 'gzip');
