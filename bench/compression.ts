@@ -23,7 +23,7 @@ import { spread } from './stats.ts';
 const CODINGS = ['gzip', 'br', 'zstd'] as const;
 const OFF = { CATALOG_GATEWAY_COMPRESSION_ENCODINGS: '', CATALOG_GATEWAY_UPSTREAM_ACCEPT_ENCODING: 'identity' };
 
-/** The catalog's title words, most frequent first: what users type most. */
+/** The catalog's title and author words, most frequent first: what users type most. */
 function commonWords(titles: readonly string[]): string[] {
   const counts = new Map<string, number>();
   for (const title of titles) {
@@ -53,7 +53,8 @@ async function main(dataDir: string, searches: number): Promise<void> {
   const fleet = new Fleet(dataDir);
   try {
     const origin = await fleet.origin();
-    const words = commonWords(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')).titles);
+    const vocabulary = readCatalogVocabulary(join(fleet.dataDir, 'catalog.db'));
+    const words = commonWords([...vocabulary.titles, ...vocabulary.authors]);
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
     const auth = { authorization: `Bearer ${token}` };
 

@@ -13,6 +13,7 @@ import { problemInstance } from '../shared/request-target.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
+import type { Negotiator } from './encoding/negotiate.ts';
 import type { Flights } from './fill/flight.ts';
 import type { GatewayMetrics, MetricRoute } from './metrics.ts';
 import type { Purger } from './purge/purger.ts';
@@ -36,6 +37,8 @@ export interface PipelineDeps {
   readonly unfinished: Set<ServerResponse>;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
+  /** Which representation answers a request's Accept-Encoding, remembered per value. */
+  readonly negotiator: Negotiator;
   readonly flights: Flights;
   /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
   readonly purger: Purger;

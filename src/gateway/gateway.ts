@@ -22,6 +22,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
 import { Codec, compressionPolicy } from './encoding/compress.ts';
+import { Negotiator } from './encoding/negotiate.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
@@ -139,6 +140,7 @@ async function build(config: Config, deps: GatewayDeps, group: string | undefine
         unfinished,
         verifier,
         cache,
+        negotiator: new Negotiator(),
         flights,
         purger,
         origin,

@@ -7,7 +7,7 @@
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import type { Config } from '../../config/schema.ts';
 import { parseCacheControl, single, type HeaderFields } from '../rules/cache-control.ts';
-import { codingOf, type Coding } from './negotiate.ts';
+import { codingOf, offeredList, type Coding } from './negotiate.ts';
 
 export type Compression = Exclude<Coding, 'identity'>;
 
@@ -49,8 +49,9 @@ export interface EncodingPlan {
   readonly offered: readonly Coding[];
 }
 
-const AS_IDENTITY: EncodingPlan = { keep: 'identity', offered: [] };
-const AS_CAME: EncodingPlan = { keep: undefined, offered: [] };
+const NONE = offeredList([]);
+const AS_IDENTITY: EncodingPlan = { keep: 'identity', offered: NONE };
+const AS_CAME: EncodingPlan = { keep: undefined, offered: NONE };
 
 /**
  * The plan for an origin answer on a route that compresses (`compress`) or not. A 200 of a listed
@@ -62,11 +63,11 @@ const AS_CAME: EncodingPlan = { keep: undefined, offered: [] };
 export function encodingPlan(status: number, headers: HeaderFields, bodyLength: number, policy: CompressionPolicy, compress: boolean): EncodingPlan {
   const sent = codingOf(single(headers['content-encoding']));
   if (sent === undefined) return AS_CAME;
-  if (bodyLength === 0 || parseCacheControl(headers['cache-control']).has('no-transform')) return sent === 'identity' ? AS_IDENTITY : { keep: sent, offered: [] };
+  if (bodyLength === 0 || parseCacheControl(headers['cache-control']).has('no-transform')) return sent === 'identity' ? AS_IDENTITY : { keep: sent, offered: NONE };
   const first = policy.encodings[0];
   const listed = compress && first !== undefined && status === 200 && typeListed(single(headers['content-type']), policy.types);
-  if (sent === 'identity') return listed && bodyLength >= policy.minBytes ? { keep: first, offered: [...policy.encodings, 'identity'] } : AS_IDENTITY;
-  return { keep: sent, offered: listed ? [...new Set<Coding>([...policy.encodings, sent, 'identity'])] : [sent, 'identity'] };
+  if (sent === 'identity') return listed && bodyLength >= policy.minBytes ? { keep: first, offered: offeredList([...policy.encodings, 'identity']) } : AS_IDENTITY;
+  return { keep: sent, offered: offeredList(listed ? [...new Set<Coding>([...policy.encodings, sent, 'identity'])] : [sent, 'identity']) };
 }
 
 /** Encodes and decodes bodies; synchronous, since a body is small and a stream per body costs more. */

@@ -87,6 +87,47 @@ export function negotiate(accept: string | undefined, offered: readonly Coding[]
   return best;
 }
 
+/** The canonical copy of each list of codings offered, so that memos can be keyed by the list. */
+const OFFERED_LISTS = new Map<string, readonly Coding[]>();
+
+/** `offered` as the one shared list with its members in its order (there are a few dozen at most). */
+export function offeredList(offered: readonly Coding[]): readonly Coding[] {
+  const name = offered.join(',');
+  let list = OFFERED_LISTS.get(name);
+  if (list === undefined) {
+    list = Object.freeze([...offered]);
+    OFFERED_LISTS.set(name, list);
+  }
+  return list;
+}
+
+/** Headers a memo keeps per list offered; a field value that never repeats cannot grow it past this. */
+const NEGOTIATED_LIMIT = 256;
+
+/**
+ * `negotiate` remembered per list offered (offeredList) and `Accept-Encoding` value: clients send
+ * a handful of distinct values, and a hit should not parse one each time. One per pipeline.
+ */
+export class Negotiator {
+  readonly #chosen = new WeakMap<readonly Coding[], Map<string, Coding>>();
+
+  choose(accept: string | undefined, offered: readonly Coding[]): Coding {
+    if (accept === undefined) return negotiate(accept, offered);
+    let known = this.#chosen.get(offered);
+    if (known === undefined) {
+      known = new Map();
+      this.#chosen.set(offered, known);
+    }
+    let coding = known.get(accept);
+    if (coding === undefined) {
+      coding = negotiate(accept, offered);
+      if (known.size >= NEGOTIATED_LIMIT) known.clear();
+      known.set(accept, coding);
+    }
+    return coding;
+  }
+}
+
 /** A validator's opaque tag and whether it is weak (RFC 9110 §8.8.3). */
 function splitTag(etag: string): { weak: boolean; opaque: string } {
   const trimmed = etag.trim();

@@ -7,7 +7,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheOutcome, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
-import { negotiate } from '../encoding/negotiate.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
 import type { FillOutcome, FillRequest } from '../fill/fetch.ts';
 import type { MetricRoute } from '../metrics.ts';
@@ -81,7 +80,7 @@ function conditionsOf(headers: IncomingHttpHeaders): Conditions {
  */
 function representationFor(ex: Exchange, c: Cacheable, response: StoredResponse): Representation {
   if (response.offered.length === 0) return response.kept;
-  const coding = negotiate(single(ex.req.headers['accept-encoding']), response.offered);
+  const coding = ex.deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
   try {
     return ex.deps.cache.represent(c.key, response, coding);
   } catch (err) {

@@ -6,7 +6,7 @@
  * (each makes the other codings it is asked for itself). A value that does not decode
  * (another version's, or damaged) is treated as absent, never served.
  */
-import { codingOf, type Coding } from '../encoding/negotiate.ts';
+import { codingOf, offeredList, type Coding } from '../encoding/negotiate.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { reuseFacts, type EntryMaker, type StoredResponse } from './stored-response.ts';
 
@@ -82,5 +82,5 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): SharedEntry | und
   if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
   if (!(keep === null || isCoding(keep)) || !Array.isArray(offered) || !offered.every(isCoding)) return undefined;
   const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
-  return { response: maker.restore(status, fields, bytes.subarray(4 + headLength), { keep: keep ?? undefined, offered }, facts, key, tags), mark };
+  return { response: maker.restore(status, fields, bytes.subarray(4 + headLength), { keep: keep ?? undefined, offered: offeredList(offered) }, facts, key, tags), mark };
 }
