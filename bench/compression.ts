@@ -10,8 +10,11 @@
  * default limit, `limit=50` and `available=true`) filled into a fresh gateway, and
  * `catalog_gateway_cache_bytes` / `catalog_gateway_cache_entries` read: compression off (as before
  * it existed), on with gzip clients, and on with identity clients (the decoded copy kept too).
+ * Decode: what decoding each coded body in the process costs, the price Varnish's design (one
+ * compressed copy, decoded for every identity hit) would add to an identity client's hit.
  */
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { request } from 'undici';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { scrapeMetrics } from '../src/loadtest/server-metrics.ts';
@@ -32,10 +35,27 @@ function commonWords(titles: readonly string[]): string[] {
   return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([word]) => word);
 }
 
-async function bodyBytes(url: string, headers: Record<string, string>): Promise<number> {
+const DECODE = { gzip: gunzipSync, br: brotliDecompressSync, zstd: zstdDecompressSync } as const;
+
+async function body(url: string, headers: Record<string, string>): Promise<Buffer> {
   const res = await request(url, { headers });
   if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode}`);
-  return (await res.body.arrayBuffer()).byteLength;
+  return Buffer.from(await res.body.arrayBuffer());
+}
+
+async function bodyBytes(url: string, headers: Record<string, string>): Promise<number> {
+  return (await body(url, headers)).length;
+}
+
+/** Microseconds to decode one of `bodies`, the least of five passes (the machine is shared). */
+function decodeMicros(bodies: readonly Buffer[], decode: (b: Buffer) => Buffer): number {
+  let least = Infinity;
+  for (let pass = 0; pass < 5; pass++) {
+    const started = performance.now();
+    for (const coded of bodies) decode(coded);
+    least = Math.min(least, ((performance.now() - started) * 1000) / bodies.length);
+  }
+  return least;
 }
 
 async function entryCost(fleet: Fleet, origin: ServerProcess, name: string, env: Record<string, string>, targets: readonly string[], headers: Record<string, string>): Promise<{ entries: number; bytesPerEntry: number }> {
@@ -62,15 +82,17 @@ async function main(dataDir: string, searches: number): Promise<void> {
     const ratios: Record<(typeof CODINGS)[number], number[]> = { gzip: [], br: [], zstd: [] };
     const totals = { identity: 0, gzip: 0, br: 0, zstd: 0 };
     const identitySizes: number[] = [];
+    const coded: Record<(typeof CODINGS)[number], Buffer[]> = { gzip: [], br: [], zstd: [] };
     for (const word of words.slice(0, searches)) {
       const url = `${gateway.url}/v1/books?q=${word}`;
       const identity = await bodyBytes(url, auth);
       identitySizes.push(identity);
       totals.identity += identity;
       for (const coding of CODINGS) {
-        const coded = await bodyBytes(url, { ...auth, 'accept-encoding': coding });
-        totals[coding] += coded;
-        ratios[coding].push(identity / coded);
+        const sent = await body(url, { ...auth, 'accept-encoding': coding });
+        totals[coding] += sent.length;
+        ratios[coding].push(identity / sent.length);
+        if (sent.length < identity) coded[coding].push(sent);
       }
     }
     await fleet.stop(gateway);
@@ -78,7 +100,7 @@ async function main(dataDir: string, searches: number): Promise<void> {
     console.log(`wire: ${identitySizes.length} searches at the default limit, identity body median ${sizes.median} B (${sizes.min}–${sizes.max})`);
     for (const coding of CODINGS) {
       const r = spread(ratios[coding]);
-      console.log(`  ${coding.padEnd(5)} ${r.median.toFixed(2)}× fewer body bytes, median (${r.min.toFixed(2)}–${r.max.toFixed(2)}); all bytes ${(totals.identity / totals[coding]).toFixed(2)}×`);
+      console.log(`  ${coding.padEnd(5)} ${r.median.toFixed(2)}× fewer body bytes, median (${r.min.toFixed(2)}–${r.max.toFixed(2)}); all bytes ${(totals.identity / totals[coding]).toFixed(2)}×; decoding one costs ${decodeMicros(coded[coding], DECODE[coding]).toFixed(1)} µs`);
     }
 
     const targets = words.slice(0, 60).flatMap((word) => [`/v1/books?q=${word}`, `/v1/books?q=${word}&limit=50`, `/v1/books?q=${word}&available=true`]);

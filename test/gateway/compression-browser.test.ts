@@ -4,25 +4,14 @@
  * send an identity client, decoded by the browser from the coding negotiated.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { test } from 'node:test';
 import { launchChromium } from '../support/browser.ts';
-import { tempDir, testConfig } from '../support/config.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { useRealOriginGateway } from '../support/gateway-fixture.ts';
 
-let origin: RunningOrigin;
-let fx: GatewayFixture;
-before(async () => {
-  const dataDir = tempDir();
-  origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
-  fx = await startGatewayFixture(origin, { dataDir, 'origin.books': 2000 });
-});
-after(async () => {
-  await fx.stop();
-  await origin.stop();
-});
+const real = useRealOriginGateway();
 
 test('Chromium asks with its own Accept-Encoding, gets a compressed search and decodes the JSON', async () => {
+  const { fx } = real;
   const target = '/v1/books?q=the&limit=50';
   const identity = await fx.get(target);
   const browser = await launchChromium();

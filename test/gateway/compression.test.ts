@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { request } from 'undici';
-import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
-import { tempDir, testConfig } from '../support/config.ts';
+import type { RunningOrigin } from '../../src/origin/origin.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, useRealOriginGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 
@@ -48,18 +47,13 @@ function assertFraming(reply: Wire, coding: string): void {
 }
 
 describe('compression in front of the real origin', () => {
+  const real = useRealOriginGateway();
   let origin: RunningOrigin;
   let fx: GatewayFixture;
   let auth: Record<string, string>;
   before(async () => {
-    const dataDir = tempDir();
-    origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
-    fx = await startGatewayFixture(origin, { dataDir, 'origin.books': 2000 });
+    ({ origin, fx } = real);
     auth = { authorization: `Bearer ${await fx.token()}` };
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.stop();
   });
 
   const originCalls = async (): Promise<number> => metricValue((await get(`${origin.adminUrl}/metrics`)).body, 'catalog_origin_http_requests_total');

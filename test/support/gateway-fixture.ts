@@ -6,7 +6,8 @@ import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { after, before } from 'node:test';
-import { testConfig } from './config.ts';
+import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { tempDir, testConfig } from './config.ts';
 import { HEALTH_PATH } from './health-check.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
 import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
@@ -84,5 +85,40 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
       return started(setup.fx);
     },
     behaviours,
+  };
+}
+
+export interface RealOriginGateway {
+  readonly origin: RunningOrigin;
+  readonly fx: GatewayFixture;
+}
+
+/**
+ * Registers the calling suite's before/after hooks: the real origin on a 2,000-book catalog and a
+ * gateway in front of it, sharing one data directory (so one signing secret). Read the fields
+ * inside tests only.
+ */
+export function useRealOriginGateway(): RealOriginGateway {
+  const setup: { origin?: RunningOrigin; fx?: GatewayFixture } = {};
+  before(async () => {
+    const dataDir = tempDir();
+    setup.origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
+    setup.fx = await startGatewayFixture(setup.origin, { dataDir, 'origin.books': 2000 });
+  });
+  after(async () => {
+    await setup.fx?.stop();
+    await setup.origin?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useRealOriginGateway: read its fields inside a test, after the before hook');
+    return value;
+  };
+  return {
+    get origin() {
+      return started(setup.origin);
+    },
+    get fx() {
+      return started(setup.fx);
+    },
   };
 }
