@@ -86,7 +86,7 @@ const MIB = 1024 * 1024;
 export const SCHEMA = {
   dataDir: { type: 'string', doc: 'Directory for generated state: the catalog database and the development signing secret.' },
   'log.level': { type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Least severity that is logged.' },
-  'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result and `service=`. Other lines stay JSON.' },
+  'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result, the coding sent (`encoding=`) and `service=`. Other lines stay JSON.' },
   'log.destination': { type: 'string', doc: '`stdout`, or a file path that log lines are appended to.' },
   'auth.secretFile': { type: 'string', nullable: true, doc: 'HMAC (HS256) signing secret file; `null` means `<dataDir>/signing-secret`, generated on first start.' },
   'auth.jwks': { type: 'string', nullable: true, doc: 'JWKS file path or `https://` URL. When set, tokens are verified against it instead of the HMAC secret.' },
