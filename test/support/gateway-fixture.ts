@@ -73,8 +73,13 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     await setup.fx?.stop();
     await setup.origin?.close();
   });
+  return startedFields('useFaultGateway', setup, { behaviours });
+}
+
+/** Getters for what a suite's before hook starts, which fail loudly when read before it ran. */
+function startedFields<O, E extends object = object>(helper: string, setup: { origin?: O; fx?: GatewayFixture }, extra?: E): { readonly origin: O; readonly fx: GatewayFixture } & E {
   const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('useFaultGateway: read its fields inside a test, after the before hook');
+    if (value === undefined) throw new Error(`${helper}: read its fields inside a test, after the before hook`);
     return value;
   };
   return {
@@ -84,7 +89,7 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     get fx() {
       return started(setup.fx);
     },
-    behaviours,
+    ...(extra as E),
   };
 }
 
@@ -109,16 +114,5 @@ export function useRealOriginGateway(): RealOriginGateway {
     await setup.fx?.stop();
     await setup.origin?.stop();
   });
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('useRealOriginGateway: read its fields inside a test, after the before hook');
-    return value;
-  };
-  return {
-    get origin() {
-      return started(setup.origin);
-    },
-    get fx() {
-      return started(setup.fx);
-    },
-  };
+  return startedFields('useRealOriginGateway', setup);
 }
