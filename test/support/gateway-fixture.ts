@@ -7,7 +7,8 @@ import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { after, before } from 'node:test';
-import { testConfig } from './config.ts';
+import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { tempDir, testConfig } from './config.ts';
 import { HEALTH_PATH } from './health-check.ts';
 import { dispatcherFor } from './protocols.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
@@ -84,8 +85,13 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     await setup.fx?.stop();
     await setup.origin?.close();
   });
+  return startedFields('useFaultGateway', setup, { behaviours });
+}
+
+/** Getters for what a suite's before hook starts, which fail loudly when read before it ran. */
+function startedFields<O, E extends object = object>(helper: string, setup: { origin?: O; fx?: GatewayFixture }, extra?: E): { readonly origin: O; readonly fx: GatewayFixture } & E {
   const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('useFaultGateway: read its fields inside a test, after the before hook');
+    if (value === undefined) throw new Error(`${helper}: read its fields inside a test, after the before hook`);
     return value;
   };
   return {
@@ -95,6 +101,30 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     get fx() {
       return started(setup.fx);
     },
-    behaviours,
+    ...(extra as E),
   };
+}
+
+export interface RealOriginGateway {
+  readonly origin: RunningOrigin;
+  readonly fx: GatewayFixture;
+}
+
+/**
+ * Registers the calling suite's before/after hooks: the real origin on a 2,000-book catalog and a
+ * gateway in front of it, sharing one data directory (so one signing secret). Read the fields
+ * inside tests only.
+ */
+export function useRealOriginGateway(): RealOriginGateway {
+  const setup: { origin?: RunningOrigin; fx?: GatewayFixture } = {};
+  before(async () => {
+    const dataDir = tempDir();
+    setup.origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
+    setup.fx = await startGatewayFixture(setup.origin, { dataDir, 'origin.books': 2000 });
+  });
+  after(async () => {
+    await setup.fx?.stop();
+    await setup.origin?.stop();
+  });
+  return startedFields('useRealOriginGateway', setup);
 }
