@@ -121,6 +121,33 @@ describe('compression in front of the real origin', () => {
     assert.equal((await through(target, { 'accept-encoding': 'gzip', 'if-none-match': '"other"' })).status, 200);
   });
 
+  test('Range, If-Range and If-Match apply to the representation sent (RFC 9110 §14.1, §13.1.1, §13.1.5)', async () => {
+    const target = '/v1/books?q=the&limit=20';
+    const identity = await through(target);
+    const gzip = await through(target, { 'accept-encoding': 'gzip' });
+    const [identityTag, gzipTag] = [String(identity.headers.etag), String(gzip.headers.etag)];
+    const part = await through(target, { 'accept-encoding': 'gzip', range: 'bytes=0-99' });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers['content-encoding'], 'gzip');
+    assert.equal(part.headers['content-range'], `bytes 0-99/${gzip.body.length}`, 'the coded bytes are the ones ranged');
+    assert.equal(Number(part.headers['content-length']), 100);
+    assert.deepEqual(part.body, gzip.body.subarray(0, 100));
+    assert.equal(part.headers.etag, gzipTag);
+    const tail = await through(target, { range: 'bytes=-10' });
+    assert.equal(tail.headers['content-range'], `bytes ${identity.body.length - 10}-${identity.body.length - 1}/${identity.body.length}`);
+    assert.deepEqual(tail.body, identity.body.subarray(-10));
+    const beyond = await through(target, { 'accept-encoding': 'gzip', range: `bytes=${gzip.body.length}-` });
+    assert.equal(beyond.status, 416);
+    assert.equal(beyond.headers['content-range'], `bytes */${gzip.body.length}`);
+    assert.equal((await through(target, { 'accept-encoding': 'gzip', range: 'bytes=0-9', 'if-range': gzipTag })).status, 206);
+    const whole = await through(target, { 'accept-encoding': 'gzip', range: 'bytes=0-9', 'if-range': identityTag });
+    assert.equal(whole.status, 200, 'the identity tag names another representation: the whole gzip one is sent');
+    assert.deepEqual(whole.body, gzip.body);
+    assert.equal((await through(target, { 'accept-encoding': 'gzip', 'if-match': gzipTag })).status, 200);
+    assert.equal((await through(target, { 'accept-encoding': 'gzip', 'if-match': identityTag })).status, 412);
+    assert.equal((await through(target, { 'if-match': identityTag })).status, 200);
+  });
+
   test('HEAD gives the fields GET sends, Content-Length and Content-Encoding included, and no body', async () => {
     const target = '/v1/books?q=stone&limit=50';
     for (const accept of ['gzip', 'zstd', 'identity']) {
