@@ -9,7 +9,7 @@ import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib'
 import { request } from 'undici';
 import type { RunningOrigin } from '../../src/origin/origin.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { startGatewayFixture, useRealOriginGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, startSharingGateways, useRealOriginGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 
@@ -262,9 +262,7 @@ describe('compression with the Redis shared tier', () => {
     origin = await startFaultOrigin();
     origin.behave(() => ({ kind: 'json', padBytes: 4000 }));
     redis = await startRedis();
-    const shared = { 'gateway.redis.url': redis.url, 'gateway.redis.keyPrefix': `test-${Math.random().toString(36).slice(2)}:`, 'gateway.redis.commandTimeoutMs': 1000 };
-    fleet = [await startGatewayFixture(origin.url, shared), await startGatewayFixture(origin.url, shared)];
-    await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up')))).every((up) => up === 1));
+    fleet = await startSharingGateways(origin.url, redis.url, 2, { 'gateway.redis.commandTimeoutMs': 1000 });
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));

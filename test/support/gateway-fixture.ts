@@ -12,7 +12,7 @@ import { tempDir, testConfig } from './config.ts';
 import { HEALTH_PATH } from './health-check.ts';
 import { dispatcherFor } from './protocols.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
-import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
+import { captureLogs, get, manualClock, metricValue, until, type Clock, type LogCapture, type Reply } from './harness.ts';
 
 export interface GatewayFixture {
   readonly gateway: RunningGateway;
@@ -67,6 +67,18 @@ export interface FaultGateway {
   readonly fx: GatewayFixture;
   /** How the origin answers a target; targets not in the map get OK. */
   readonly behaviours: Map<string, Behaviour>;
+}
+
+/**
+ * `size` gateways in front of `origin` sharing one cache through the Redis at `redisUrl`, under a
+ * key prefix of their own; returned once every one of them shares.
+ */
+export async function startSharingGateways(origin: FixtureOrigin, redisUrl: string, size: number, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture[]> {
+  const shared = { ...overrides, 'gateway.redis.url': redisUrl, 'gateway.redis.keyPrefix': `test-${Math.random().toString(36).slice(2)}:` };
+  const fleet: GatewayFixture[] = [];
+  for (let i = 0; i < size; i++) fleet.push(await startGatewayFixture(origin, shared));
+  await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean));
+  return fleet;
 }
 
 /**
