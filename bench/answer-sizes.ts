@@ -2,10 +2,13 @@
  * What real catalog answers cost in the cache, for the hit-ratio replay: the load test's query
  * mix (src/loadtest/workload.ts: 1–3 words of real titles and author names, some filtered, some
  * with other page sizes) resolved by the origin's own code against the embedded catalog, each
- * answer prepared as the gateway keeps it (the origin's header fields, its tags) and counted as
- * the cache counts it (entry-size.ts). No HTTP: the replay needs sizes, not latencies.
+ * answer prepared as the gateway keeps it (the origin's header fields, its tags, the body
+ * compressed as the default `gateway.compression` does at fill) and counted as the cache counts it
+ * (entry-size.ts). No HTTP: the replay needs sizes, not latencies.
  */
 import { join } from 'node:path';
+import { loadConfig } from '../src/config/load.ts';
+import { encodingPlan } from '../src/gateway/encoding/plan.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { buildWorkload } from '../src/loadtest/workload.ts';
 import { CatalogDb } from '../src/origin/catalog-db.ts';
@@ -13,6 +16,8 @@ import { strongEtag } from '../src/origin/etag.ts';
 import { resolve } from '../src/origin/resources.ts';
 import { EntryMaker } from '../src/gateway/store/stored-response.ts';
 import { parseTags } from '../src/gateway/store/tag-index.ts';
+import { Codec } from '../src/shared/encoding/codec.ts';
+import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
 
 const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
@@ -26,7 +31,8 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
   const dbPath = join(dataDir, 'catalog.db');
   const workload = buildWorkload(readCatalogVocabulary(dbPath), { seed: 27, distinct: count, zipfExponent: 1, pagingShare: 0, filterShare: 0.25, subjects: 1, length: 1 });
   const db = new CatalogDb(dbPath);
-  const maker = new EntryMaker();
+  const policy = compressionPolicy(loadConfig({ env: {} }));
+  const maker = new EntryMaker(new Codec(policy.levels));
   const bytes = new Uint32Array(count);
   try {
     workload.queries.forEach((query, i) => {
@@ -37,7 +43,10 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
       const body = JSON.stringify(resolution.document);
       const fields: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'public, max-age=3600', etag: strongEtag(body) };
       if (resolution.next != null) fields.link = `<${resolution.next}>; rel="next"`;
-      bytes[i] = maker.prepare(200, fields, Buffer.from(body), FACTS, undefined, [], parseTags(resolution.tags)).bytes;
+      const identity = Buffer.from(body);
+      const plan = encodingPlan(200, fields, identity.length, policy, true);
+      const kept = plan.keep === undefined ? identity : maker.codec.encode(identity, plan.keep);
+      bytes[i] = maker.prepare(200, fields, kept, plan, FACTS, undefined, [], parseTags(resolution.tags)).bytes;
     });
   } finally {
     db.close();

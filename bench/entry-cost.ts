@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
+import { Codec } from '../src/shared/encoding/codec.ts';
+import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { Fetcher } from '../src/gateway/fill/fetch.ts';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { NO_DIRECTIVES } from '../src/gateway/rules/reuse.ts';
@@ -73,10 +75,10 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
     const purges = new PurgeLog();
-    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
     const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
-    const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] });
+    const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
     const fill = async (count: number): Promise<void> => {
       let left = count;
       const worker = async (): Promise<void> => {
@@ -85,7 +87,7 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
           if (!target.ok) throw new Error('the query space made a bad target');
           const key = cacheKey(target.canonical);
           const outcome = await fetcher.fetch(
-            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false },
+            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false, compress: true },
             undefined,
           );
           if (outcome.kind !== 'response' || !outcome.stored) throw new Error('an answer was not stored');

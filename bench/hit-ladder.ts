@@ -21,6 +21,8 @@ import { createServer } from 'node:http';
 import { loadConfig } from '../src/config/load.ts';
 import { cacheStatus } from '../src/gateway/cache-outcome.ts';
 import { deliver } from '../src/gateway/deliver.ts';
+import { Codec } from '../src/shared/encoding/codec.ts';
+import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { Fetcher } from '../src/gateway/fill/fetch.ts';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
@@ -42,7 +44,7 @@ if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
-const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
 const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
 const origin = new OriginClient(config);
 const verifier = createVerifier(config, Date.now);
@@ -53,14 +55,14 @@ const maxTargetBytes = config['http.maxTargetBytes'];
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
-const fetcher = new Fetcher(origin, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false });
+const fetcher = new Fetcher(origin, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false }, { acceptEncoding: 'identity', policy: compressionPolicy(config) });
 const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 0, targetedFields: [] };
-const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false }, undefined);
+const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false, compress: false }, undefined);
 if (filled.kind !== 'response' || !filled.stored) throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
 if (entry.kind !== 'found') throw new Error('the hot target is not in the cache');
 const stored = entry.response;
-const prebuilt = [...stored.headers, 'age', '0', 'cache-status', cacheStatus({ kind: 'hit', ttl: 60 }) ?? '', 'x-request-id', 'bench'];
+const prebuilt = [...stored.kept.headers, 'age', '0', 'cache-status', cacheStatus({ kind: 'hit', ttl: 60 }) ?? '', 'x-request-id', 'bench'];
 
 const server = createServer((req, res) => {
   const started = performance.now();
@@ -87,7 +89,7 @@ const server = createServer((req, res) => {
   }
   const now = Date.now();
   const reqId = requestId(req.headers['x-request-id']);
-  const delivered = deliver(res, response, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
+  const delivered = deliver(res, response, response.kept, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {

@@ -8,7 +8,9 @@
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
-import { StoredResponse } from '../src/gateway/store/stored-response.ts';
+import { Representation, StoredResponse } from '../src/gateway/store/stored-response.ts';
+import { Codec } from '../src/shared/encoding/codec.ts';
+import type { Coding } from '../src/shared/encoding/negotiate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { beladyHits, type Hits } from './belady.ts';
@@ -19,7 +21,12 @@ import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './trace
 const MIB = 1024 * 1024;
 const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 const NO_FIELDS: readonly string[] = [];
-const NO_BODY = Buffer.alloc(0);
+/** Trace entries hold nothing: what they cost is their own bytes (`held`). */
+const NOTHING = new Representation('identity', [], Buffer.alloc(0), 0);
+/** Sent only as kept. */
+const NOT_OFFERED: readonly Coding[] = [];
+/** Never used: the replay makes no representation. */
+const NO_CODEC = new Codec({ gzip: 1, br: 0, zstd: 1 });
 const NO_REQUEST_FIELDS = {};
 /** The gateway's default `gateway.cache.maxEntryBytes`. */
 const MAX_ENTRY_BYTES = MIB;
@@ -65,7 +72,7 @@ const NOT_VARYING = { vary: [], selecting: [] };
 /** One replay through the real store. */
 function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { seconds: number; admitted: number; refused: number } {
   const purges = new PurgeLog();
-  const cache = new ResponseCache({ maxBytes: boundBytes, maxEntryBytes: MAX_ENTRY_BYTES, purges, admission });
+  const cache = new ResponseCache({ maxBytes: boundBytes, maxEntryBytes: MAX_ENTRY_BYTES, purges, admission, codec: NO_CODEC });
   const keys: CacheKey[] = trace.keys.map(cacheKey);
   // What each key's response holds, so that the entry costs its trace size (entry-size.ts adds the key and the fixed part).
   const held = trace.keys.map((key, id) => (trace.sizes[id] ?? 0) - leastEntryBytes(key));
@@ -78,7 +85,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
       hits++;
       hitBytes += trace.sizes[id] ?? 0;
     } else {
-      cache.store(key, new StoredResponse(200, NO_FIELDS, NO_BODY, FACTS, NOT_VARYING, NO_FIELDS, held[id] ?? 0), purges.generation);
+      cache.store(key, new StoredResponse(200, NO_FIELDS, NOTHING, NOT_OFFERED, FACTS, NOT_VARYING, NO_FIELDS, held[id] ?? 0), purges.generation);
     }
     if (cache.bytes > boundBytes) throw new Error(`the store holds ${cache.bytes} B over its bound of ${boundBytes} B`);
   }

@@ -108,6 +108,8 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
       return 'a non-empty list of routes (docs/caching.md, "Routes")';
     case 'addresses':
       return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
+    case 'list':
+      return spec.values === undefined ? 'a list of non-empty strings (comma-separated in env and flags)' : `a list of ${spec.values.join(', ')} (comma-separated in env and flags)`;
     case 'workers':
       return `an integer from 1 to ${spec.max}, or auto (one per core)`;
     case 'redis-url':
@@ -202,6 +204,11 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
       return fromText && text !== undefined ? coerceJson(text, coerceRoutes) : coerceRoutes(raw);
     case 'addresses':
       return coerceAddresses(text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw);
+    case 'list': {
+      const list = text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw;
+      if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string' && entry !== '' && (spec.values?.includes(entry) ?? true))) return { ok: false };
+      return { ok: true, value: Object.freeze([...new Set(list)]) };
+    }
     case 'workers': {
       if (text === 'auto') return { ok: true, value: 'auto' };
       const n = fromText && text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : raw;

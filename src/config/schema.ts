@@ -49,11 +49,17 @@ interface RedisUrlSpec {
   readonly type: 'redis-url';
   readonly doc: string;
 }
+/** A list of tokens (comma-separated in env and flags), each one of `values` when given. */
+interface ListSpec {
+  readonly type: 'list';
+  readonly values?: readonly string[];
+  readonly doc: string;
+}
 interface RoutesSpec {
   readonly type: 'routes';
   readonly doc: string;
 }
-export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | UrlOrPathSpec | AddressesSpec | WorkersSpec | RedisUrlSpec | RoutesSpec;
+export type KeySpec = IntegerSpec | StringSpec | EnumSpec | BooleanSpec | UrlSpec | UrlOrPathSpec | AddressesSpec | WorkersSpec | RedisUrlSpec | RoutesSpec | ListSpec;
 
 /** How a route's requests go through the gateway (docs/caching.md, "Routes"). */
 export type RouteMode = 'catalog' | 'http' | 'pass';
@@ -83,7 +89,7 @@ const MIB = 1024 * 1024;
 export const SCHEMA = {
   dataDir: { type: 'string', doc: 'Directory for generated state: the development signing secret, the catalog database and the gateway\'s event registration. The default is the package\'s own `data/`, whatever the current directory; a directory given in a file, the environment or `--data-dir` is taken relative to the current directory.' },
   'log.level': { type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], doc: 'Least severity that is logged.' },
-  'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result and `service=`. Other lines stay JSON.' },
+  'log.format': { type: 'enum', values: ['json', 'combined'], doc: 'Access-log lines as JSON, or as nginx\'s `combined` line followed by `rt=`, `reqid=`, the cache result, the coding sent (`encoding=`) and `service=`. Other lines stay JSON.' },
   'log.destination': { type: 'string', doc: '`stdout`, or a file path that log lines are appended to.' },
   'auth.secretFile': { type: 'string', nullable: true, doc: 'HMAC (HS256) signing secret file; `null` means `<dataDir>/signing-secret`, generated on first start.' },
   'auth.jwks': { type: 'string', nullable: true, doc: 'JWKS file path or `https://` URL. When set, tokens are verified against it instead of the HMAC secret.' },
@@ -138,6 +144,13 @@ export const SCHEMA = {
   'gateway.upstream.keepAliveTimeoutMs': { type: 'integer', min: 1, max: 600_000, doc: 'How long an idle origin connection is kept; an origin `Keep-Alive: timeout` hint, less 2 s, takes precedence.' },
   'gateway.upstream.probe': { type: 'url-or-path', nullable: true, doc: 'The origin\'s health check: an absolute URL, or a path on `gateway.origin`; up means a 2xx answer. `null` asks `GET /` of `gateway.origin` itself, and any answer below 500 (401 and 404 included) means up. It drives `/readyz` and `catalog_gateway_origin_up`; `npm start` probes its origin\'s admin `/readyz`.' },
   'gateway.upstream.probeIntervalMs': { type: 'integer', min: 100, max: 600_000, doc: 'How often the health check is asked; a request that cannot reach the origin asks it at once.' },
+  'gateway.upstream.acceptEncoding': { type: 'string', doc: 'The `Accept-Encoding` a fill sends the origin (whatever the client sent), so the origin may send a compressed body; it is stored as it came and decoded for clients that cannot accept it. `identity` asks for none.' },
+  'gateway.compression.encodings': { type: 'list', values: ['gzip', 'br', 'zstd'], doc: 'Codings catalog routes send to clients that accept them, in the gateway\'s order of preference among equally weighted ones; the first is made once at fill and the others when first asked for (docs/caching.md, "Compression"). Empty: no compression.' },
+  'gateway.compression.minBytes': { type: 'integer', min: 0, max: 1024 * MIB, doc: 'Smallest body that is compressed.' },
+  'gateway.compression.types': { type: 'list', doc: 'Media types that are compressed (`type/subtype`, or `type/*`); answers of other types are stored and sent as they came.' },
+  'gateway.compression.levels.gzip': { type: 'integer', min: 1, max: 9, doc: 'gzip (zlib) level.' },
+  'gateway.compression.levels.br': { type: 'integer', min: 0, max: 11, doc: 'Brotli quality.' },
+  'gateway.compression.levels.zstd': { type: 'integer', min: 1, max: 22, doc: 'Zstandard level.' },
   'gateway.rateLimit.perTokenPerSecond': { type: 'integer', min: 0, max: 10_000_000, doc: 'Requests per second each token subject may make (token bucket), checked before the cache; 0 turns it off.' },
   'gateway.rateLimit.perTokenBurst': { type: 'integer', min: 1, max: 10_000_000, doc: 'Bucket size of the per-token limit: requests allowed at once after a quiet spell.' },
   'gateway.rateLimit.perIpPerSecond': { type: 'integer', min: 0, max: 10_000_000, doc: 'Requests per second each client address may make, checked before authentication; 0 turns it off.' },
@@ -169,6 +182,10 @@ type ValueOf<S> = S extends { type: 'integer' }
     ? boolean
     : S extends { type: 'routes' }
       ? readonly RouteConfig[]
+      : S extends { type: 'list'; values: readonly (infer V)[] }
+        ? readonly V[]
+      : S extends { type: 'list' }
+        ? readonly string[]
       : S extends { type: 'addresses' }
         ? readonly string[]
       : S extends { type: 'workers' }

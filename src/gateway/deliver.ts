@@ -1,16 +1,17 @@
 /**
- * The deliver step: the only code that writes a stored or filled response. It adds what every
- * send must carry (`Age`, `Cache-Status`, `X-Request-Id`), answers a client's conditional request
- * with 304 when the stored response satisfies it (RFC 9111 §4.3.2), and leaves the body out for
- * HEAD. Header fields were prepared when the response arrived, so a hit is one `writeHead` and
- * one `end`.
+ * The deliver step: the only code that writes a stored or filled response. It sends the
+ * representation it is handed (the one negotiation chose, ../shared/encoding/negotiate.ts), adds
+ * what every send must carry (`Age`, `Cache-Status`, `X-Request-Id`), answers a client's
+ * conditional request with 304 or 412 and its Range with 206 or 416 (RFC 9110 §13, §14; RFC 9111
+ * §4.3.2), and leaves the body out for HEAD. Header fields were prepared when the representation
+ * was made, so a hit is one `writeHead` and one `end`.
  */
 import type { ServerResponse } from 'node:http';
 import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
-import { preconditionStatus, type Conditions } from './rules/validation.ts';
-import type { StoredResponse } from './store/stored-response.ts';
+import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
+import type { Representation, StoredResponse } from './store/stored-response.ts';
 
 export interface DeliverContext {
   readonly isHead: boolean;
@@ -24,7 +25,10 @@ export interface DeliverContext {
 
 export interface Delivered {
   readonly status: number;
+  /** Body bytes as they went on the wire. */
   readonly bytes: number;
+  /** The content coding of the representation sent (`identity` for none), when one was. */
+  readonly encoding?: string | undefined;
 }
 
 /** RFC 9110 §15.4.5: the fields a 304 must repeat from the 200 it stands for. */
@@ -43,10 +47,10 @@ function isConditional(conditions: Conditions): boolean {
  */
 const fields: string[] = [];
 
-/** The stored fields (those named in `only`, when given) and the three every send carries. */
-function sendFields(response: StoredResponse, context: DeliverContext, only?: ReadonlySet<string>): string[] {
+/** The representation's fields (those named in `only`, when given) and the three every send carries. */
+function sendFields(response: StoredResponse, representation: Representation, context: DeliverContext, only?: ReadonlySet<string>): string[] {
   fields.length = 0;
-  const stored = response.headers;
+  const stored = representation.headers;
   for (let i = 0; i < stored.length; i += 2) {
     const name = stored[i] ?? '';
     if (only === undefined || only.has(name)) fields.push(name, stored[i + 1] ?? '');
@@ -56,48 +60,64 @@ function sendFields(response: StoredResponse, context: DeliverContext, only?: Re
 }
 
 /** A 412 or 416: the three fields every send carries, and `more`; no content. */
-function sendEmpty(res: ServerResponse, status: number, response: StoredResponse, context: DeliverContext, more: readonly string[]): Delivered {
-  res.writeHead(status, [...sendFields(response, context, NO_STORED_FIELDS), 'content-length', '0', ...more]);
+function sendEmpty(res: ServerResponse, status: number, response: StoredResponse, representation: Representation, context: DeliverContext, more: readonly string[]): Delivered {
+  res.writeHead(status, [...sendFields(response, representation, context, NO_STORED_FIELDS), 'content-length', '0', ...more]);
   res.end();
   return { status, bytes: 0 };
 }
 
 /**
- * RFC 9110 §14.2 and §15.3.7: a single range of a stored 200 as a 206, with the stored fields,
- * `Content-Length` of the part and `Content-Range`; 416 when no range is satisfiable (§15.5.17);
- * undefined when the whole representation is to be sent.
+ * RFC 9110 §8.8: the validators of the representation sent, its own entity tag (each coding has
+ * one, ../shared/encoding/negotiate.ts) and the stored answer's Last-Modified. If-Match and
+ * If-Range compare against these (§13.1.1, §13.1.5: the strong comparison names one representation).
  */
-function deliverRange(res: ServerResponse, response: StoredResponse, context: DeliverContext, range: RangeRequest): Delivered | undefined {
-  const length = response.body.length;
-  const answer = rangeAnswer(range, length, response, response.field('date'));
-  if (answer.kind === 'whole') return undefined;
-  if (answer.kind === 'unsatisfiable') return sendEmpty(res, 416, response, context, ['content-range', `bytes */${length}`]);
-  const part = sendFields(response, context);
-  for (let i = 0; i < part.length; i += 2) if (part[i] === 'content-length') part[i + 1] = String(answer.end - answer.start + 1);
-  part.push('content-range', `bytes ${answer.start}-${answer.end}/${length}`);
-  res.writeHead(206, part);
-  res.end(response.body.subarray(answer.start, answer.end + 1));
-  return { status: 206, bytes: answer.end - answer.start + 1 };
+function sentValidators(response: StoredResponse, representation: Representation): Validators {
+  return { etag: representation.etag, lastModified: response.lastModified };
 }
 
-export function deliver(res: ServerResponse, response: StoredResponse, context: DeliverContext): Delivered {
+/**
+ * RFC 9110 §14.2 and §15.3.7: a single range of the representation sent (a range applies to the
+ * selected representation, so to its coded bytes, §14.1) as a 206, with its fields, `Content-Length`
+ * of the part and `Content-Range`; 416 when no range is satisfiable (§15.5.17); undefined when
+ * the whole representation is to be sent.
+ */
+function deliverRange(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext, range: RangeRequest): Delivered | undefined {
+  const { body } = representation;
+  const answer = rangeAnswer(range, body.length, sentValidators(response, representation), response.field('date'));
+  if (answer.kind === 'whole') return undefined;
+  if (answer.kind === 'unsatisfiable') return sendEmpty(res, 416, response, representation, context, ['content-range', `bytes */${body.length}`]);
+  const part = sendFields(response, representation, context);
+  for (let i = 0; i < part.length; i += 2) if (part[i] === 'content-length') part[i + 1] = String(answer.end - answer.start + 1);
+  part.push('content-range', `bytes ${answer.start}-${answer.end}/${body.length}`);
+  res.writeHead(206, part);
+  res.end(body.subarray(answer.start, answer.end + 1));
+  return { status: 206, bytes: answer.end - answer.start + 1, encoding: representation.coding };
+}
+
+/** Sends `representation` of `response`: the one negotiation chose for this request. */
+export function deliver(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext): Delivered {
   // RFC 9110 §13.2.1: conditions are evaluated only where a 2xx would otherwise be sent; the
-  // validators are looked up only when the request is conditional.
-  const precondition = response.status >= 200 && response.status < 300 && isConditional(context.conditions) ? preconditionStatus(context.conditions, response, response.field('date')) : 200;
-  if (precondition === 412) return sendEmpty(res, 412, response, context, []);
+  // validators are looked up only when the request is conditional. A client may hold the tag of
+  // any representation of the stored answer (§13.1.2: one sent before it changed the codings it
+  // accepts, or the origin's own), so If-None-Match is checked against them all.
+  const precondition =
+    response.status >= 200 && response.status < 300 && isConditional(context.conditions)
+      ? preconditionStatus(context.conditions, sentValidators(response, representation), response.field('date'), response.etags)
+      : 200;
+  if (precondition === 412) return sendEmpty(res, 412, response, representation, context, []);
   if (precondition === 304) {
-    res.writeHead(304, sendFields(response, context, NOT_MODIFIED_FIELDS));
+    res.writeHead(304, sendFields(response, representation, context, NOT_MODIFIED_FIELDS));
     res.end();
     return { status: 304, bytes: 0 };
   }
   // RFC 9110 §13.2.2 step 5: Range, with its If-Range, after the other conditions.
-  const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, context, context.range);
+  const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
-  res.writeHead(response.status, sendFields(response, context));
+  res.writeHead(response.status, sendFields(response, representation, context));
   if (context.isHead) {
     res.end();
-    return { status: response.status, bytes: 0 };
+    return { status: response.status, bytes: 0, encoding: representation.coding };
   }
-  res.end(response.body);
-  return { status: response.status, bytes: response.body.length };
+  res.end(representation.body);
+  return { status: response.status, bytes: representation.body.length, encoding: representation.coding };
 }

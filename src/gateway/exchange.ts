@@ -13,6 +13,7 @@ import { problemInstance } from '../shared/request-target.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { Delivered } from './deliver.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
+import type { Negotiator } from './encoding/negotiator.ts';
 import type { Flights } from './fill/flight.ts';
 import type { GatewayMetrics, MetricRoute } from './metrics.ts';
 import type { Purger } from './purge/purger.ts';
@@ -36,6 +37,8 @@ export interface PipelineDeps {
   readonly unfinished: Set<ServerResponse>;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
+  /** Which representation answers a request's Accept-Encoding, remembered per value. */
+  readonly negotiator: Negotiator;
   readonly flights: Flights;
   /**
    * While this process is cut off from the fleet's purges for longer than their bound, the age in
@@ -57,6 +60,8 @@ export interface GatewayAccessRecord extends AccessRecord {
   readonly cache: CacheResult;
   /** How long the origin took, when this request waited for it. */
   readonly originMs: number | undefined;
+  /** The content coding of the stored answer's representation sent (`identity` for none). */
+  readonly encoding: string | undefined;
 }
 
 export interface Exchange {

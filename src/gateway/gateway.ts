@@ -13,7 +13,10 @@ import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
 import { httpLimits } from '../shared/http-server.ts';
+import { Codec } from '../shared/encoding/codec.ts';
+import { compressionPolicy } from '../shared/encoding/policy.ts';
 import type { RunningAdmin } from './admin.ts';
+import { Negotiator } from './encoding/negotiator.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { createListener } from './listeners/listener.ts';
@@ -66,7 +69,14 @@ interface Built {
 async function build(parts: ProcessParts, group: string | undefined): Promise<Built> {
   const { config, logger, registry, now, live, verifier, health, credentialNames } = parts;
   const purges = new PurgeLog();
-  const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'] });
+  const compression = compressionPolicy(config);
+  const cache = new ResponseCache({
+    maxBytes: config['gateway.cache.maxBytes'],
+    maxEntryBytes: config['gateway.cache.maxEntryBytes'],
+    purges,
+    admission: config['gateway.cache.admission'],
+    codec: new Codec(compression.levels),
+  });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused });
   const unfinished = new Set<ServerResponse>();
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
@@ -91,7 +101,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
             purger.apply(purge);
           },
         });
-  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags), purges, metrics, logger, fleet: fleet?.tier });
+  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), purges, metrics, logger, fleet: fleet?.tier });
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
@@ -103,12 +113,13 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     unfinished,
     verifier,
     cache,
+    negotiator: new Negotiator(),
     flights,
     partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(),
     purger,
     origin,
     metrics,
-    accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs'] }),
+    accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
     logger,
     now,
   });

@@ -54,6 +54,8 @@ export class GatewayMetrics {
   readonly #purged: Counter;
   readonly #eventPurges: Counter<'source' | 'result'>;
   readonly #refused: Counter<'reason'>;
+  readonly #bodyBytes: Counter<'encoding'>;
+  readonly #compression: Counter<'encoding' | 'stage'>;
 
   constructor(registry: Registry, live: LiveState) {
     const cache = live.cache;
@@ -182,6 +184,29 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.#bodyBytes = new Counter({
+      name: 'catalog_gateway_response_body_bytes_total',
+      help: 'Body bytes sent to clients as they went on the wire, by content coding (identity, gzip, br, zstd).',
+      labelNames: ['encoding'],
+      registers,
+    });
+    this.#compression = new Counter({
+      name: 'catalog_gateway_compression_bytes_total',
+      help: 'Bodies compressed at fill, by coding: bytes in (identity) and out (compressed); in / out is the compression ratio.',
+      labelNames: ['encoding', 'stage'],
+      registers,
+    });
+  }
+
+  /** A body sent, in bytes on the wire, by its content coding (`identity` for none). */
+  bodySent(encoding: string, bytes: number): void {
+    if (bytes > 0) this.#bodyBytes.inc({ encoding }, bytes);
+  }
+
+  /** An answer compressed at fill: its size before and after, whose ratio is the compression ratio. */
+  compressed(encoding: string, before: number, after: number): void {
+    this.#compression.inc({ encoding, stage: 'in' }, before);
+    this.#compression.inc({ encoding, stage: 'out' }, after);
   }
 
   /** A request refused before a handler saw it (parser error code, `CONNECT`). */

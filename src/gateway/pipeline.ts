@@ -60,6 +60,7 @@ function finish(ex: Exchange, answered: Answered): void {
   const status = gone ? CLIENT_CLOSED : answered.status;
   const cache = cacheLabel(answered.outcome);
   deps.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
+  if (answered.encoding !== undefined && !gone) deps.metrics.bodySent(answered.encoding, answered.bytes);
   deps.accessLog({
     reqId: ex.reqId,
     method: ex.method,
@@ -69,6 +70,7 @@ function finish(ex: Exchange, answered: Answered): void {
     durationMs: roundMs(durationMs),
     cache,
     originMs: answered.originMs === undefined ? undefined : roundMs(answered.originMs),
+    encoding: answered.encoding,
     sub: answered.sub,
     remote: ex.peer.remote,
     ua: ex.peer.ua,

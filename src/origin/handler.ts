@@ -29,7 +29,7 @@ import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, type 
 import type { CatalogDb } from './catalog-db.ts';
 import type { CirculationDb } from './circulation-db.ts';
 import { answerCirculation, CIRCULATION_ROUTES, matchCirculation, type CirculationAnswer, type CirculationRoute, type CirculationTarget } from './circulation.ts';
-import { deliverJson, deliverWritten } from './deliver.ts';
+import { deliverJson, deliverWritten, type OriginCompression } from './deliver.ts';
 import type { OriginMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { resolve } from './resources.ts';
@@ -50,6 +50,8 @@ export interface HandlerContext {
   readonly clients: ClientAddress;
   /** `Cache-Control`, and `CDN-Cache-Control` when set (see `cachingFields` in origin.ts). */
   readonly cachingFields: Readonly<Record<string, string>>;
+  /** How answers are compressed for clients that ask (`gateway.compression.*`, the gateway's rules). */
+  readonly compression: OriginCompression;
   readonly isDraining: () => boolean;
 }
 
@@ -119,7 +121,8 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
       if (a.kind === 'document') {
-        return deliverJson(res, a.body, { isHead: handled.isHead, ifNoneMatch: req.headers['if-none-match'], cachingFields: ctx.cachingFields, tags: a.tags, next: a.next });
+        const { isHead } = handled;
+        return deliverJson(res, a.body, { isHead, ifNoneMatch: req.headers['if-none-match'], acceptEncoding: req.headers['accept-encoding'], compression: ctx.compression, cachingFields: ctx.cachingFields, tags: a.tags, next: a.next });
       }
       if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
       const bytes = sendProblem(res, a.problem, problemInstance(req.url ?? '/', ctx.maxTargetBytes, ctx.credentialNames), handled.isHead);

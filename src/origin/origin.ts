@@ -21,6 +21,7 @@ import { CatalogDb } from './catalog-db.ts';
 import { CirculationDb } from './circulation-db.ts';
 import { EventDelivery } from './event-delivery.ts';
 import { createOriginHandler } from './handler.ts';
+import { originCompression } from './deliver.ts';
 import { OriginMetrics } from './metrics.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { catalogPath, seedCatalog } from './seed.ts';
@@ -111,6 +112,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       credentialNames,
       clients: new ClientAddress(config['http.trustedProxies']),
       cachingFields: cachingFields(config),
+      compression: originCompression(config),
       isDraining: () => draining,
     }),
     limits,

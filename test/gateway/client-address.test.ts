@@ -61,16 +61,16 @@ describe('with no trusted proxies (the default)', () => {
     assert.equal(lastForwardedFor(origin), '127.0.0.1');
   });
 
-  test('log.format=combined: nginx\'s combined line, then rt, reqid, the cache result and the service', async () => {
+  test('log.format=combined: nginx\'s combined line, then rt, reqid, the cache result, the coding sent and the service', async () => {
     await fx.get('/v1/books?q=combined%20line', { 'x-request-id': 'trace-9', 'user-agent': 'probe/1.0 "quoted"' });
     await fx.get('/v1/books?q=combined%20line', { 'x-request-id': 'trace-10' });
     const lines = fx.logs.text().split('\n').filter((l) => l.includes('combined%20line'));
     assert.equal(lines.length, 2);
     assert.match(
       lines[0] ?? '',
-      /^127\.0\.0\.1 - tester \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "GET \/v1\/books\?q=combined%20line HTTP\/1\.1" 200 \d+ "-" "probe\/1\.0 \\x22quoted\\x22" rt=\d+\.\d{6} reqid=trace-9 cache=miss originMs=[\d.]+ service=catalog-gateway$/,
+      /^127\.0\.0\.1 - tester \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "GET \/v1\/books\?q=combined%20line HTTP\/1\.1" 200 \d+ "-" "probe\/1\.0 \\x22quoted\\x22" rt=\d+\.\d{6} reqid=trace-9 cache=miss originMs=[\d.]+ encoding=identity service=catalog-gateway$/,
     );
-    assert.match(lines[1] ?? '', / 200 \d+ "-" "-" rt=\d+\.\d{6} reqid=trace-10 cache=hit service=catalog-gateway$/);
+    assert.match(lines[1] ?? '', / 200 \d+ "-" "-" rt=\d+\.\d{6} reqid=trace-10 cache=hit encoding=identity service=catalog-gateway$/);
     const unauthorized = await get(`${fx.gateway.url}/v1/books?q=nobody`);
     assert.equal(unauthorized.status, 401);
     assert.match(fx.logs.text(), /^127\.0\.0\.1 - - \[.*\] "GET \/v1\/books\?q=nobody HTTP\/1\.1" 401 \d+ .* cache=none service=catalog-gateway$/m);

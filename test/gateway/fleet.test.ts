@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startSharingGateways, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
 import { startRedis, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel, type RedisServer } from '../support/redis.ts';
@@ -23,17 +23,6 @@ function member(fleet: readonly GatewayFixture[], i: number): GatewayFixture {
 
 const FLEET = { 'gateway.redis.commandTimeoutMs': 1000, 'gateway.redis.cooldownMs': 300, 'gateway.redis.fillWaitMs': 5000 };
 
-async function startFleet(originUrl: string, redisUrl: string, size: number): Promise<GatewayFixture[]> {
-  const prefix = `test-${Math.random().toString(36).slice(2)}:`;
-  const fleet: GatewayFixture[] = [];
-  for (let i = 0; i < size; i++) fleet.push(await startGatewayFixture(originUrl, { ...FLEET, 'gateway.redis.url': redisUrl, 'gateway.redis.keyPrefix': prefix }));
-  await until(async () => {
-    const ready = await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1));
-    return ready.every(Boolean);
-  });
-  return fleet;
-}
-
 async function purge(fx: GatewayFixture, body: unknown): Promise<number> {
   const reply = await send(`${fx.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${await fx.token('catalog:admin')}` }, body);
   assert.equal(reply.status, 200, reply.body);
@@ -49,7 +38,7 @@ describe('fleet on one Redis', () => {
     origin = await startFaultOrigin();
     origin.behave(() => ({ kind: 'json', headers: { 'surrogate-key': 'bk_1 avail_any' } }));
     redis = await startRedis();
-    fleet = await startFleet(origin.url, redis.url, 3);
+    fleet = await startSharingGateways(origin.url, redis.url, 3, FLEET);
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));
@@ -125,7 +114,7 @@ describe('fleet when Redis fails', () => {
     origin = await startFaultOrigin();
     origin.behave(() => OK);
     redis = await startRedis();
-    fleet = await startFleet(origin.url, redis.url, 2);
+    fleet = await startSharingGateways(origin.url, redis.url, 2, FLEET);
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));
@@ -181,7 +170,7 @@ describe('fleet on a three-node Redis Cluster', () => {
     origin = await startFaultOrigin();
     origin.behave((target) => ({ kind: 'json', headers: { 'surrogate-key': `bk_${target.length % 3}` } }));
     cluster = await startRedisCluster();
-    fleet = await startFleet(origin.url, cluster.url, 3);
+    fleet = await startSharingGateways(origin.url, cluster.url, 3, FLEET);
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));
@@ -216,7 +205,7 @@ describe('fleet through Redis Sentinel', () => {
     origin = await startFaultOrigin();
     origin.behave(() => OK);
     sentinel = await startRedisSentinel();
-    fleet = await startFleet(origin.url, sentinel.url, 2);
+    fleet = await startSharingGateways(origin.url, sentinel.url, 2, FLEET);
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { run, type CliProcess } from '../support/cli-process.ts';
 import { tempDir } from '../support/config.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, startSharingGateways, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
@@ -46,9 +46,7 @@ describe('invalidation and soft purges reach every gateway of a fleet, L1 and L2
   before(async () => {
     origin = await versionedOrigin();
     redis = await startRedis();
-    const shared = { ...HTTP_CACHE, 'gateway.redis.url': redis.url, 'gateway.redis.keyPrefix': `inv-${Math.random().toString(36).slice(2)}:` };
-    fleet = [await startGatewayFixture(origin.url, shared), await startGatewayFixture(origin.url, shared)];
-    await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean));
+    fleet = await startSharingGateways(origin.url, redis.url, 2, HTTP_CACHE);
   });
   after(async () => {
     await Promise.all(fleet.map((fx) => fx.stop()));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
 import { tempDir, testConfig } from '../support/config.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { startGatewayFixture, useRealOriginGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, until } from '../support/harness.ts';
 
 interface Page {
@@ -11,16 +11,11 @@ interface Page {
 }
 
 describe('gateway in front of the real origin', () => {
+  const real = useRealOriginGateway();
   let origin: RunningOrigin;
   let fx: GatewayFixture;
-  before(async () => {
-    const dataDir = tempDir();
-    origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
-    fx = await startGatewayFixture(origin, { dataDir, 'origin.books': 2000 });
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.stop();
+  before(() => {
+    ({ origin, fx } = real);
   });
 
   const originCalls = async (): Promise<number> => metricValue((await get(`${origin.adminUrl}/metrics`)).body, 'catalog_origin_http_requests_total');

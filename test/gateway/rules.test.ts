@@ -163,6 +163,9 @@ describe('RFC 9111 rules', () => {
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Wed, 31 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Thu, 01 Jan 2026 00:00:00 GMT'), 200, '§13.1.4 no modification date: ignored');
+    const codings = ['"v1"', '"v1-gzip"'];
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings), 304, 'a tag of another representation of the same answer (§13.1.2)');
+    assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings), 412, 'If-Match names the representation sent');
   });
 
   test('§4.1 secondary keys: values normalised, absent only matches absent', () => {

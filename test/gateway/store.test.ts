@@ -4,15 +4,17 @@ import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { Codec } from '../../src/shared/encoding/codec.ts';
 import { parseTags, TagIndex } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 
 const FACTS = { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: 1_000_000, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 
-const maker = new EntryMaker();
+const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
+const maker = new EntryMaker(codec);
 
 function response(tags: string) {
-  return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), FACTS, undefined, [], parseTags(tags));
+  return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(tags));
 }
 
 test('parseTags splits on spaces and keeps each tag once', () => {
@@ -75,7 +77,7 @@ describe('the purge log', () => {
 
 describe('ResponseCache.purge', () => {
   const fill = (): ResponseCache => {
-    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: true });
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: true, codec });
     cache.store(cacheKey('/a'), response('bk_1 bk_2'), 0);
     cache.store(cacheKey('/b'), response('bk_2'), 0);
     cache.store(cacheKey('/v/c'), response('bk_3'), 0);
@@ -104,7 +106,7 @@ describe('ResponseCache.purge', () => {
 
   test('a store a hard purge overtook is refused, and says why; one a soft purge overtook is kept stale', () => {
     const log = new PurgeLog();
-    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: true });
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: true, codec });
     const generation = log.generation;
     log.applied(purge({ kind: 'tags', tags: ['bk_9'] }), false);
     log.applied(purge({ kind: 'tags', tags: ['bk_7'] }, true, FACTS.storedAt + 10), false);

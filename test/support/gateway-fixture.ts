@@ -7,11 +7,12 @@ import type { Config, ConfigKey } from '../../src/config/schema.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.ts';
 import { loadOrCreateSecret, mintToken, secretPath } from '../../src/shared/signing-key.ts';
 import { after, before } from 'node:test';
-import { testConfig } from './config.ts';
+import { startOrigin, type RunningOrigin } from '../../src/origin/origin.ts';
+import { tempDir, testConfig } from './config.ts';
 import { HEALTH_PATH } from './health-check.ts';
 import { dispatcherFor } from './protocols.ts';
 import { OK, startFaultOrigin, type Behaviour, type FaultOrigin } from './fault-origin.ts';
-import { captureLogs, get, manualClock, type Clock, type LogCapture, type Reply } from './harness.ts';
+import { captureLogs, get, manualClock, metricValue, until, type Clock, type LogCapture, type Reply } from './harness.ts';
 
 export interface GatewayFixture {
   readonly gateway: RunningGateway;
@@ -69,6 +70,18 @@ export interface FaultGateway {
 }
 
 /**
+ * `size` gateways in front of `origin` sharing one cache through the Redis at `redisUrl`, under a
+ * key prefix of their own; returned once every one of them shares.
+ */
+export async function startSharingGateways(origin: FixtureOrigin, redisUrl: string, size: number, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture[]> {
+  const shared = { ...overrides, 'gateway.redis.url': redisUrl, 'gateway.redis.keyPrefix': `test-${Math.random().toString(36).slice(2)}:` };
+  const fleet: GatewayFixture[] = [];
+  for (let i = 0; i < size; i++) fleet.push(await startGatewayFixture(origin, shared));
+  await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean));
+  return fleet;
+}
+
+/**
  * Registers the calling suite's before/after hooks: a fault origin and a gateway in front of it.
  * The fields are filled in by the `before` hook, so read them inside tests only.
  */
@@ -84,8 +97,13 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     await setup.fx?.stop();
     await setup.origin?.close();
   });
+  return startedFields('useFaultGateway', setup, { behaviours });
+}
+
+/** Getters for what a suite's before hook starts, which fail loudly when read before it ran. */
+function startedFields<O, E extends object = object>(helper: string, setup: { origin?: O; fx?: GatewayFixture }, extra?: E): { readonly origin: O; readonly fx: GatewayFixture } & E {
   const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('useFaultGateway: read its fields inside a test, after the before hook');
+    if (value === undefined) throw new Error(`${helper}: read its fields inside a test, after the before hook`);
     return value;
   };
   return {
@@ -95,6 +113,30 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
     get fx() {
       return started(setup.fx);
     },
-    behaviours,
+    ...(extra as E),
   };
+}
+
+export interface RealOriginGateway {
+  readonly origin: RunningOrigin;
+  readonly fx: GatewayFixture;
+}
+
+/**
+ * Registers the calling suite's before/after hooks: the real origin on a 2,000-book catalog and a
+ * gateway in front of it, sharing one data directory (so one signing secret). Read the fields
+ * inside tests only.
+ */
+export function useRealOriginGateway(): RealOriginGateway {
+  const setup: { origin?: RunningOrigin; fx?: GatewayFixture } = {};
+  before(async () => {
+    const dataDir = tempDir();
+    setup.origin = await startOrigin(testConfig({ dataDir, 'origin.books': 2000 }));
+    setup.fx = await startGatewayFixture(setup.origin, { dataDir, 'origin.books': 2000 });
+  });
+  after(async () => {
+    await setup.fx?.stop();
+    await setup.origin?.stop();
+  });
+  return startedFields('useRealOriginGateway', setup);
 }

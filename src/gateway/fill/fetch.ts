@@ -5,9 +5,17 @@
  * validators, and a 304 freshens it without a body (RFC 9111 §4.3.3, §4.3.4). When the origin
  * cannot be reached, times out or answers 5xx, a stored response within its stale-if-error
  * window answers instead (RFC 5861 §4). A failed fill stores nothing.
+ *
+ * Compression happens here, once per answer: a fill asks the origin with the gateway's own
+ * `Accept-Encoding` (never the client's, so the answer depends on no client's and the cache key
+ * does not fragment by it), and an answer worth it is compressed before it is kept
+ * (../encoding/plan.ts); the codings clients get are chosen at delivery.
  */
 import { performance } from 'node:perf_hooks';
-import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
+import { codingOf, type Coding } from '../../shared/encoding/negotiate.ts';
+import type { CompressionPolicy } from '../../shared/encoding/policy.ts';
+import { encodingPlan } from '../encoding/plan.ts';
+import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
 import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
@@ -34,6 +42,8 @@ export interface FillRequest {
   readonly policy: StoragePolicy;
   /** Whether an origin 5xx is relayed as it is (http routes) or becomes a 502 problem (catalog). */
   readonly relayServerErrors: boolean;
+  /** Whether the route compresses answers (`gateway.compression`). */
+  readonly compress: boolean;
 }
 
 export type FillOutcome =
@@ -97,6 +107,23 @@ export function hiddenFields(tags: TagPolicy): readonly string[] {
   return tags.expose ? [] : [tags.header];
 }
 
+/** How fills ask for and keep encoded answers. */
+export interface FillEncoding {
+  /** `gateway.upstream.acceptEncoding`, sent on every fill. */
+  readonly acceptEncoding: string;
+  readonly policy: CompressionPolicy;
+}
+
+/**
+ * The verdict without `accept-encoding` in its secondary key: every fill sends the gateway's own
+ * `Accept-Encoding`, so the answer does not depend on the client's, and the codings a client gets
+ * are negotiated from the one stored answer (Traffic Server normalises the field for the same end).
+ */
+function keyedWithoutEncoding(verdict: StorageVerdict): StorageVerdict {
+  if (!verdict.store || !verdict.vary.includes('accept-encoding')) return verdict;
+  return { ...verdict, vary: verdict.vary.filter((name) => name !== 'accept-encoding') };
+}
+
 /** Called by a fetch once it knows who else its answer may serve. */
 export type Announce = (sharing: Sharing) => void;
 
@@ -109,8 +136,9 @@ export class Fetcher {
   readonly #tagHeader: string;
   /** Fields not kept besides those the storage rules name: the tag field, unless exposed. */
   readonly #hidden: readonly string[];
+  readonly #encoding: FillEncoding;
 
-  constructor(origin: OriginClient, cache: ResponseCache, purges: PurgeLog, metrics: GatewayMetrics, now: () => number, tags: TagPolicy) {
+  constructor(origin: OriginClient, cache: ResponseCache, purges: PurgeLog, metrics: GatewayMetrics, now: () => number, tags: TagPolicy, encoding: FillEncoding) {
     this.#origin = origin;
     this.#cache = cache;
     this.#purges = purges;
@@ -118,17 +146,19 @@ export class Fetcher {
     this.#now = now;
     this.#tagHeader = tags.header;
     this.#hidden = hiddenFields(tags);
+    this.#encoding = encoding;
   }
 
   /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
   async fetch(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
     const requestTime = this.#now();
     const generation = this.#purges.generation;
-    const origin = stored === undefined ? request.origin : { ...request.origin, headers: { ...request.origin.headers, ...validationHeaders(stored) } };
+    const conditional = stored === undefined ? {} : validationHeaders(stored);
+    const origin = { ...request.origin, headers: { ...request.origin.headers, 'accept-encoding': this.#encoding.acceptEncoding, ...conditional } };
     let verdict: StorageVerdict | undefined;
     const started = performance.now();
     const answer = await this.#origin.fetch(origin, (status, headers) => {
-      verdict = storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy);
+      verdict = keyedWithoutEncoding(storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy));
       announce?.(sharingOf({ status, headers }, verdict, request, stored, this.#now()));
     });
     const originMs = performance.now() - started;
@@ -144,18 +174,28 @@ export class Fetcher {
       return this.#revalidated(request, stored, response.headers, requestTime, originMs);
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
-    const decided = verdict ?? storageVerdict(response, this.#storageRequest(request, requestTime), request.policy);
+    const decided = verdict ?? keyedWithoutEncoding(storageVerdict(response, this.#storageRequest(request, requestTime), request.policy));
     const tags = parseTags(response.headers[this.#tagHeader]);
+    const plan = encodingPlan(response.status, response.headers, response.body.length, this.#encoding.policy, request.compress);
+    const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
-      const relayed = this.#cache.maker.prepare(response.status, response.headers, response.body, facts, undefined, this.#hidden, tags);
+      const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
     }
     const key = decided.vary.length === 0 ? undefined : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
-    const shared = this.#cache.maker.prepare(response.status, response.headers, response.body, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
-    const whole = decided.omit.length === 0 ? shared : this.#cache.maker.prepare(response.status, response.headers, response.body, decided.facts, key, this.#hidden, tags);
+    const shared = this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
+    const whole = decided.omit.length === 0 ? shared : this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
     const notKept = this.#cache.store(request.key, shared, generation);
     return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, originMs };
+  }
+
+  /** The body to keep: as it came, or compressed, once, when the plan says so. */
+  #kept(body: Buffer, sent: Coding | undefined, keep: Coding | undefined): Buffer {
+    if (keep === undefined || keep === sent || sent !== 'identity') return body;
+    const compressed = this.#cache.maker.codec.encode(body, keep);
+    this.#metrics.compressed(keep, body.length, compressed.length);
+    return compressed;
   }
 
   /** What the storage rules need of the request, with the response arriving now. */

@@ -60,6 +60,6 @@ function serveCatalog(ex: Exchange, route: Route, target: TargetVerdict): Step {
   const label = target.ok ? target.target.route : target.route;
   return whenAuthenticated(ex, route, label, (sub) => {
     if (!target.ok) return refuse(ex, label, target.problem, undefined, sub);
-    return serveCached(ex, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, sub });
+    return serveCached(ex, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, compress: true, sub });
   });
 }

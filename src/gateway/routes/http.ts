@@ -34,6 +34,6 @@ export function httpRoute(ex: Exchange, route: Route): Step {
   return whenAuthenticated(ex, route, route.prefix, (sub) => {
     if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, route.prefix, sub, 'method');
     const target = originForm(ex.rawTarget);
-    return serveCached(ex, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, sub });
+    return serveCached(ex, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, compress: false, sub });
   });
 }

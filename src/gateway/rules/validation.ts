@@ -104,14 +104,17 @@ function byDate(condition: string, stored: Validators, date: string | undefined,
  * RFC 9110 §13.2.2 steps 1 to 4 for a GET or HEAD answered from a stored 2xx (RFC 9111 §4.3.2):
  * 412 when If-Match, or else If-Unmodified-Since, fails; 304 when If-None-Match, or else
  * If-Modified-Since, says the client's copy is current; otherwise 200, the response as stored.
+ * `stored` holds the validators of the representation sent; `otherTags`, those of the stored
+ * answer's other representations, which a client's If-None-Match may hold as well (§13.1.2).
  */
-export function preconditionStatus(conditions: Conditions, stored: Validators, date: string | undefined): 200 | 304 | 412 {
+export function preconditionStatus(conditions: Conditions, stored: Validators, date: string | undefined, otherTags: readonly string[] = []): 200 | 304 | 412 {
   if (conditions.ifMatch !== undefined) {
     if (!anyMatch(conditions.ifMatch, stored.etag)) return 412;
   } else if (conditions.ifUnmodifiedSince !== undefined && byDate(conditions.ifUnmodifiedSince, stored, undefined, (changed, since) => changed > since) === true) {
     return 412;
   }
-  if (conditions.ifNoneMatch !== undefined) return noneMatch(conditions.ifNoneMatch, stored.etag) ? 304 : 200;
+  const { ifNoneMatch } = conditions;
+  if (ifNoneMatch !== undefined) return noneMatch(ifNoneMatch, stored.etag) || otherTags.some((tag) => noneMatch(ifNoneMatch, tag)) ? 304 : 200;
   if (conditions.ifModifiedSince === undefined) return 200;
   return byDate(conditions.ifModifiedSince, stored, date, (changed, since) => changed <= since) === true ? 304 : 200;
 }

@@ -17,7 +17,7 @@ import type { RangeRequest } from '../rules/ranges.ts';
 import type { Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
-import type { StoredResponse } from '../store/stored-response.ts';
+import type { Representation, StoredResponse } from '../store/stored-response.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { relayInterim } from '../upstream/relay.ts';
 import { problem } from '../../shared/problem.ts';
@@ -33,6 +33,8 @@ export interface Cacheable {
   readonly originHeaders: (ex: Exchange) => OriginRequest['headers'];
   /** Whether an origin 5xx is relayed (http routes) or becomes a 502 problem (catalog). */
   readonly relayServerErrors: boolean;
+  /** Whether answers are compressed for clients that accept it (`gateway.compression`). */
+  readonly compress: boolean;
   readonly sub: string | undefined;
 }
 
@@ -86,9 +88,25 @@ function rangeOf(ex: Exchange): RangeRequest | undefined {
   return range === undefined || ex.isHead ? undefined : { range, ifRange: single(ex.req.headers['if-range']) };
 }
 
+/**
+ * The representation this request gets (RFC 9110 §12.5.3), made from the kept one the first time
+ * a coding is asked for. A body the origin labelled with a coding it is not in cannot be decoded;
+ * it is sent as it came, as a proxy that never decodes would.
+ */
+function representationFor(ex: Exchange, c: Cacheable, response: StoredResponse): Representation {
+  if (response.offered.length === 0) return response.kept;
+  const coding = ex.deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
+  try {
+    return ex.deps.cache.represent(c.key, response, coding);
+  } catch (err) {
+    ex.deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
+    return response.kept;
+  }
+}
+
 function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
   const { req } = ex;
-  const delivered = deliver(ex.res, response, {
+  const delivered = deliver(ex.res, response, representationFor(ex, c, response), {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
     range: rangeOf(ex),
@@ -96,7 +114,7 @@ function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: Cac
     now: ex.deps.now(),
     outcome,
   });
-  return { route: c.label, status: delivered.status, bytes: delivered.bytes, outcome, sub: c.sub, originMs };
+  return { route: c.label, status: delivered.status, bytes: delivered.bytes, encoding: delivered.encoding, outcome, sub: c.sub, originMs };
 }
 
 function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {
@@ -109,6 +127,7 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
     directives,
     policy: c.route.policy,
     relayServerErrors: c.relayServerErrors,
+    compress: c.compress,
   };
 }
 

@@ -1,13 +1,16 @@
 /**
  * A stored response as bytes, for the shared tier: a length-prefixed JSON head (status, fields,
- * reuse facts, secondary key, tags, and the purge mark of the fill that made it) followed by the
- * body as it is, so a body is never base64'd or copied into a string. A value that does not decode
+ * reuse facts, secondary key, tags, the coding of the body kept and those it may be sent in, and
+ * the purge mark of the fill that made it) followed by the body as kept, so a body is never
+ * base64'd or copied into a string, and every process shares the compressed body its fill made
+ * (each makes the other codings it is asked for itself). A value that does not decode
  * (another version's, or damaged) is treated as absent, never served.
  */
+import { codingOf, offeredList, type Coding } from '../../shared/encoding/negotiate.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { reuseFacts, type EntryMaker, type StoredResponse } from './stored-response.ts';
 
-const VERSION = 1;
+const VERSION = 2;
 
 interface Head {
   readonly v: number;
@@ -17,6 +20,9 @@ interface Head {
   readonly vary: readonly string[];
   readonly selecting: readonly (string | null)[];
   readonly tags: readonly string[];
+  /** The coding of the body kept; null for one the gateway cannot decode (kept as it came). */
+  readonly keep: Coding | null;
+  readonly offered: readonly Coding[];
   readonly mark: string;
 }
 
@@ -35,6 +41,8 @@ export function encodeEntry(response: StoredResponse, mark: string): Buffer {
     vary: response.vary,
     selecting: response.selecting.map((s) => s ?? null),
     tags: response.tags,
+    keep: codingOf(response.kept.coding) ?? null,
+    offered: response.offered,
     mark,
   };
   const json = Buffer.from(JSON.stringify(head));
@@ -55,6 +63,10 @@ function isFacts(value: unknown): value is ReuseFacts {
   return ['lifetimeMs', 'initialAgeMs', 'storedAt', 'staleWhileRevalidateMs', 'staleIfErrorMs'].every((k) => typeof f[k] === 'number') && typeof f.mustRevalidate === 'boolean' && typeof f.noCache === 'boolean';
 }
 
+function isCoding(value: unknown): value is Coding {
+  return typeof value === 'string' && codingOf(value) === value;
+}
+
 export function decodeEntry(bytes: Buffer, maker: EntryMaker): SharedEntry | undefined {
   if (bytes.length < 4) return undefined;
   const headLength = bytes.readUInt32BE(0);
@@ -65,9 +77,10 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): SharedEntry | und
   } catch {
     return undefined;
   }
-  const { status, fields, facts, vary, selecting, tags, mark } = head;
+  const { status, fields, facts, vary, selecting, tags, keep, offered, mark } = head;
   if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || fields.length % 2 !== 0 || !isFacts(facts)) return undefined;
   if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
+  if (!(keep === null || isCoding(keep)) || !Array.isArray(offered) || !offered.every(isCoding)) return undefined;
   const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };
-  return { response: maker.restore(status, fields, bytes.subarray(4 + headLength), facts, key, tags), mark };
+  return { response: maker.restore(status, fields, bytes.subarray(4 + headLength), { keep: keep ?? undefined, offered: offeredList(offered) }, facts, key, tags), mark };
 }

@@ -60,7 +60,7 @@ export function stringBytes(text: string): number {
 }
 
 /** An exact-size list of `length` pointers. */
-function headerListBytes(length: number): number {
+export function headerListBytes(length: number): number {
   return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
@@ -80,12 +80,27 @@ export function entryBytes(key: string, responses: readonly { readonly bytes: nu
 }
 
 /**
- * One response: its header list of `fields` names and values, `ownStrings` bytes of the strings
- * only it holds (stringBytes), its body, its secondary key's two lists when it varies on
- * `varyLength` fields, and its tags.
+ * What a response holds beyond the object ENTRY_FIXED_BYTES counts since it keeps its body in a
+ * Representation: two more fields (16 B). A representation made after the fill adds a list of them.
  */
-export function responseBytes(fields: number, ownStrings: number, bodyLength: number, varyLength: number, tags: readonly string[]): number {
-  return headerListBytes(fields) + ownStrings + bufferBytes(bodyLength) + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tags);
+const RESPONSE_FIXED_BYTES = 16;
+
+/**
+ * One response besides its representations: its header list of `fields` names and values,
+ * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key's two lists
+ * when it varies on `varyLength` fields, and its tags.
+ */
+export function responseBytes(fields: number, ownStrings: number, varyLength: number, tags: readonly string[]): number {
+  return heap(RESPONSE_FIXED_BYTES) + headerListBytes(fields) + ownStrings + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tags);
+}
+
+/** A Representation object: 24 B of header and 4 fields of 8 B. */
+const REPRESENTATION_FIXED_BYTES = 56;
+
+/** One representation: the object, the list of `fields` names and values it is sent with, `ownStrings` bytes of the strings only it holds, and its body. */
+
+export function representationBytes(fields: number, ownStrings: number, bodyLength: number): number {
+  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bufferBytes(bodyLength);
 }
 
 /**

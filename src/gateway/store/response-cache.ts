@@ -11,11 +11,13 @@
  * response, so a purge is never undone by a fill that was already under way.
  */
 import { LRUCache } from 'lru-cache';
+import type { Codec } from '../../shared/encoding/codec.ts';
+import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
 import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
-import { EntryMaker, staleFrom, StoredResponse } from './stored-response.ts';
+import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
 import { TagIndex } from './tag-index.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
@@ -53,6 +55,8 @@ export interface ResponseCacheOptions {
    * entry pushes older ones out only if it is asked for more often. Off: plain LRU.
    */
   readonly admission: boolean;
+  /** Makes the representations a stored response is first asked for in (`gateway.compression.levels`). */
+  readonly codec: Codec;
 }
 
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
@@ -94,9 +98,10 @@ export class ResponseCache {
   #admitted = 0;
   #refused = 0;
   /** Makes the entries this cache keeps: fills and the shared tier go through it. */
-  readonly maker = new EntryMaker();
+  readonly maker: EntryMaker;
 
   constructor(options: ResponseCacheOptions) {
+    this.maker = new EntryMaker(options.codec);
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
     const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
@@ -149,6 +154,21 @@ export class ResponseCache {
     else this.#set(key, next);
   }
 
+  /**
+   * `response`'s representation in `coding`, made from its kept body when it is the first request
+   * for it (lazily, docs/performance.md "Compression") and then counted against the bound with
+   * the entry, whether it still fits or not. A response no longer stored at `key` (replaced,
+   * evicted, or never stored) gets one all the same.
+   */
+  represent(key: CacheKey, response: StoredResponse, coding: Coding): Representation {
+    const known = response.representation(coding);
+    if (known !== undefined) return known;
+    const made = this.maker.derive(response, coding);
+    const list = asList(this.#lru.peek(key));
+    if (list.includes(response)) this.#set(key, list, true);
+    return made;
+  }
+
   /** Removes (hard) or marks stale from `at` (soft) every entry the selector names; returns how many. */
   purge(selector: PurgeSelector, soft: boolean, at: number): number {
     const keys = this.#select(selector);
@@ -176,7 +196,12 @@ export class ResponseCache {
     }
   }
 
-  #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
+  /**
+   * Stores `list` at `key`. `grown`: the same responses, now holding more (a representation made);
+   * lru-cache counts a value again only when it is a new one, so they go in as a new list, counted
+   * afresh where the entry stands (a delete and a set would send it back through admission).
+   */
+  #set(key: CacheKey, list: readonly StoredResponse[], grown = false): NotKept | undefined {
     const size = entryBytes(key, list);
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
@@ -186,7 +211,7 @@ export class ResponseCache {
       return 'too-large';
     }
     const [only] = list;
-    const value = list.length === 1 && only !== undefined ? only : list;
+    const value = grown ? [...list] : list.length === 1 && only !== undefined ? only : list;
     this.#lru.set(key, value, { size });
     if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.add(key, tagsOf(list));

@@ -3,16 +3,21 @@
  * keeping it costs little. A cache holds hundreds of thousands of these, so the layout is about
  * bytes per entry: one object with the reuse facts as its own fields, the header fields in one
  * exact-size list whose common values are shared between the entries of one cache (EntryMaker),
- * and the body in an exact-size Buffer of its own outside the V8 heap. What one costs is worked
- * out in entry-size.ts.
+ * and each representation (one per content coding sent, RFC 9110 §8.4) with its body in an
+ * exact-size Buffer of its own outside the V8 heap and the field list it is sent with. The body
+ * kept is usually compressed; the other codings are made from it when first asked for and kept
+ * beside it (docs/performance.md, "Compression"). What one costs is worked out in entry-size.ts.
  */
+import type { Codec } from '../../shared/encoding/codec.ts';
+import { codingOf, representationTag, varyWithEncoding, type Coding } from '../../shared/encoding/negotiate.ts';
+import type { EncodingPlan } from '../encoding/plan.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { hasNoContent } from '../rules/message.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs } from '../rules/freshness.ts';
-import { responseBytes, stringBytes } from './entry-size.ts';
+import { headerListBytes, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
 import { NO_TAGS } from './tag-index.ts';
 
 /** The request fields a response varies on, and their values in the request that caused it (RFC 9111 §4.1). */
@@ -24,11 +29,37 @@ export interface SecondaryKey {
 /** Shared by every response that does not vary, so they cost no list of their own. */
 const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
 
-export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
-  readonly status: number;
-  /** Flat `[name, value, …]` list for `writeHead`, `Content-Length` included. */
+/** One form of a stored response: its body in one content coding, and the fields it is sent with. */
+export class Representation {
+  /** The `Content-Encoding` sent, `identity` for none. */
+  readonly coding: string;
+  /** Flat `[name, value, …]` list for `writeHead`: `Content-Length`, `Content-Encoding`, its `ETag`, `Vary`. */
   readonly headers: readonly string[];
   readonly body: Buffer;
+  /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
+  readonly bytes: number;
+
+  constructor(coding: string, headers: readonly string[], body: Buffer, bytes: number) {
+    this.coding = coding;
+    this.headers = headers;
+    this.body = body;
+    this.bytes = bytes;
+  }
+
+  /** Its entity tag (each coding has its own), looked up only off the hit path (conditionals, ranges). */
+  get etag(): string | undefined {
+    return fieldOf(this.headers, 'etag');
+  }
+}
+
+export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
+  readonly status: number;
+  /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read. */
+  readonly headers: readonly string[];
+  /** The representation kept: the others are made from its body. */
+  readonly kept: Representation;
+  /** The codings it may be sent in, in the server's order; empty: only as kept (EncodingPlan). */
+  readonly offered: readonly Coding[];
   readonly lifetimeMs: number;
   readonly initialAgeMs: number;
   readonly storedAt: number;
@@ -40,13 +71,16 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly selecting: readonly (string | undefined)[];
   /** The origin's tags for it (`Surrogate-Key`), by which a purge finds it. */
   readonly tags: readonly string[];
-  /** What this response holds in memory: header list, strings of its own, body (entry-size.ts). */
-  readonly bytes: number;
+  /** Representations made from the kept one since it was stored; none until one is asked for. */
+  #made: Representation[] | undefined;
+  /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
+  readonly ownBytes: number;
 
-  constructor(status: number, headers: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey, tags: readonly string[], bytes: number) {
+  constructor(status: number, headers: readonly string[], kept: Representation, offered: readonly Coding[], facts: ReuseFacts, key: SecondaryKey, tags: readonly string[], ownBytes: number, made: readonly Representation[] = []) {
     this.status = status;
     this.headers = headers;
-    this.body = body;
+    this.kept = kept;
+    this.offered = offered;
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
     this.storedAt = facts.storedAt;
@@ -57,13 +91,42 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.vary = key.vary;
     this.selecting = key.selecting;
     this.tags = tags;
-    this.bytes = bytes;
+    this.ownBytes = ownBytes;
+    this.#made = made.length === 0 ? undefined : [...made];
+  }
+
+  /** The body as kept. */
+  get body(): Buffer {
+    return this.kept.body;
+  }
+
+  /** What this response holds in memory: its fields, strings of its own, tags and every representation. */
+  get bytes(): number {
+    if (this.#made === undefined) return this.ownBytes + this.kept.bytes;
+    let bytes = this.ownBytes + this.kept.bytes + headerListBytes(this.#made.length);
+    for (const made of this.#made) bytes += made.bytes;
+    return bytes;
+  }
+
+  /** The representation in `coding`, when it is the kept one or has been made. */
+  representation(coding: string): Representation | undefined {
+    if (this.kept.coding === coding) return this.kept;
+    return this.#made?.find((made) => made.coding === coding);
+  }
+
+  /** Representations made since it was stored, which a copy of it (a soft purge) keeps. */
+  get made(): readonly Representation[] {
+    return this.#made ?? [];
+  }
+
+  /** Keeps a representation made from the kept one (EntryMaker.derive). */
+  add(representation: Representation): void {
+    (this.#made ??= []).push(representation);
   }
 
   /** A header field's first value, looked up only off the hit path (conditionals, revalidation). */
   field(name: string): string | undefined {
-    for (let i = 0; i < this.headers.length; i += 2) if (this.headers[i] === name) return this.headers[i + 1];
-    return undefined;
+    return fieldOf(this.headers, name);
   }
 
   /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
@@ -73,6 +136,18 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   get lastModified(): string | undefined {
     return this.field('last-modified');
+  }
+
+  /**
+   * The entity tags of every representation it may be sent in: a client may hold any of them
+   * (RFC 9110 §13.1.2), and each names this same stored answer.
+   */
+  get etags(): readonly string[] {
+    const etag = this.etag;
+    if (etag === undefined) return [];
+    const sent = codingOf(this.field('content-encoding'));
+    if (sent === undefined || this.offered.length === 0) return [etag];
+    return this.offered.map((coding) => representationTag(etag, sent, coding));
   }
 }
 
@@ -101,27 +176,45 @@ function ownBuffer(body: Buffer): Buffer {
  */
 export class EntryMaker {
   readonly #shared = new Map<string, string>();
+  /** Encodes and decodes bodies, for representations made after the fill. */
+  readonly codec: Codec;
+
+  constructor(codec: Codec) {
+    this.codec = codec;
+  }
 
   /**
-   * Prepares an origin answer for sending and keeping; `key` when it varies (RFC 9111 §4.1),
-   * `omit` names fields that are not kept (not storable, or the tag field the gateway does not
-   * pass on), `tags` are the answer's surrogate keys.
+   * Prepares an origin answer for sending and keeping: `body` is the body to keep, in the coding
+   * `plan` says; `key` when it varies (RFC 9111 §4.1), `omit` names fields that are not kept (not
+   * storable, or the tag field the gateway does not pass on), `tags` are the answer's surrogate keys.
    */
-  prepare(status: number, headers: HeaderFields, body: Buffer, facts: ReuseFacts, key: SecondaryKey | undefined, omit: readonly string[], tags: readonly string[]): StoredResponse {
-    const fields = storedFields(headers, omit);
-    // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
-    if (!hasNoContent(status, 'GET')) fields.push('content-length', String(body.length));
-    return this.#assemble(status, fields, ownBuffer(body), facts, key, tags);
+  prepare(status: number, headers: HeaderFields, body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, omit: readonly string[], tags: readonly string[]): StoredResponse {
+    return this.restore(status, storedFields(headers, omit), body, plan, facts, key, tags);
   }
 
   /** A response as another process stored it (entry-codec.ts): fields already chosen. */
-  restore(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, key: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
-    return this.#assemble(status, fields, ownBuffer(body), facts, key, tags);
+  restore(status: number, fields: readonly string[], body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
+    return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', ownBuffer(body), plan.offered, facts, key, tags, []);
   }
 
-  /** RFC 9111 §4.3.4: the stored response made fresh again by a 304, with the fields it updated. */
+  /**
+   * RFC 9111 §4.3.4: the stored response made fresh again by a 304, with the fields it updated;
+   * the representations made from it keep their bodies and are sent with the updated fields.
+   */
   freshen(stored: StoredResponse, fields: readonly string[], facts: ReuseFacts): StoredResponse {
-    return this.#assemble(stored.status, fields, stored.body, facts, stored, stored.tags);
+    const made = stored.made.map((m) => this.#represent(stored.status, fields, stored.offered, m.coding, m.body));
+    return this.#assemble(stored.status, fields, stored.kept.coding, stored.body, stored.offered, facts, stored, stored.tags, made);
+  }
+
+  /**
+   * The `coding` representation of `stored`, made from the kept body (decoded, and encoded again
+   * unless identity is asked for) and kept in it; the caller counts the entry again.
+   */
+  derive(stored: StoredResponse, coding: Coding): Representation {
+    const identity = this.codec.decode(stored.body, codingOf(stored.kept.coding) ?? 'identity');
+    const made = this.#represent(stored.status, stored.headers, stored.offered, coding, ownBuffer(this.codec.encode(identity, coding)));
+    stored.add(made);
+    return made;
   }
 
   /** The shared copy of `text`, or undefined when it is new (it is then added, and its bringer owns it). */
@@ -133,11 +226,10 @@ export class EntryMaker {
     return undefined;
   }
 
-  #assemble(status: number, fields: readonly string[], body: Buffer, facts: ReuseFacts, varies: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
-    const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
+  /** `fields` as an exact-size list of shared strings where possible, with the bytes of the strings only it holds. */
+  #list(fields: readonly string[]): { headers: string[]; own: number } {
     const headers = new Array<string>(fields.length);
-    // Bytes of the strings only this entry holds; a string already in the table is counted by the
-    // entry that brought it.
+    // A string already in the table is counted by the entry that brought it.
     let own = 0;
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i] ?? '';
@@ -145,11 +237,52 @@ export class EntryMaker {
       headers[i] = known ?? field;
       if (known !== field) own += stringBytes(field);
     }
-    for (const value of key.selecting) if (value !== undefined) own += stringBytes(value);
+    return { headers, own };
+  }
+
+  #assemble(status: number, fields: readonly string[], keptCoding: string, body: Buffer, offered: readonly Coding[], facts: ReuseFacts, varies: SecondaryKey | undefined, tags: readonly string[], made: readonly Representation[]): StoredResponse {
+    const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
+    const { headers, own } = this.#list(fields);
+    let ownBytes = own;
+    for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
     const kept = tags.length === 0 ? NO_TAGS : tags;
-    return new StoredResponse(status, headers, body, facts, key, kept, responseBytes(headers.length, own, body.length, key.vary.length, kept));
+    const representation = this.#represent(status, headers, offered, keptCoding, body);
+    return new StoredResponse(status, headers, representation, offered, facts, key, kept, responseBytes(headers.length, ownBytes, key.vary.length, kept), made);
+  }
+
+  /**
+   * The representation in `coding`, with `body`, of an answer with these stored `fields`: the
+   * fields it is sent with are made once, here, not on every send.
+   */
+  #represent(status: number, fields: readonly string[], offered: readonly Coding[], coding: string, body: Buffer): Representation {
+    const sent = codingOf(fieldOf(fields, 'content-encoding'));
+    const negotiated = offered.length > 0 && sent !== undefined;
+    const list: string[] = [];
+    for (let i = 0; i < fields.length; i += 2) {
+      const name = fields[i] ?? '';
+      if (!negotiated || !REPRESENTATION_FIELDS.has(name)) list.push(name, fields[i + 1] ?? '');
+    }
+    if (negotiated) {
+      const etag = fieldOf(fields, 'etag');
+      if (etag !== undefined) list.push('etag', representationTag(etag, sent, coding as Coding));
+      if (coding !== 'identity') list.push('content-encoding', coding);
+      list.push('vary', varyWithEncoding(fieldOf(fields, 'vary')));
+    }
+    // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
+    if (!hasNoContent(status, 'GET')) list.push('content-length', String(body.length));
+    const { headers, own } = this.#list(list);
+    return new Representation(coding, headers, body, representationBytes(headers.length, own, body.length));
   }
 }
+
+/** A field's first value in a flat `[name, value, …]` list. */
+function fieldOf(fields: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+/** Fields a representation of a negotiated answer has of its own (RFC 9110 §8.4, §8.8.3, §12.5.5). */
+const REPRESENTATION_FIELDS: ReadonlySet<string> = new Set(['etag', 'content-encoding', 'vary']);
 
 /** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
 export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {
@@ -163,7 +296,7 @@ export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, o
  */
 export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   const lifetimeMs = Math.min(stored.lifetimeMs, currentAgeMs(stored, now));
-  return new StoredResponse(stored.status, stored.headers, stored.body, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tags, stored.bytes);
+  return new StoredResponse(stored.status, stored.headers, stored.kept, stored.offered, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tags, stored.ownBytes, stored.made);
 }
 
 export function reuseFacts(r: StoredResponse): ReuseFacts {
