@@ -33,6 +33,10 @@ const DISTINCT_PER_SECOND = 4000;
 const TARGET_RPS_VS_BARE = 0.8;
 const TARGET_P99_VS_BARE = 1.5;
 const HIT_PATHS = ['gateway-hot', 'gateway-zipf'] as const;
+/** What Chromium sends: the compressing client of the compression scenarios. */
+const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
+/** A compressing client's hit against an identity client's, same workload, same round. */
+const TARGET_CODED_VS_IDENTITY = 0.9;
 
 export interface ThroughputReport {
   readonly tool: 'catalog-gateway bench';
@@ -54,6 +58,8 @@ export interface ThroughputReport {
   readonly hitCacheStatus: string;
   readonly scenarios: readonly ScenarioResult[];
   readonly targets: readonly Target[];
+  /** A compressing client's hits over an identity client's, per workload. */
+  readonly coded: readonly CodedTarget[];
   readonly gatewayAfterBench: GatewayMemory;
   /** With --cpu-prof: a V8 CPU profile per Node server answering hits, and its busy time per request served. */
   readonly profiles: readonly ServerProfile[] | null;
@@ -68,6 +74,12 @@ export interface Target {
   readonly rpsMet: boolean;
   readonly p99Met: boolean;
   readonly aheadOfNginx: boolean | null;
+}
+
+export interface CodedTarget {
+  readonly scenario: string;
+  readonly rpsVsIdentity: Spread;
+  readonly met: boolean;
 }
 
 export interface ServerProfile extends ProfileSummary {
@@ -90,10 +102,12 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'bare-hot', label: 'bare node:http, prebuilt hit bytes (ceiling), one URL', server: 'bare', workload: 'hot', hits: true },
   { id: 'nginx-hot', label: 'nginx proxy_cache + access log, one URL', server: 'nginx', workload: 'hot', hits: true },
   { id: 'gateway-hot', label: 'gateway hit, one URL (auth + access log + metrics)', server: 'gateway', workload: 'hot', hits: true },
+  { id: 'gateway-hot-gzip', label: 'gateway hit, one URL, a browser\'s Accept-Encoding (gzip, deflate, br, zstd)', server: 'gateway', workload: 'hot', hits: true, acceptEncoding: BROWSER_ACCEPT_ENCODING },
   { id: 'gateway-hot-nolog', label: 'gateway hit, one URL, access log off', server: 'gateway-nolog', workload: 'hot', hits: true },
   { id: 'bare-zipf', label: 'bare node:http, same bytes for 1,000 URLs (ceiling)', server: 'bare', workload: 'zipf', hits: true },
   { id: 'nginx-zipf', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf)', server: 'nginx', workload: 'zipf', hits: true },
   { id: 'gateway-zipf', label: 'gateway hits, 1,000 URLs (Zipf; auth + access log + metrics)', server: 'gateway', workload: 'zipf', hits: true },
+  { id: 'gateway-zipf-gzip', label: 'gateway hits, 1,000 URLs (Zipf), a browser\'s Accept-Encoding', server: 'gateway', workload: 'zipf', hits: true, acceptEncoding: BROWSER_ACCEPT_ENCODING },
   { id: 'gateway-zipf-nolog', label: 'gateway hits, 1,000 URLs (Zipf), access log off', server: 'gateway-nolog', workload: 'zipf', hits: true },
   { id: 'gateway-hot-2w', label: 'gateway hit, one URL, 2 workers on both cores (shared with wrk)', server: 'gateway-2-workers', workload: 'hot', hits: true },
   { id: 'nginx-hot-2w', label: 'nginx proxy_cache + access log, one URL, 2 workers on both cores', server: 'nginx-2-workers', workload: 'hot', hits: true },
@@ -202,6 +216,7 @@ export async function throughputBench(options: BenchOptions, command: string, lo
       hitCacheStatus: hit.cacheStatus,
       scenarios: results,
       targets: targetsOf(results),
+      coded: codedOf(results),
       gatewayAfterBench: memory,
       profiles,
     };
@@ -234,6 +249,21 @@ function targetsOf(results: readonly ScenarioResult[]): Target[] {
   });
 }
 
+/** Each compressing client's scenario against the identity client's on the same workload, round by round. */
+function codedOf(results: readonly ScenarioResult[]): CodedTarget[] {
+  return HIT_PATHS.flatMap((id) => {
+    const identity = results.find((r) => r.id === id);
+    const coded = results.find((r) => r.id === `${id}-gzip`);
+    if (identity === undefined || coded === undefined) return [];
+    const identityByRound = new Map(identity.runs.map((r) => [r.round, r.requestsPerSecond]));
+    const rpsVsIdentity = spread(coded.runs.flatMap((r) => {
+      const theirs = identityByRound.get(r.round);
+      return theirs === undefined || theirs === 0 ? [] : [r.requestsPerSecond / theirs];
+    }));
+    return [{ scenario: coded.id, rpsVsIdentity, met: rpsVsIdentity.median >= TARGET_CODED_VS_IDENTITY }];
+  });
+}
+
 export function throughputMarkdown(report: ThroughputReport): string {
   const verdict = (met: boolean): string => (met ? 'met' : '**missed**');
   const range = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
@@ -245,6 +275,7 @@ export function throughputMarkdown(report: ThroughputReport): string {
       (t) =>
         `Target \`${t.scenario}\`: req/s ${range(t.rpsVsBare)} bare (≥ ${TARGET_RPS_VS_BARE}×) — ${verdict(t.rpsMet)}; p99 ${range(t.p99VsBare)} bare (≤ ${TARGET_P99_VS_BARE}×) — ${verdict(t.p99Met)}; ${t.rpsVsNginx === null ? 'nginx not in this run' : `req/s ${range(t.rpsVsNginx)} nginx — ${t.aheadOfNginx === true ? 'ahead' : '**behind**'}`}.`,
     ),
+    ...report.coded.map((c) => `Compressing client \`${c.scenario}\`: req/s ${range(c.rpsVsIdentity)} the identity client's hit (≥ ${TARGET_CODED_VS_IDENTITY}×) — ${verdict(c.met)}.`),
     `Gateway after the bench: RSS ${mib(g.rssBytes)} with ${g.cacheEntries ?? 'n/a'} cached responses (${mib(g.cacheBytes)} counted against the 256 MiB bound); access log written: ${mib(g.accessLogBytes)}.`,
     `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`; the Zipf workload asks ${report.settings.zipfUrls.toLocaleString('en-US')} warmed URLs in a Zipf(s = 1) order (the hot URL first).`,
     `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}. Ratios are per round against the bare server on the same workload in the same round, then the median (range over rounds). Server µs/req is the server process's own CPU time (all threads) per response.`,

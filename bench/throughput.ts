@@ -33,6 +33,8 @@ export interface Scenario {
   readonly workload: Workload;
   /** Hits must cost the origin nothing; a hit scenario that reaches it is reported as broken. */
   readonly hits: boolean;
+  /** The client's Accept-Encoding; absent: none (an identity client). */
+  readonly acceptEncoding?: string;
 }
 
 export interface RunRecord {
@@ -125,6 +127,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     connections: options.connections,
     seconds: options.duration,
     authorization: options.authorization,
+    acceptEncoding: scenario.acceptEncoding,
     ...options.workload(scenario.workload, round),
     cpu: CORES?.generator,
   });

@@ -1,5 +1,6 @@
 -- wrk script for `npm run bench` (bench/wrk.ts). Environment:
 --   BENCH_AUTH      an Authorization value sent on every request
+--   BENCH_ACCEPT_ENCODING  an Accept-Encoding value sent on every request (absent: none, identity)
 --   BENCH_TARGETS   a file of request targets, one per line (absent: wrk's own URL, one request)
 --   BENCH_ORDER     a file of 1-based indexes into the targets, one per line: the order in which
 --                   they are asked (a Zipf sequence); absent: the targets in turn
@@ -7,6 +8,8 @@
 -- `done` prints one line, BENCH_RESULT {json}, that the bench parses.
 local auth = os.getenv("BENCH_AUTH")
 if auth ~= nil then wrk.headers["Authorization"] = auth end
+local accept_encoding = os.getenv("BENCH_ACCEPT_ENCODING")
+if accept_encoding ~= nil then wrk.headers["Accept-Encoding"] = accept_encoding end
 
 local requests = {}
 local order = {}

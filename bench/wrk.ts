@@ -16,6 +16,8 @@ export interface WrkRun {
   readonly seconds: number;
   /** `Bearer …`, sent on every request. */
   readonly authorization?: string;
+  /** Sent on every request when given: a compressing client. */
+  readonly acceptEncoding?: string | undefined;
   /** A file of targets, one per line, and optionally the order to ask them in (1-based indexes). */
   readonly targetsFile?: string;
   readonly orderFile?: string;
@@ -55,6 +57,7 @@ export async function wrk(options: WrkRun): Promise<WrkResult> {
   const [command, argv] = options.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(options.cpu), 'wrk', ...args]];
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
   if (options.authorization !== undefined) env.BENCH_AUTH = options.authorization;
+  if (options.acceptEncoding !== undefined) env.BENCH_ACCEPT_ENCODING = options.acceptEncoding;
   if (options.targetsFile !== undefined) env.BENCH_TARGETS = options.targetsFile;
   if (options.orderFile !== undefined) env.BENCH_ORDER = options.orderFile;
   const { stdout } = await run(command, argv, { env, maxBuffer: 1 << 20 });
