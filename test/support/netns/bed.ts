@@ -18,7 +18,6 @@
  * and `removeLeftovers()` does the same for any run a killed process could not clean up.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +33,8 @@ const ORIGIN_PORT = 8081;
 const ORIGIN_ADMIN_PORT = 9091;
 const GATEWAY_PORT = 8080;
 const GATEWAY_ADMIN_PORT = 9090;
+/** How long Redis or a relay may take to start. */
+const READY_MS = 10_000;
 
 function ip(...args: string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -117,17 +118,14 @@ interface Member {
 async function leashed(ns: string, command: readonly string[], ready: string): Promise<ChildProcess> {
   const child = spawn('ip', ['netns', 'exec', ns, ...command], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
+  const { promise: isReady, resolve } = Promise.withResolvers<boolean>();
   const collect = (chunk: Buffer): void => {
     output += chunk.toString();
+    if (output.includes(ready)) resolve(true);
   };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
-  const exit = exited(child);
-  for (let i = 0; i < 400 && !output.includes(ready); i++) {
-    if (child.exitCode !== null) break;
-    await Promise.race([once(child.stdout, 'data'), exit, sleep(25)]);
-  }
-  if (!output.includes(ready)) {
+  if (!(await Promise.race([isReady, exited(child).then(() => false), sleep(READY_MS, false)]))) {
     child.kill('SIGKILL');
     throw new Error(`${command.join(' ')} in ${ns} did not start: ${output.trim()}`);
   }
