@@ -66,8 +66,8 @@ try {
     // What an operator of the cut-off host reads in its log, in order.
     const cutLog = readFileSync(first.logFile, 'utf8').split('\n').flatMap((line) => {
       try {
-        const { level, msg } = JSON.parse(line) as { level?: number; msg?: string };
-        return (level ?? 0) >= 40 || /sharing the cache|partition|purges/.test(msg ?? '') ? [msg ?? ''] : [];
+        const { level, time, msg } = JSON.parse(line) as { level?: string; time?: number | string; msg?: string };
+        return level === 'warn' || level === 'error' || /sharing the cache/.test(msg ?? '') ? [`${String(time)} ${level} ${msg}`] : [];
       } catch {
         return [];
       }

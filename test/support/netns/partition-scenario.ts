@@ -13,6 +13,7 @@ import { loadConfig } from '../../../src/config/load.ts';
 import { circulateFleet, type CirculationOptions, type CirculationResult } from '../../../src/loadtest/circulation.ts';
 import { scrapeMetrics } from '../../../src/loadtest/server-metrics.ts';
 import { loadOrCreateSecret, mintToken } from '../../../src/shared/signing-key.ts';
+import { holdsWithin } from '../harness.ts';
 
 export interface ScenarioSpec {
   readonly hosts: readonly [{ readonly url: string; readonly adminUrl: string }, ...{ readonly url: string; readonly adminUrl: string }[]];
@@ -64,16 +65,6 @@ async function metric(adminUrl: string, name: string, labels: Record<string, str
 
 const received = (adminUrl: string): Promise<number> => metric(adminUrl, 'catalog_gateway_fleet_purges_total', { direction: 'received' });
 
-/** Whether `check` holds within 200 ms. */
-async function soon(check: () => Promise<boolean>): Promise<boolean> {
-  const until = performance.now() + 200;
-  while (performance.now() < until) {
-    if (await check()) return true;
-    await sleep(10);
-  }
-  return false;
-}
-
 /** Sharing again, as issue 31 defines it: a fill through `other` is a shared hit on `cut`, and a purge through `other` reaches it. */
 async function shareAgain(cut: string, other: { url: string; adminUrl: string }, cutAdmin: string, healedAt: number): Promise<number | null> {
   for (let probe = 0; performance.now() - healedAt < SHARE_DEADLINE_MS; probe++) {
@@ -83,7 +74,7 @@ async function shareAgain(cut: string, other: { url: string; adminUrl: string },
     const here = await get(`${cut}${target}`);
     const purge = await request(`${other.adminUrl}/purge`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ urls: [target] }) });
     await purge.body.dump();
-    const reached = await soon(async () => (await received(cutAdmin)) > before);
+    const reached = await holdsWithin(200, async () => (await received(cutAdmin)) > before);
     if (/detail=shared/.test(String(here.headers['cache-status'])) && reached) return performance.now() - healedAt;
     await sleep(20);
   }
