@@ -8,6 +8,10 @@
  * The run warms the cache with every distinct query first (cold misses are not what is measured),
  * watches the (book, branch) pairs the most popular answers show, and returns every copy it lent
  * before it ends, so the catalog is left as it was found.
+ *
+ * `circulateFleet` does the same against gateways someone else started (a fleet's hosts, in
+ * test/support/netns/): the searching connections are spread over the hosts, and stale reads,
+ * the slowest search, offload and event purges are reported per host.
  */
 import { request } from 'undici';
 import type { Config } from '../config/schema.ts';
@@ -44,6 +48,20 @@ export interface CirculationSecond {
   readonly originRequests: number;
 }
 
+/** One gateway's share of a run. */
+export interface CirculationHostResult {
+  readonly url: string;
+  readonly searches: number;
+  readonly staleReads: number;
+  readonly slowestSearchMs: number;
+  readonly offload: number | null;
+  /** Events delivered to this gateway, by outcome. */
+  readonly eventsReceived: Readonly<Record<string, number>>;
+  /** Event purges applied here, whichever way the event came (its own delivery, or another host's copy). */
+  readonly eventPurgesApplied: number;
+  readonly eventPurgesRepeated: number;
+}
+
 export interface CirculationResult {
   readonly tool: 'catalog-gateway loadtest --circulation';
   readonly startedAt: string;
@@ -57,7 +75,19 @@ export interface CirculationResult {
   /** Webhook deliveries as the origin counts them, and events as the gateway counts them, by outcome. */
   readonly events: { readonly sent: Readonly<Record<string, number>>; readonly received: Readonly<Record<string, number>> };
   readonly searchLatencyMs: { readonly p50: number; readonly p99: number };
+  readonly hosts: readonly CirculationHostResult[];
   readonly timeline: readonly CirculationSecond[];
+}
+
+export interface CirculationFleet {
+  /** Gateways (URL and admin URL); the cache is warmed through the first. */
+  readonly hosts: readonly [{ readonly url: string; readonly adminUrl: string }, ...{ readonly url: string; readonly adminUrl: string }[]];
+  readonly originUrl: string;
+  readonly originAdmin: string | undefined;
+  /** The HMAC secret the servers verify tokens with. */
+  readonly secret: Uint8Array;
+  /** The catalog the origin serves, for the search texts. */
+  readonly catalog: string;
 }
 
 interface Pair {
@@ -103,186 +133,232 @@ export function histogramQuantile(before: PrometheusSamples, after: PrometheusSa
 }
 
 export async function runCirculation(options: CirculationOptions, config: Config, log: (message: string) => void): Promise<CirculationResult> {
-  const startedAt = new Date().toISOString();
   const target: LoadTarget = await embeddedTarget({
     ...(options.config === undefined ? {} : { config: options.config }),
     env: { ...process.env, CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', CATALOG_GATEWAY_EVENTS_REGISTER: 'true', CATALOG_GATEWAY_EVENTS_UNREGISTER_ON_STOP: 'true' },
     onStep: log,
   });
   try {
-    const { originUrl, urls: [gatewayUrl] } = target;
-    const [gatewayAdmin] = target.gatewayAdmins;
-    if (gatewayAdmin === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
+    const { originUrl, urls: [url] } = target;
+    const [adminUrl] = target.gatewayAdmins;
+    if (adminUrl === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
     const servers = targetConfig(config, target);
     const secret = loadOrCreateSecret(secretPath(servers));
-    const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
-    const reader = await mint('catalog:read');
-    const writer = await mint('catalog:write');
-    const workload = buildWorkload(readCatalogVocabulary(catalogPath(servers)), {
-      seed: options.seed,
-      distinct: options.distinct,
-      zipfExponent: options.zipf,
-      pagingShare: 0,
-      filterShare: options.filters,
-      subjects: 1,
-      length: 1_000_000,
-    });
-
-    log(`warming the cache with ${workload.queries.length} distinct queries…`);
-    const ledger = new AvailabilityLedger();
-    const watched: Pair[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: options.connections }, async () => {
-        for (let i = next++; i < workload.queries.length; i = next++) {
-          const answer = await getJson(`${gatewayUrl}${workload.queries[i]?.target ?? '/'}`, reader);
-          if (i >= WATCHED_QUERIES || answer.body === undefined) continue;
-          for (const book of (answer.body as { results: Book[] }).results) {
-            for (const { branch, available } of book.availability) {
-              if (!ledger.watched(book.id, branch)) watched.push({ book: book.id, branch });
-              ledger.watch(book.id, branch, available);
-            }
-          }
-        }
-      }),
-    );
-    if (watched.length === 0) throw new UnreachableError('the most popular searches found no books to lend');
-    log(`circulating ${watched.length} (book, branch) pairs at ${options.loansPerSecond} loans/s while searching for ${options.duration} s…`);
-
-    const started = performance.now();
-    const secondOf = (): number => Math.floor((performance.now() - started) / 1000);
-    const seconds = new Map<number, { searches: number; staleReads: number; flips: number }>();
-    const at = (s: number): { searches: number; staleReads: number; flips: number } => {
-      let entry = seconds.get(s);
-      if (entry === undefined) {
-        entry = { searches: 0, staleReads: 0, flips: 0 };
-        seconds.set(s, entry);
-      }
-      return entry;
-    };
-    const deadline = started + options.duration * 1000;
-    const loans = { made: 0, returned: 0, refused: 0, flips: 0 };
-    const active = new Map<string, string[]>();
-    const random = new SeededRandom(options.seed + 1);
-
-    const pairs = new Map(watched.map((p) => [AvailabilityLedger.key(p.book, p.branch), p]));
-    const pickPair = (): [string, string[]] => {
-      const pair = watched[random.below(watched.length)] ?? { book: '', branch: '' };
-      const key = AvailabilityLedger.key(pair.book, pair.branch);
-      return [key, active.get(key) ?? []];
-    };
-    const circulate = async (): Promise<void> => {
-      const interval = 1000 / options.loansPerSecond;
-      for (let due = performance.now(); due < deadline; due += interval) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-        // Half the time a copy the run lent comes back, so loans and returns keep the catalog steady.
-        const lent = [...active.entries()].filter(([, paths]) => paths.length > 0);
-        const giveBack = lent.length > 0 && random.chance(0.5);
-        const [key, out] = giveBack ? (lent[random.below(lent.length)] ?? ['', []]) : pickPair();
-        const pair = pairs.get(key);
-        if (pair === undefined) continue;
-        const sentAt = performance.now();
-        const res = giveBack
-          ? await request(`${originUrl}${out.pop() ?? ''}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })
-          : await request(`${originUrl}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(pair) });
-        const text = await res.body.text();
-        if (res.statusCode === 201) {
-          out.push(`/v1/loans/${(JSON.parse(text) as { id: string }).id}`);
-          loans.made++;
-        } else if (res.statusCode === 204) loans.returned++;
-        else loans.refused++;
-        active.set(key, out);
-        const book = await getJson(`${originUrl}/v1/books/${pair.book}`, reader);
-        const knownAt = performance.now();
-        for (const { branch, available } of (book.body as Book | undefined)?.availability ?? []) {
-          if (ledger.record(pair.book, branch, { sentAt, knownAt, available })) {
-            loans.flips++;
-            at(secondOf()).flips++;
-          }
-        }
-      }
-    };
-
-    const latency = new LatencyHistogram();
-    let searches = 0;
-    let staleReads = 0;
-    let cursor = 0;
-    const search = async (): Promise<void> => {
-      while (performance.now() < deadline) {
-        const query = workload.queries[workload.order[cursor++ % workload.order.length] ?? 0];
-        const sentAt = performance.now();
-        const answer = await getJson(`${gatewayUrl}${query?.target ?? '/'}`, reader);
-        const receivedAt = performance.now();
-        latency.record(receivedAt - sentAt);
-        const second = at(secondOf());
-        searches++;
-        second.searches++;
-        for (const book of (answer.body as { results?: Book[] } | undefined)?.results ?? []) {
-          for (const { branch, available } of book.availability) {
-            if (ledger.isStale(book.id, branch, available, sentAt, receivedAt, options.allowedLagMs)) {
-              staleReads++;
-              second.staleReads++;
-            }
-          }
-        }
-      }
-    };
-
-    const scrapes = new Map<number, Promise<PrometheusSamples>>();
-    const first = await scrapeMetrics(gatewayAdmin);
-    const originFirst = target.originAdmin === undefined ? undefined : await scrapeMetrics(target.originAdmin);
-    const ticker = setInterval(() => scrapes.set(secondOf(), scrapeMetrics(gatewayAdmin)), 1000);
-    await Promise.all([circulate(), ...Array.from({ length: options.connections }, search)]);
-    clearInterval(ticker);
-    const last = await scrapeMetrics(gatewayAdmin);
-    const originLast = target.originAdmin === undefined ? undefined : await scrapeMetrics(target.originAdmin);
-    const byOutcome = (before: PrometheusSamples | undefined, after: PrometheusSamples | undefined, name: string): Record<string, number> => {
-      const counts: Record<string, number> = {};
-      for (const sample of after?.select(name) ?? []) {
-        const outcome = sample.labels.outcome ?? '';
-        counts[outcome] = sample.value - (before?.sum(name, { outcome }) ?? 0);
-      }
-      return counts;
-    };
-
-    log(`returning ${[...active.values()].flat().length} copies lent by the run…`);
-    for (const path of [...active.values()].flat()) await (await request(`${originUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })).body.dump();
-    await unregister(originUrl, `${gatewayAdmin}/events`, await mint('catalog:admin'));
-
-    const timeline: CirculationSecond[] = [];
-    let previous = first;
-    for (const second of [...scrapes.keys()].sort((a, b) => a - b)) {
-      const now = await scrapes.get(second);
-      if (now === undefined) continue;
-      const counts = seconds.get(second - 1) ?? { searches: 0, staleReads: 0, flips: 0 };
-      timeline.push({
-        second: second - 1,
-        ...counts,
-        gatewayRequests: now.sum('catalog_gateway_http_requests_total') - previous.sum('catalog_gateway_http_requests_total'),
-        originRequests: now.sum('catalog_gateway_origin_requests_total') - previous.sum('catalog_gateway_origin_requests_total'),
-      });
-      previous = now;
-    }
-    const requests = last.sum('catalog_gateway_http_requests_total') - first.sum('catalog_gateway_http_requests_total');
-    const originRequests = last.sum('catalog_gateway_origin_requests_total') - first.sum('catalog_gateway_origin_requests_total');
-    const lag = 'catalog_gateway_purge_lag_seconds';
-    return {
-      tool: 'catalog-gateway loadtest --circulation',
-      startedAt,
-      options,
-      watchedPairs: watched.length,
-      searches,
-      staleReads,
-      loans,
-      offload: requests === 0 ? null : 1 - originRequests / requests,
-      purgeLagSeconds: { count: last.sum(`${lag}_count`) - first.sum(`${lag}_count`), p50: histogramQuantile(first, last, lag, 0.5), p99: histogramQuantile(first, last, lag, 0.99) },
-      events: { sent: byOutcome(originFirst, originLast, 'catalog_origin_event_deliveries_total'), received: byOutcome(first, last, 'catalog_gateway_events_received_total') },
-      searchLatencyMs: { p50: latency.percentile(50), p99: latency.percentile(99) },
-      timeline,
-    };
+    const result = await circulateFleet({ hosts: [{ url, adminUrl }], originUrl, originAdmin: target.originAdmin, secret, catalog: catalogPath(servers) }, options, config, log);
+    const admin = await mintToken(secret, { subject: 'loadtest-circulation', scope: 'catalog:admin', ttlSeconds: 600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+    await unregister(originUrl, `${adminUrl}/events`, admin);
+    return result;
   } finally {
     await target.close();
   }
+}
+
+/**
+ * The run against gateways already started; `during`, when given, runs alongside the load from
+ * its start (a partition, say) and the load goes on until both it and the duration are over.
+ */
+export async function circulateFleet(fleet: CirculationFleet, options: CirculationOptions, config: Config, log: (message: string) => void, during?: () => Promise<void>): Promise<CirculationResult> {
+  const startedAt = new Date().toISOString();
+  const { originUrl, secret, hosts } = fleet;
+  const [{ url: gatewayUrl }] = hosts;
+  const admins = hosts.map((h) => h.adminUrl);
+  const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+  const reader = await mint('catalog:read');
+  const writer = await mint('catalog:write');
+  const workload = buildWorkload(readCatalogVocabulary(fleet.catalog), {
+    seed: options.seed,
+    distinct: options.distinct,
+    zipfExponent: options.zipf,
+    pagingShare: 0,
+    filterShare: options.filters,
+    subjects: 1,
+    length: 1_000_000,
+  });
+
+  log(`warming the cache with ${workload.queries.length} distinct queries…`);
+  const ledger = new AvailabilityLedger();
+  const watched: Pair[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      for (let i = next++; i < workload.queries.length; i = next++) {
+        const answer = await getJson(`${gatewayUrl}${workload.queries[i]?.target ?? '/'}`, reader);
+        if (i >= WATCHED_QUERIES || answer.body === undefined) continue;
+        for (const book of (answer.body as { results: Book[] }).results) {
+          for (const { branch, available } of book.availability) {
+            if (!ledger.watched(book.id, branch)) watched.push({ book: book.id, branch });
+            ledger.watch(book.id, branch, available);
+          }
+        }
+      }
+    }),
+  );
+  if (watched.length === 0) throw new UnreachableError('the most popular searches found no books to lend');
+  log(`circulating ${watched.length} (book, branch) pairs at ${options.loansPerSecond} loans/s while searching for ${options.duration} s…`);
+
+  const started = performance.now();
+  const secondOf = (): number => Math.floor((performance.now() - started) / 1000);
+  const seconds = new Map<number, { searches: number; staleReads: number; flips: number }>();
+  const at = (s: number): { searches: number; staleReads: number; flips: number } => {
+    let entry = seconds.get(s);
+    if (entry === undefined) {
+      entry = { searches: 0, staleReads: 0, flips: 0 };
+      seconds.set(s, entry);
+    }
+    return entry;
+  };
+  const deadline = started + options.duration * 1000;
+  const loans = { made: 0, returned: 0, refused: 0, flips: 0 };
+  const active = new Map<string, string[]>();
+  const random = new SeededRandom(options.seed + 1);
+
+  const pairs = new Map(watched.map((p) => [AvailabilityLedger.key(p.book, p.branch), p]));
+  const pickPair = (): [string, string[]] => {
+    const pair = watched[random.below(watched.length)] ?? { book: '', branch: '' };
+    const key = AvailabilityLedger.key(pair.book, pair.branch);
+    return [key, active.get(key) ?? []];
+  };
+  const circulate = async (): Promise<void> => {
+    const interval = 1000 / options.loansPerSecond;
+    for (let due = performance.now(); due < deadline; due += interval) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+      // Half the time a copy the run lent comes back, so loans and returns keep the catalog steady.
+      const lent = [...active.entries()].filter(([, paths]) => paths.length > 0);
+      const giveBack = lent.length > 0 && random.chance(0.5);
+      const [key, out] = giveBack ? (lent[random.below(lent.length)] ?? ['', []]) : pickPair();
+      const pair = pairs.get(key);
+      if (pair === undefined) continue;
+      const sentAt = performance.now();
+      const res = giveBack
+        ? await request(`${originUrl}${out.pop() ?? ''}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })
+        : await request(`${originUrl}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(pair) });
+      const text = await res.body.text();
+      if (res.statusCode === 201) {
+        out.push(`/v1/loans/${(JSON.parse(text) as { id: string }).id}`);
+        loans.made++;
+      } else if (res.statusCode === 204) loans.returned++;
+      else loans.refused++;
+      active.set(key, out);
+      const book = await getJson(`${originUrl}/v1/books/${pair.book}`, reader);
+      const knownAt = performance.now();
+      for (const { branch, available } of (book.body as Book | undefined)?.availability ?? []) {
+        if (ledger.record(pair.book, branch, { sentAt, knownAt, available })) {
+          loans.flips++;
+          at(secondOf()).flips++;
+        }
+      }
+    }
+  };
+
+  const latency = new LatencyHistogram();
+  const perHost = hosts.map(() => ({ searches: 0, staleReads: 0, slowestMs: 0 }));
+  let cursor = 0;
+  let duringOver = during === undefined;
+  const search = async (connection: number): Promise<void> => {
+    const host = connection % hosts.length;
+    const mine = perHost[host] ?? { searches: 0, staleReads: 0, slowestMs: 0 };
+    while (performance.now() < deadline || !duringOver) {
+      const query = workload.queries[workload.order[cursor++ % workload.order.length] ?? 0];
+      const sentAt = performance.now();
+      const answer = await getJson(`${hosts[host]?.url ?? gatewayUrl}${query?.target ?? '/'}`, reader);
+      const receivedAt = performance.now();
+      latency.record(receivedAt - sentAt);
+      mine.slowestMs = Math.max(mine.slowestMs, receivedAt - sentAt);
+      const second = at(secondOf());
+      mine.searches++;
+      second.searches++;
+      for (const book of (answer.body as { results?: Book[] } | undefined)?.results ?? []) {
+        for (const { branch, available } of book.availability) {
+          if (ledger.isStale(book.id, branch, available, sentAt, receivedAt, options.allowedLagMs)) {
+            mine.staleReads++;
+            second.staleReads++;
+          }
+        }
+      }
+    }
+  };
+
+  const scrapeAll = (): Promise<PrometheusSamples[]> => Promise.all(admins.map(scrapeMetrics));
+  const total = (samples: readonly PrometheusSamples[], name: string, labels?: Record<string, string>): number => samples.reduce((t, s) => t + s.sum(name, labels), 0);
+  const scrapes = new Map<number, Promise<PrometheusSamples[]>>();
+  const first = await scrapeAll();
+  const originFirst = fleet.originAdmin === undefined ? undefined : await scrapeMetrics(fleet.originAdmin);
+  const ticker = setInterval(() => scrapes.set(secondOf(), scrapeAll()), 1000);
+  const alongside = during?.().finally(() => {
+    duringOver = true;
+  });
+  await Promise.all([circulate(), alongside, ...Array.from({ length: options.connections }, (_, i) => search(i))]);
+  clearInterval(ticker);
+  const last = await scrapeAll();
+  const originLast = fleet.originAdmin === undefined ? undefined : await scrapeMetrics(fleet.originAdmin);
+  const byOutcome = (before: PrometheusSamples | undefined, after: PrometheusSamples | undefined, name: string): Record<string, number> => {
+    const counts: Record<string, number> = {};
+    for (const sample of after?.select(name) ?? []) {
+      const outcome = sample.labels.outcome ?? '';
+      counts[outcome] = sample.value - (before?.sum(name, { outcome }) ?? 0);
+    }
+    return counts;
+  };
+
+  log(`returning ${[...active.values()].flat().length} copies lent by the run…`);
+  for (const path of [...active.values()].flat()) await (await request(`${originUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })).body.dump();
+
+  const timeline: CirculationSecond[] = [];
+  let previous = first;
+  for (const second of [...scrapes.keys()].sort((a, b) => a - b)) {
+    const now = await scrapes.get(second);
+    if (now === undefined) continue;
+    const counts = seconds.get(second - 1) ?? { searches: 0, staleReads: 0, flips: 0 };
+    timeline.push({
+      second: second - 1,
+      ...counts,
+      gatewayRequests: total(now, 'catalog_gateway_http_requests_total') - total(previous, 'catalog_gateway_http_requests_total'),
+      originRequests: total(now, 'catalog_gateway_origin_requests_total') - total(previous, 'catalog_gateway_origin_requests_total'),
+    });
+    previous = now;
+  }
+  const offload = (before: readonly PrometheusSamples[], after: readonly PrometheusSamples[]): number | null => {
+    const requests = total(after, 'catalog_gateway_http_requests_total') - total(before, 'catalog_gateway_http_requests_total');
+    const originRequests = total(after, 'catalog_gateway_origin_requests_total') - total(before, 'catalog_gateway_origin_requests_total');
+    return requests === 0 ? null : 1 - originRequests / requests;
+  };
+  const purges = 'catalog_gateway_event_purges_total';
+  const hostResults = hosts.map(({ url }, i): CirculationHostResult => {
+    const before = first.slice(i, i + 1);
+    const after = last.slice(i, i + 1);
+    const mine = perHost[i] ?? { searches: 0, staleReads: 0, slowestMs: 0 };
+    return {
+      url,
+      searches: mine.searches,
+      staleReads: mine.staleReads,
+      slowestSearchMs: Math.round(mine.slowestMs),
+      offload: offload(before, after),
+      eventsReceived: byOutcome(before[0], after[0], 'catalog_gateway_events_received_total'),
+      eventPurgesApplied: total(after, purges, { result: 'applied' }) - total(before, purges, { result: 'applied' }),
+      eventPurgesRepeated: total(after, purges, { result: 'repeat' }) - total(before, purges, { result: 'repeat' }),
+    };
+  });
+  const lag = 'catalog_gateway_purge_lag_seconds';
+  const [firstHost] = first;
+  const [lastHost] = last;
+  return {
+    tool: 'catalog-gateway loadtest --circulation',
+    startedAt,
+    options,
+    watchedPairs: watched.length,
+    searches: hostResults.reduce((t, h) => t + h.searches, 0),
+    staleReads: hostResults.reduce((t, h) => t + h.staleReads, 0),
+    loans,
+    offload: offload(first, last),
+    purgeLagSeconds: { count: total(last, `${lag}_count`) - total(first, `${lag}_count`), p50: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.5), p99: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.99) },
+    events: { sent: byOutcome(originFirst, originLast, 'catalog_origin_event_deliveries_total'), received: hostResults.reduce<Record<string, number>>((sum, h) => {
+      for (const [outcome, n] of Object.entries(h.eventsReceived)) sum[outcome] = (sum[outcome] ?? 0) + n;
+      return sum;
+    }, {}) },
+    searchLatencyMs: { p50: latency.percentile(50), p99: latency.percentile(99) },
+    hosts: hostResults,
+    timeline,
+  };
 }
 
 function percent(x: number | null): string {

@@ -32,6 +32,8 @@ export interface ServerSpec {
   readonly env: NodeJS.ProcessEnv;
   /** Receives the child's stdout (its log lines); truncated first. */
   readonly logFile: string;
+  /** A command the Node executable runs under, such as `ip netns exec NAME` (it must exec, so the pid is Node's). */
+  readonly launcher?: readonly string[];
   /** Node flags such as `--cpu-prof`, placed before the script. */
   readonly nodeFlags?: readonly string[];
   readonly cwd?: string;
@@ -104,7 +106,9 @@ export async function startServerProcess(spec: ServerSpec): Promise<ServerProces
   const fd = openSync(spec.logFile, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...(spec.nodeFlags ?? []), ...spec.args], {
+    const command = spec.launcher?.[0] ?? process.execPath;
+    const prefix = spec.launcher === undefined ? [] : [...spec.launcher.slice(1), process.execPath];
+    child = spawn(command, [...prefix, ...(spec.nodeFlags ?? []), ...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['ignore', fd, 'pipe'],

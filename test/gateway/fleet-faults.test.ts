@@ -12,7 +12,7 @@ import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
-import { get, metricValue, send, until } from '../support/harness.ts';
+import { get, holdsWithin, metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 import { startSilentRelay, type SilentRelay } from '../support/silent-relay.ts';
 
@@ -159,7 +159,7 @@ describe('fleet when Redis goes silent', () => {
       const received = metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' });
       const here = await cut.get(`/v1/books?q=${q}`);
       await purgeTag(b, `t_${q}`);
-      const purgeArrived = await arrivesSoon(async () => (metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' })) > received);
+      const purgeArrived = await holdsWithin(100, async () => (metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' })) > received);
       if (/detail=shared/.test(String(here.headers['cache-status'])) && purgeArrived) break;
       assert.ok(performance.now() - healed < 5000, 'not sharing 5 s after the heal');
       await sleep(20);
@@ -240,13 +240,3 @@ describe('fleet when Redis goes silent', () => {
     assert.equal(reply.status, 200, reply.body);
   }
 });
-
-/** Whether `check` holds within 100 ms. */
-async function arrivesSoon(check: () => Promise<boolean>): Promise<boolean> {
-  const until = performance.now() + 100;
-  while (performance.now() < until) {
-    if (await check()) return true;
-    await sleep(5);
-  }
-  return false;
-}

@@ -3,7 +3,7 @@
  * destination, a plain HTTP client, a wait on real server state, and Prometheus text reading.
  */
 import { connect } from 'node:net';
-import { setImmediate } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import type { DestinationStream } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { parsePrometheusText, type Sample } from '../../src/loadtest/prometheus-text.ts';
@@ -54,6 +54,16 @@ export async function until(check: () => Promise<boolean>, attempts = 20_000): P
     await setImmediate();
   }
   throw new Error('the condition never held');
+}
+
+/** Whether `check` holds within `ms`, asked every few milliseconds. */
+export async function holdsWithin(ms: number, check: () => Promise<boolean>): Promise<boolean> {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    if (await check()) return true;
+    await sleep(5);
+  }
+  return false;
 }
 
 export interface Reply {

@@ -5,12 +5,13 @@
  * go on, except those of a side that reset its socket meanwhile (its kernel dropped them with the
  * socket). `heal({ late: true })` delivers even those, as bytes that reached Redis's socket before
  * the reset and ran only after a slow command would. It can also add a delay to every chunk, for
- * latency on a link.
+ * latency on a link, and listen on another address (test/support/netns/ puts one in front of each
+ * server of a network namespace).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface SilentRelay {
-  /** `redis://127.0.0.1:<port>` through the relay. */
+  /** `redis://<listen host>:<port>` through the relay. */
   readonly url: string;
   /**
    * Stops forwarding, in both directions, on every connection and on new ones; with `onText`, from
@@ -75,7 +76,13 @@ class Direction {
   }
 }
 
-export async function startSilentRelay(target: { readonly host: string; readonly port: number }, delayMs = 0): Promise<SilentRelay> {
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** `listen` defaults to a free loopback port. */
+export async function startSilentRelay(target: Address, delayMs = 0, listen: Address = { host: '127.0.0.1', port: 0 }): Promise<SilentRelay> {
   let isCut = false;
   let cutOn: string | undefined;
   const fromClient = (chunk?: Buffer): boolean => {
@@ -98,11 +105,14 @@ export async function startSilentRelay(target: { readonly host: string; readonly
     client.on('close', closed);
     upstream.on('close', closed);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, resolve);
+  });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the relay has no port');
   return {
-    url: `redis://127.0.0.1:${address.port}`,
+    url: `redis://${listen.host}:${address.port}`,
     cut(options = {}) {
       if (options.onText === undefined) isCut = true;
       else cutOn = options.onText;
