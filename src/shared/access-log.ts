@@ -107,14 +107,15 @@ export function createAccessLog<R extends AccessRecord>(logger: Logger, options:
  * The record's fields as JSON members, in the order pino would write them, without pino: one
  * template per line instead of its generic serializer (the largest cost of a cache hit after the
  * socket write; docs/performance.md). Strings that a client chose go through JSON.stringify; the
- * rest are numbers, or strings the gateway made or checked (method token, request id pattern,
+ * rest are numbers, or strings the server made or checked (method token, request id pattern,
  * IP address, protocol), so they need no escaping.
  */
 function jsonFields<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[], path: string): string {
   let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${jsonString(path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${record.durationMs}`;
   for (const name of extra) {
     const value = record[name];
-    if (value !== undefined) line += `,"${name}":${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
+    // A coding may be the origin's own Content-Encoding, so strings are still checked.
+    if (value !== undefined) line += typeof value === 'string' ? `,"${name}":${jsonString(value)}` : `,"${name}":${String(value)}`;
   }
   if (record.sub !== undefined) line += `,"sub":${jsonString(record.sub)}`;
   if (record.remote !== undefined) line += `,"remote":"${record.remote}"`;

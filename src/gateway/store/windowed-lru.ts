@@ -66,6 +66,11 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly sketchBytes: number;
+  /**
+   * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
+   * writes its diagnostics `status` into them, so they cannot be frozen).
+   */
+  readonly #lookup: LRUCache.GetOptions<K, V, unknown> & LRUCache.PeekOptions<K, V, unknown> = {};
   /** Set while an entry moves between segments or is replaced or evicted here: no removal to report, or one reported here. */
   #moving = false;
 
@@ -87,16 +92,18 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     this.#protected = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
   }
 
+  /**
+   * The window first: a working set smaller than it (a few hundred answers at the default
+   * bound) never leaves it, and a hit there is one lookup; then the protected segment, where a
+   * large cache's hits are; a hit on probation promotes the entry.
+   */
   get(key: K): V | undefined {
     this.#admission.record(key);
-    const found = this.#protected.get(key);
+    const found = this.#window.get(key, this.#lookup) ?? this.#protected.get(key, this.#lookup);
     if (found !== undefined) return found;
-    const proving = this.#probation.peek(key);
-    if (proving !== undefined) {
-      this.#promote(key, proving);
-      return proving;
-    }
-    return this.#window.get(key);
+    const proving = this.#probation.peek(key, this.#lookup);
+    if (proving !== undefined) this.#promote(key, proving);
+    return proving;
   }
 
   peek(key: K): V | undefined {
