@@ -19,15 +19,15 @@ test('a key is counted once per request, the first by the doorkeeper, up to the 
   assert.equal(sketch.frequency('/v1/books?q=lake'), 0, 'another key is not counted with it');
 });
 
-test('after a sample of 40 increments per entry every count is halved and the doorkeeper forgets', () => {
+test('after a sample of 30 increments per entry every count is halved and the doorkeeper forgets', () => {
   const capacity = 64;
   const sketch = new FrequencySketch(capacity);
   counted(sketch, 'hot', 13);
   sketch.increment('once');
   assert.equal(sketch.frequency('hot'), 13);
   assert.equal(sketch.frequency('once'), 1);
-  // 14 increments so far; the sample is 40 × 64.
-  for (let i = 0; i < 40 * capacity - 14 - 1; i++) sketch.increment(`filler-${i % 7}`);
+  // 14 increments so far; the sample is 30 × 64.
+  for (let i = 0; i < 30 * capacity - 14 - 1; i++) sketch.increment(`filler-${i % 7}`);
   assert.equal(sketch.frequency('hot'), 13, 'not yet');
   sketch.increment(`filler-0`);
   assert.equal(sketch.frequency('hot'), 6, '12 counted, halved, and no doorkeeper bit any more');
