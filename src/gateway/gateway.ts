@@ -108,20 +108,17 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
   let draining = false;
   const pipeline = livePipeline(live, {
     credentialNames,
-    hiddenFields: hiddenFields(tags),
-    isDraining: () => draining,
-    unfinished,
-    verifier,
-    cache,
-    negotiator: new Negotiator(),
-    flights,
-    partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(),
-    purger,
-    origin,
-    metrics,
-    accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
-    logger,
     now,
+    edge: { isDraining: () => draining, unfinished },
+    authenticate: { verifier },
+    cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), metrics, logger, now },
+    forward: { origin, hiddenFields: hiddenFields(tags), purger, metrics, logger },
+    log: {
+      unfinished,
+      metrics,
+      accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
+      logger,
+    },
   });
   const api = createListener(
     createPipeline(pipeline),

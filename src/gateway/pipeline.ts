@@ -19,20 +19,46 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { peerFields, requestId, roundMs } from '../shared/access-log.ts';
+import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import type { ClientAddress } from '../shared/client-address.ts';
+import type { Logger } from '../shared/logger.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
 import { credentialsInTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
-import { refuse, type Answered, type Exchange, type PipelineDeps, type Step } from './exchange.ts';
+import { refuse, type Answered, type Exchange, type GatewayAccessRecord, type Step, type TargetRules } from './exchange.ts';
+import type { GatewayMetrics } from './metrics.ts';
 import { catalogKey, catalogRoute } from './routes/catalog.ts';
 import { httpKey, httpRoute } from './routes/http.ts';
 import { passRoute } from './routes/pass.ts';
-import type { Route, RouteTable } from './routes/route-table.ts';
+import type { Route, RouteTable, StepDeps } from './routes/route-table.ts';
+import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 
-type Serve = (ex: Exchange, route: Route) => Step;
+type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
+
+/** What the edge checks use, before a route is chosen. */
+export interface EdgeDeps {
+  readonly targetRules: TargetRules;
+  /** Who the client is. */
+  readonly clients: ClientAddress;
+  /** The per-address rate limit (`gateway.rateLimit`). */
+  readonly ipLimits: TokenBuckets;
+  /** True once the gateway is shutting down: every answer then closes its connection. */
+  readonly isDraining: () => boolean;
+  /** Responses not yet finished, so that a drain can tell each to close its connection. */
+  readonly unfinished: Set<ServerResponse>;
+}
+
+/** What the log-and-count step uses, and `fail` for a request that threw. */
+export interface LogDeps {
+  /** The edge's set: a finished response leaves it. */
+  readonly unfinished: Set<ServerResponse>;
+  readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent'>;
+  readonly accessLog: AccessLog<GatewayAccessRecord>;
+  readonly logger: Logger;
+}
 
 /** The key a GET of a target is stored under, by mode; undefined when the mode stores nothing for it. */
 const KEYS: Readonly<Record<RouteMode, (target: string, maxTargetBytes: number) => CacheKey | undefined>> = {
@@ -51,17 +77,17 @@ export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: numb
 const NO_ROUTE = problem('not-found', 'no resource at this path');
 const CLIENT_CLOSED = 499;
 
-function finish(ex: Exchange, answered: Answered): void {
-  const { deps, res } = ex;
-  deps.unfinished.delete(res);
+function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
+  const { res } = ex;
+  log.unfinished.delete(res);
   const durationMs = performance.now() - ex.started;
   // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
   const gone = res.destroyed && !res.writableFinished;
   const status = gone ? CLIENT_CLOSED : answered.status;
   const cache = cacheLabel(answered.outcome);
-  deps.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
-  if (answered.encoding !== undefined && !gone) deps.metrics.bodySent(answered.encoding, answered.bytes);
-  deps.accessLog({
+  log.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
+  if (answered.encoding !== undefined && !gone) log.metrics.bodySent(answered.encoding, answered.bytes);
+  log.accessLog({
     reqId: ex.reqId,
     method: ex.method,
     path: ex.rawTarget,
@@ -78,29 +104,34 @@ function finish(ex: Exchange, answered: Answered): void {
   });
 }
 
-function fail(ex: Exchange, err: unknown): void {
-  const { deps, res } = ex;
-  deps.unfinished.delete(res);
-  deps.logger.error({ reqId: ex.reqId, err }, 'request failed');
+function fail(ex: Exchange, log: LogDeps, err: unknown): void {
+  const { res, targetRules } = ex;
+  log.unfinished.delete(res);
+  log.logger.error({ reqId: ex.reqId, err }, 'request failed');
   if (res.headersSent) res.destroy();
-  else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, deps.maxTargetBytes, deps.credentialNames), false);
+  else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, targetRules.maxBytes, targetRules.credentialNames), false);
 }
 
-/** What a request is served with: read once as it arrives, so a reload's swap never splits a request. */
+/**
+ * What a request is served with, each step's own part built once per configuration
+ * (reload/live-parts.ts): read once as the request arrives, so a reload's swap never splits it.
+ */
 export interface PipelineSettings {
-  readonly deps: PipelineDeps;
   readonly routes: RouteTable;
+  readonly edge: EdgeDeps;
+  readonly steps: StepDeps;
+  readonly log: LogDeps;
 }
 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
   // Made per pipeline: the catalog route keeps a memo of its own.
   const modes: Readonly<Record<RouteMode, Serve>> = { catalog: catalogRoute(), http: httpRoute, pass: passRoute };
   return (req, res) => {
-    const { deps, routes } = settings();
+    const { routes, edge, steps, log } = settings();
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
     const ex: Exchange = {
-      deps,
+      targetRules: edge.targetRules,
       req,
       res,
       reqId: requestId(req.headers['x-request-id']),
@@ -108,26 +139,26 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       rawTarget,
       isHead: method === 'HEAD',
       started: performance.now(),
-      peer: peerFields(req, deps.clients),
+      peer: peerFields(req, edge.clients),
     };
     try {
-      if (deps.isDraining()) res.shouldKeepAlive = false;
-      deps.unfinished.add(res);
-      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, deps.credentialNames) ?? deps.ipLimits.take(ex.peer.remote ?? '');
+      if (edge.isDraining()) res.shouldKeepAlive = false;
+      edge.unfinished.add(res);
+      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, edge.targetRules.credentialNames) ?? edge.ipLimits.take(ex.peer.remote ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
-      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : modes[route.mode](ex, route);
+      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : modes[route.mode](ex, route, steps);
       if (step instanceof Promise) {
         step.then(
-          (answered) => { finish(ex, answered); },
-          (err: unknown) => { fail(ex, err); },
+          (answered) => { finish(ex, log, answered); },
+          (err: unknown) => { fail(ex, log, err); },
         );
       } else {
-        finish(ex, step);
+        finish(ex, log, step);
       }
     } catch (err) {
-      fail(ex, err);
+      fail(ex, log, err);
     }
   };
 }

@@ -40,7 +40,7 @@ export interface Fleet {
   readonly publishPurge: PurgeFanOut;
   /** Why the shared tier is not in use now, for `/readyz`; undefined while it is. */
   downReason(): string | undefined;
-  /** See PipelineDeps.partitionMaxAgeMs (../exchange.ts). */
+  /** See CacheDeps.partitionMaxAgeMs (../steps/cached.ts). */
   partitionMaxAgeMs(): number | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;

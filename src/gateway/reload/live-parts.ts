@@ -6,53 +6,74 @@ import type { Config, ConfigKey } from '../../config/schema.ts';
 import { ClientAddress } from '../../shared/client-address.ts';
 import { httpLimits } from '../../shared/http-server.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { PipelineDeps } from '../exchange.ts';
 import type { Listener } from '../listeners/listener.ts';
-import type { PipelineSettings } from '../pipeline.ts';
+import type { EdgeDeps, LogDeps, PipelineSettings } from '../pipeline.ts';
 import { RouteTable } from '../routes/route-table.ts';
+import type { AuthDeps } from '../steps/authenticate.ts';
+import type { CacheDeps } from '../steps/cached.ts';
+import type { ForwardDeps } from '../steps/forward.ts';
 import { TokenBuckets } from '../steps/token-bucket.ts';
 import type { LiveConfig } from './live-config.ts';
 
-/** What the request path is given once, whatever a reload changes. */
-export type SharedDeps = Omit<PipelineDeps, 'maxTargetBytes' | 'clients' | 'tokenLimits' | 'ipLimits'>;
+/**
+ * What the request path is given once, whatever a reload changes: each step's part less what the
+ * live keys set (the target bound, the trusted proxies, the rate limits).
+ */
+export interface SharedDeps {
+  /** `http.credentialParameters`, parsed. */
+  readonly credentialNames: readonly string[];
+  readonly now: () => number;
+  readonly edge: Omit<EdgeDeps, 'targetRules' | 'clients' | 'ipLimits'>;
+  readonly authenticate: Omit<AuthDeps, 'tokenLimits'>;
+  readonly cached: Omit<CacheDeps, 'clients'>;
+  readonly forward: Omit<ForwardDeps, 'clients'>;
+  readonly log: LogDeps;
+}
 
 interface Limit {
-  readonly field: 'tokenLimits' | 'ipLimits';
+  /** Where the running settings keep this limit's buckets. */
+  readonly running: (settings: PipelineSettings) => TokenBuckets;
   readonly rate: 'gateway.rateLimit.perTokenPerSecond' | 'gateway.rateLimit.perIpPerSecond';
   readonly burst: 'gateway.rateLimit.perTokenBurst' | 'gateway.rateLimit.perIpBurst';
   readonly policy: string;
   readonly what: string;
 }
 
-const PER_TOKEN: Limit = { field: 'tokenLimits', rate: 'gateway.rateLimit.perTokenPerSecond', burst: 'gateway.rateLimit.perTokenBurst', policy: 'per-token', what: 'token subject' };
-const PER_IP: Limit = { field: 'ipLimits', rate: 'gateway.rateLimit.perIpPerSecond', burst: 'gateway.rateLimit.perIpBurst', policy: 'per-address', what: 'client address' };
+const PER_TOKEN: Limit = { running: (s) => s.steps.authenticate.tokenLimits, rate: 'gateway.rateLimit.perTokenPerSecond', burst: 'gateway.rateLimit.perTokenBurst', policy: 'per-token', what: 'token subject' };
+const PER_IP: Limit = { running: (s) => s.edge.ipLimits, rate: 'gateway.rateLimit.perIpPerSecond', burst: 'gateway.rateLimit.perIpBurst', policy: 'per-address', what: 'client address' };
 
 function sameValues(a: Config, b: Config, keys: readonly ConfigKey[]): boolean {
   return keys.every((key) => a[key] === b[key]);
 }
 
-/** The running configuration and the request path's dependencies built from it. */
+/** The running configuration and the request path's settings built from it. */
 interface Running {
   readonly config: Config;
-  readonly deps: PipelineDeps;
+  readonly settings: PipelineSettings;
 }
 
 /** A limit whose rate and burst did not change keeps its buckets, so a reload hands no client a fresh burst. */
 function buckets(limit: Limit, next: Config, shared: SharedDeps, running: Running | undefined): TokenBuckets {
-  if (running !== undefined && sameValues(running.config, next, [limit.rate, limit.burst])) return running.deps[limit.field];
+  if (running !== undefined && sameValues(running.config, next, [limit.rate, limit.burst])) return limit.running(running.settings);
   return new TokenBuckets(next[limit.rate], next[limit.burst], limit.policy, limit.what, shared.now);
 }
 
 function settingsFor(next: Config, shared: SharedDeps, running?: Running): PipelineSettings {
+  const clients = new ClientAddress(next['http.trustedProxies']);
   return {
     routes: new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']),
-    deps: {
-      ...shared,
-      maxTargetBytes: next['http.maxTargetBytes'],
-      clients: new ClientAddress(next['http.trustedProxies']),
-      tokenLimits: buckets(PER_TOKEN, next, shared, running),
+    edge: {
+      ...shared.edge,
+      targetRules: { maxBytes: next['http.maxTargetBytes'], credentialNames: shared.credentialNames },
+      clients,
       ipLimits: buckets(PER_IP, next, shared, running),
     },
+    steps: {
+      authenticate: { ...shared.authenticate, tokenLimits: buckets(PER_TOKEN, next, shared, running) },
+      cached: { ...shared.cached, clients },
+      forward: { ...shared.forward, clients },
+    },
+    log: shared.log,
   };
 }
 
@@ -61,7 +82,7 @@ export function livePipeline(live: LiveConfig, shared: SharedDeps): () => Pipeli
   let settings = settingsFor(live.current, shared);
   live.add({
     prepare(next) {
-      const built = settingsFor(next, shared, { config: live.current, deps: settings.deps });
+      const built = settingsFor(next, shared, { config: live.current, settings });
       return () => {
         settings = built;
       };

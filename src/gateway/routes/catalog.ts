@@ -4,21 +4,22 @@
  * servers answer any request alike), the canonical target is the key and what the origin is asked
  * for, and an origin 5xx becomes the contract's 502 problem.
  */
+import type { ClientAddress } from '../../shared/client-address.ts';
 import { problemStatus } from '../../shared/problem.ts';
 import { parseRequestTarget, type TargetVerdict } from '../../shared/request-target.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
-import type { Route } from './route-table.ts';
+import type { Route, StepDeps } from './route-table.ts';
 
 /**
  * What the origin needs of the client's request: it authenticates too, and logs the id and the
  * client (of the request that caused the fill, as nginx does).
  */
-function originHeaders(ex: Exchange): Record<string, string> {
+function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, string> {
   const { authorization, accept } = ex.req.headers;
-  const headers: Record<string, string> = { 'x-request-id': ex.reqId, 'x-forwarded-for': ex.deps.clients.forwardFor(ex.req) };
+  const headers: Record<string, string> = { 'x-request-id': ex.reqId, 'x-forwarded-for': clients.forwardFor(ex.req) };
   if (authorization !== undefined) headers.authorization = authorization;
   if (accept !== undefined) headers.accept = accept;
   return headers;
@@ -30,6 +31,9 @@ export function catalogKey(target: string, maxTargetBytes: number): CacheKey | u
   return parsed.ok ? cacheKey(parsed.canonical) : undefined;
 }
 
+/** A catalog request is only ever authenticated and served from the cache. */
+type CatalogSteps = Pick<StepDeps, 'authenticate' | 'cached'>;
+
 const MAX_PARSED_TARGETS = 4096;
 
 /**
@@ -40,7 +44,7 @@ const MAX_PARSED_TARGETS = 4096;
  * target whose every character could take 3 bytes and still fit `maxTargetBytes` is never a 414,
  * so its verdict does not depend on the bound.
  */
-export function catalogRoute(): (ex: Exchange, route: Route) => Step {
+export function catalogRoute(): (ex: Exchange, route: Route, steps: CatalogSteps) => Step {
   const parsedTargets = new Map<string, TargetVerdict>();
   const parseTarget = (method: string, rawTarget: string, maxTargetBytes: number): TargetVerdict => {
     if (method !== 'GET' || rawTarget.length * 3 > maxTargetBytes) return parseRequestTarget(method, rawTarget, maxTargetBytes);
@@ -52,14 +56,14 @@ export function catalogRoute(): (ex: Exchange, route: Route) => Step {
     }
     return verdict;
   };
-  return (ex, route) => serveCatalog(ex, route, parseTarget(ex.method, ex.rawTarget, ex.deps.maxTargetBytes));
+  return (ex, route, steps) => serveCatalog(ex, route, steps, parseTarget(ex.method, ex.rawTarget, ex.targetRules.maxBytes));
 }
 
-function serveCatalog(ex: Exchange, route: Route, target: TargetVerdict): Step {
+function serveCatalog(ex: Exchange, route: Route, steps: CatalogSteps, target: TargetVerdict): Step {
   if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
   const label = target.ok ? target.target.route : target.route;
-  return whenAuthenticated(ex, route, label, (sub) => {
+  return whenAuthenticated(ex, steps.authenticate, route, label, (sub) => {
     if (!target.ok) return refuse(ex, label, target.problem, undefined, sub);
-    return serveCached(ex, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, compress: true, sub });
+    return serveCached(ex, steps.cached, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, compress: true, sub });
   });
 }

@@ -3,6 +3,7 @@
  * the cache keyed by the target as sent; every other method is forwarded with its body, and its
  * answer relayed unchanged (and, when it is unsafe, invalidates what it touched).
  */
+import type { ClientAddress } from '../../shared/client-address.ts';
 import { problem } from '../../shared/problem.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
@@ -10,7 +11,7 @@ import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
 import { forward, forwardedHeaders } from '../steps/forward.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
-import type { Route } from './route-table.ts';
+import type { Route, StepDeps } from './route-table.ts';
 
 /**
  * Fields a fill does not pass on: it asks for the whole representation (no client conditionals or
@@ -19,8 +20,8 @@ import type { Route } from './route-table.ts';
  */
 const NOT_FILLED = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
 
-function originHeaders(ex: Exchange): Record<string, string | string[]> {
-  return forwardedHeaders(ex, NOT_FILLED);
+function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, string | string[]> {
+  return forwardedHeaders(ex, clients, NOT_FILLED);
 }
 
 /** The key a GET of `target` is stored under: the origin-form target as sent. */
@@ -28,12 +29,12 @@ export function httpKey(target: string): CacheKey {
   return cacheKey(originForm(target));
 }
 
-export function httpRoute(ex: Exchange, route: Route): Step {
-  const { maxTargetBytes } = ex.deps;
-  if (Buffer.byteLength(ex.rawTarget) > maxTargetBytes) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxTargetBytes} bytes`));
-  return whenAuthenticated(ex, route, route.prefix, (sub) => {
-    if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, route.prefix, sub, 'method');
+export function httpRoute(ex: Exchange, route: Route, steps: StepDeps): Step {
+  const { maxBytes } = ex.targetRules;
+  if (Buffer.byteLength(ex.rawTarget) > maxBytes) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxBytes} bytes`));
+  return whenAuthenticated(ex, steps.authenticate, route, route.prefix, (sub) => {
+    if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, steps.forward, route.prefix, sub, 'method');
     const target = originForm(ex.rawTarget);
-    return serveCached(ex, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, compress: false, sub });
+    return serveCached(ex, steps.cached, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, compress: false, sub });
   });
 }

@@ -2,8 +2,8 @@
 import type { Exchange, Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { forward } from '../steps/forward.ts';
-import type { Route } from './route-table.ts';
+import type { Route, StepDeps } from './route-table.ts';
 
-export function passRoute(ex: Exchange, route: Route): Step {
-  return whenAuthenticated(ex, route, route.prefix, (sub) => forward(ex, route.prefix, sub, 'bypass'));
+export function passRoute(ex: Exchange, route: Route, steps: Pick<StepDeps, 'authenticate' | 'forward'>): Step {
+  return whenAuthenticated(ex, steps.authenticate, route, route.prefix, (sub) => forward(ex, steps.forward, route.prefix, sub, 'bypass'));
 }

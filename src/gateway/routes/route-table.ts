@@ -6,6 +6,9 @@
 import type { RouteConfig, RouteMode } from '../../config/schema.ts';
 import { fieldNames } from '../rules/cache-control.ts';
 import type { StoragePolicy } from '../rules/storage.ts';
+import type { AuthDeps } from '../steps/authenticate.ts';
+import type { CacheDeps } from '../steps/cached.ts';
+import type { ForwardDeps } from '../steps/forward.ts';
 
 export interface Route {
   readonly prefix: string;
@@ -15,6 +18,13 @@ export interface Route {
   /** What the route adds to the origin's caching directives. */
   readonly policy: StoragePolicy;
   readonly honoursRequestCacheControl: boolean;
+}
+
+/** What each step a route may choose is given, by step; a route hands each step its own. */
+export interface StepDeps {
+  readonly authenticate: AuthDeps;
+  readonly cached: CacheDeps;
+  readonly forward: ForwardDeps;
 }
 
 /** §4.2.2 leaves the ceiling of a heuristic lifetime to the cache; a day, as RFC 7234 warned past. */

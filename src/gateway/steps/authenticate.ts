@@ -4,16 +4,23 @@
  * was verified before, so a hit does not wait on a promise. The token's subject then takes its
  * turn from the per-token rate limit (429).
  */
-import type { AuthVerdict } from '../../shared/auth.ts';
+import type { AuthVerdict, TokenVerifier } from '../../shared/auth.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
 import type { MetricRoute } from '../metrics.ts';
 import type { Route } from '../routes/route-table.ts';
+import type { TokenBuckets } from './token-bucket.ts';
+
+/** What the authenticate step uses: the token verifier and the per-token rate limit (`gateway.rateLimit`). */
+export interface AuthDeps {
+  readonly verifier: TokenVerifier;
+  readonly tokenLimits: TokenBuckets;
+}
 
 const ANONYMOUS: AuthVerdict = { ok: true, principal: { subject: '', scopes: [], expiresAt: 0 } };
 
-function authenticate(ex: Exchange, route: Route): AuthVerdict | Promise<AuthVerdict> {
+function authenticate(ex: Exchange, deps: AuthDeps, route: Route): AuthVerdict | Promise<AuthVerdict> {
   if (route.scope === undefined) return ANONYMOUS;
-  return ex.deps.verifier.verify(ex.req.headers.authorization, route.scope);
+  return deps.verifier.verify(ex.req.headers.authorization, route.scope);
 }
 
 /** The subject for the access log: none when the route asks for no token. */
@@ -22,13 +29,13 @@ function subjectOf(verdict: Extract<AuthVerdict, { ok: true }>): string | undefi
 }
 
 /** Authenticates, then goes on with `next`, or refuses with 401/403 under `label`. */
-export function whenAuthenticated(ex: Exchange, route: Route, label: MetricRoute, next: (sub: string | undefined) => Step): Step {
-  const verdict = authenticate(ex, route);
+export function whenAuthenticated(ex: Exchange, deps: AuthDeps, route: Route, label: MetricRoute, next: (sub: string | undefined) => Step): Step {
+  const verdict = authenticate(ex, deps, route);
   const go = (v: AuthVerdict): Step => {
     if (!v.ok) return refuse(ex, label, v.problem);
     const sub = subjectOf(v);
     // Before the cache, so that a flood of hits is limited like any other.
-    const limited = sub === undefined ? undefined : ex.deps.tokenLimits.take(sub);
+    const limited = sub === undefined ? undefined : deps.tokenLimits.take(sub);
     return limited === undefined ? next(sub) : refuse(ex, label, limited, undefined, sub);
   };
   return verdict instanceof Promise ? verdict.then(go) : go(verdict);

@@ -5,22 +5,45 @@
  * (joining the fill in flight for the key) and deliver what came back.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ClientAddress } from '../../shared/client-address.ts';
+import type { Logger } from '../../shared/logger.ts';
 import type { CacheOutcome, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
+import type { Negotiator } from '../encoding/negotiator.ts';
 import type { FillOutcome, FillRequest } from '../fill/fetch.ts';
-import type { MetricRoute } from '../metrics.ts';
+import type { Flights } from '../fill/flight.ts';
+import type { GatewayMetrics, MetricRoute } from '../metrics.ts';
 import { single, type HeaderFields } from '../rules/cache-control.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
 import type { RangeRequest } from '../rules/ranges.ts';
 import type { Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey, ResponseCache } from '../store/response-cache.ts';
 import type { Representation, StoredResponse } from '../store/stored-response.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { relayInterim } from '../upstream/relay.ts';
 import { problem } from '../../shared/problem.ts';
+
+/** What the cache steps use. */
+export interface CacheDeps {
+  readonly cache: ResponseCache;
+  /** Which representation answers a request's Accept-Encoding, remembered per value. */
+  readonly negotiator: Negotiator;
+  readonly flights: Flights;
+  /**
+   * While this process is cut off from the fleet's purges for longer than their bound, the age in
+   * ms past which an entry is no longer served as fresh (it is revalidated): a purge it cannot
+   * see leaves it stale for at most that long. Undefined otherwise.
+   */
+  readonly partitionMaxAgeMs: () => number | undefined;
+  /** What `X-Forwarded-For` a fill sends the origin. */
+  readonly clients: ClientAddress;
+  readonly metrics: Pick<GatewayMetrics, 'staleServed'>;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
 
 /** What the cache steps need to know about the request, made by the route. */
 export interface Cacheable {
@@ -30,7 +53,7 @@ export interface Cacheable {
   /** The target a fill asks the origin for. */
   readonly originTarget: string;
   /** The request fields a fill sends; made only when the origin is asked. */
-  readonly originHeaders: (ex: Exchange) => OriginRequest['headers'];
+  readonly originHeaders: (ex: Exchange, clients: ClientAddress) => OriginRequest['headers'];
   /** Whether an origin 5xx is relayed (http routes) or becomes a 502 problem (catalog). */
   readonly relayServerErrors: boolean;
   /** Whether answers are compressed for clients that accept it (`gateway.compression`). */
@@ -40,30 +63,30 @@ export interface Cacheable {
 
 const NOT_CACHED = problem('not-cached', 'the request asked for a stored response only (only-if-cached), and none may answer it');
 
-export function serveCached(ex: Exchange, c: Cacheable): Step {
-  const { deps, req } = ex;
+export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
+  const { req } = ex;
   const directives = bounded(c.route.honoursRequestCacheControl ? requestDirectives(req.headers) : NO_DIRECTIVES, deps.partitionMaxAgeMs());
   const now = deps.now();
   const found = deps.cache.lookup(c.key, req.headers);
   if (found.kind !== 'found') {
     if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
-    return fill(ex, c, directives, undefined, found.kind === 'vary-miss' ? 'vary-miss' : 'miss');
+    return fill(ex, deps, c, directives, undefined, found.kind === 'vary-miss' ? 'vary-miss' : 'miss');
   }
   const stored = found.response;
   switch (reuse(stored, directives, now)) {
     case 'fresh':
-      return sent(ex, c, stored, { kind: 'hit', ttl: ttlSeconds(stored, now) });
+      return sent(ex, deps, c, stored, { kind: 'hit', ttl: ttlSeconds(stored, now) });
     case 'stale-accepted':
       deps.metrics.staleServed('max-stale');
-      return sent(ex, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
+      return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
     case 'stale-while-revalidate':
-      deps.flights.refresh(fillRequest(ex, c, NO_DIRECTIVES), stored, ex.reqId);
+      deps.flights.refresh(fillRequest(ex, deps, c, NO_DIRECTIVES), stored, ex.reqId);
       deps.metrics.staleServed('stale-while-revalidate');
-      return sent(ex, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });
+      return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });
     case 'validate':
       // §5.2.1.7: only-if-cached and nothing usable without the origin.
       if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
-      return fill(ex, c, directives, stored, isFresh(stored, now) && !stored.noCache ? 'request' : 'stale');
+      return fill(ex, deps, c, directives, stored, isFresh(stored, now) && !stored.noCache ? 'request' : 'stale');
   }
 }
 
@@ -93,32 +116,32 @@ function rangeOf(ex: Exchange): RangeRequest | undefined {
  * a coding is asked for. A body the origin labelled with a coding it is not in cannot be decoded;
  * it is sent as it came, as a proxy that never decodes would.
  */
-function representationFor(ex: Exchange, c: Cacheable, response: StoredResponse): Representation {
+function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse): Representation {
   if (response.offered.length === 0) return response.kept;
-  const coding = ex.deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
+  const coding = deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
   try {
-    return ex.deps.cache.represent(c.key, response, coding);
+    return deps.cache.represent(c.key, response, coding);
   } catch (err) {
-    ex.deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
+    deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
     return response.kept;
   }
 }
 
-function sent(ex: Exchange, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
+function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
   const { req } = ex;
-  const delivered = deliver(ex.res, response, representationFor(ex, c, response), {
+  const delivered = deliver(ex.res, response, representationFor(ex, deps, c, response), {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
     range: rangeOf(ex),
     requestId: ex.reqId,
-    now: ex.deps.now(),
+    now: deps.now(),
     outcome,
   });
   return { route: c.label, status: delivered.status, bytes: delivered.bytes, encoding: delivered.encoding, outcome, sub: c.sub, originMs };
 }
 
-function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives): FillRequest {
-  const headers = c.originHeaders(ex);
+function fillRequest(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: RequestDirectives): FillRequest {
+  const headers = c.originHeaders(ex, deps.clients);
   return {
     key: c.key,
     origin: { method: 'GET', target: c.originTarget, headers },
@@ -131,32 +154,32 @@ function fillRequest(ex: Exchange, c: Cacheable, directives: RequestDirectives):
   };
 }
 
-async function fill(ex: Exchange, c: Cacheable, directives: RequestDirectives, stored: StoredResponse | undefined, fwd: Forward): Promise<Answered> {
-  const request = fillRequest(ex, c, directives);
+async function fill(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: RequestDirectives, stored: StoredResponse | undefined, fwd: Forward): Promise<Answered> {
+  const request = fillRequest(ex, deps, c, directives);
   // RFC 9110 §15.2: the 1xx of a fill this request leads reach its client (a background refresh has none).
   const origin = { ...request.origin, onInterim: (status: number, headers: HeaderFields) => { relayInterim(ex.res, status, headers); } };
-  const { outcome, collapsed } = await ex.deps.flights.answer({ ...request, origin }, stored);
-  return answerFill(ex, c, outcome, fwd, collapsed);
+  const { outcome, collapsed } = await deps.flights.answer({ ...request, origin }, stored);
+  return answerFill(ex, deps, c, outcome, fwd, collapsed);
 }
 
-function answerFill(ex: Exchange, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Answered {
-  const { deps } = ex;
+function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Answered {
   switch (outcome.kind) {
     case 'failed':
       return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }, c.sub), originMs: outcome.originMs };
     case 'stale': {
       deps.metrics.staleServed(outcome.reason);
       const ttl = ttlSeconds(outcome.response, deps.now());
-      return sent(ex, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason }, outcome.originMs);
+      return sent(ex, deps, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason }, outcome.originMs);
     }
     case 'shared':
       // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
-      return sent(ex, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
+      return sent(ex, deps, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
     case 'revalidated':
-      return sent(ex, c, outcome.response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) }, outcome.originMs);
+      return sent(ex, deps, c, outcome.response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) }, outcome.originMs);
     case 'response':
       return sent(
         ex,
+        deps,
         c,
         collapsed ? outcome.shared : outcome.response,
         { kind: 'miss', fwd, stored: outcome.stored, collapsed, fwdStatus: outcome.response.status, detail: outcome.notStored },

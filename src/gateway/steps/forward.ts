@@ -5,16 +5,32 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { ClientAddress } from '../../shared/client-address.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { cacheStatus, type CacheOutcome, type Forward } from '../cache-outcome.ts';
 import { refuse, type Answered, type Exchange } from '../exchange.ts';
-import type { MetricRoute } from '../metrics.ts';
-import type { PurgeCause } from '../purge/purger.ts';
+import type { GatewayMetrics, MetricRoute } from '../metrics.ts';
+import type { Purger, PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
+import type { OriginClient } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+
+/** What the forward step uses. */
+export interface ForwardDeps {
+  readonly origin: OriginClient;
+  /** Origin response fields clients never see: the tag field unless `gateway.purge.exposeTagHeader`. */
+  readonly hiddenFields: readonly string[];
+  /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
+  readonly purger: Purger;
+  /** What `X-Forwarded-For` the origin gets. */
+  readonly clients: ClientAddress;
+  readonly metrics: Pick<GatewayMetrics, 'originAnswer'>;
+  readonly logger: Logger;
+}
 
 const INVALIDATION: PurgeCause = { kind: 'invalidation' };
 
@@ -26,10 +42,10 @@ const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for'];
  * `X-Forwarded-For` ending with the peer the gateway saw (a client's own claim is passed on only
  * from a trusted proxy).
  */
-export function forwardedHeaders(ex: Exchange, drop: readonly string[] = []): Record<string, string | string[]> {
+export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: readonly string[] = []): Record<string, string | string[]> {
   const headers = asHeaderFields(endToEndFields(ex.req.headers, [...SET_BY_GATEWAY, ...drop]));
   headers['x-request-id'] = ex.reqId;
-  headers['x-forwarded-for'] = ex.deps.clients.forwardFor(ex.req);
+  headers['x-forwarded-for'] = clients.forwardFor(ex.req);
   return headers;
 }
 
@@ -38,14 +54,14 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-export async function forward(ex: Exchange, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
-  const { deps, req } = ex;
+export async function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
+  const { req } = ex;
   const target = originForm(ex.rawTarget);
   const started = performance.now();
   const opened = await deps.origin.open({
     method: ex.method,
     target,
-    headers: forwardedHeaders(ex),
+    headers: forwardedHeaders(ex, deps.clients),
     body: hasBody(req) ? req : undefined,
     onInterim: (status, headers) => { relayInterim(ex.res, status, headers); },
   });
