@@ -29,6 +29,10 @@ function decodedName(pair: string): string {
 // Keyed by the list itself (each gateway parses its own), so no gateway shares another's and a
 // reloaded list takes its expression with it when it goes.
 const suspects = new WeakMap<readonly string[], RegExp>();
+// Every request asks twice (the edge check, the log line's redaction), nearly always for one
+// list; a WeakMap lookup per ask was a visible part of a hit.
+let lastNames: readonly string[] | undefined;
+let lastSuspect = /(?!)/;
 
 /**
  * One regular expression per list of names, for the cheap test every request pays: a fragment,
@@ -36,12 +40,15 @@ const suspects = new WeakMap<readonly string[], RegExp>();
  * decode to one). Only a target it matches is taken apart.
  */
 function suspect(names: readonly string[]): RegExp {
+  if (names === lastNames) return lastSuspect;
   let re = suspects.get(names);
   if (re === undefined) {
     const alternatives = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
     re = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%`, 'i');
     suspects.set(names, re);
   }
+  lastNames = names;
+  lastSuspect = re;
   return re;
 }
 
