@@ -135,11 +135,14 @@ export async function startServerProcess(spec: ServerSpec): Promise<ServerProces
       child.kill('SIGKILL');
       reject(new ServerStartError(describeFailure(`did not report "listening" within ${spec.startTimeoutMs ?? 180_000} ms`)));
     }, spec.startTimeoutMs ?? 180_000);
+    let settled = false;
     const finish = (): void => {
+      settled = true;
       clearTimeout(timer);
       watcher.close();
     };
     const check = (): void => {
+      if (settled) return;
       const found = findListening(readFileSync(spec.logFile, 'utf8'));
       if (found === undefined) return;
       finish();
@@ -151,6 +154,8 @@ export async function startServerProcess(spec: ServerSpec): Promise<ServerProces
       reject(err);
     });
     void exit.then((code) => {
+      // Long after start, the log may be gigabytes of access lines: nothing to read then.
+      if (settled) return;
       finish();
       const found = findListening(readFileSync(spec.logFile, 'utf8'));
       if (found === undefined) reject(new ServerStartError(describeFailure(`exited with code ${code} before listening`)));
