@@ -47,7 +47,7 @@ export interface EdgeDeps {
   readonly ipLimits: TokenBuckets;
   /** True once the gateway is shutting down: every answer then closes its connection. */
   readonly isDraining: () => boolean;
-  /** Responses not yet finished, so that a drain can tell each to close its connection. */
+  /** Responses still to be sent when their step returned, so that a drain can tell each to close its connection. */
   readonly unfinished: Set<ServerResponse>;
 }
 
@@ -143,13 +143,16 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
     };
     try {
       if (edge.isDraining()) res.shouldKeepAlive = false;
-      edge.unfinished.add(res);
       const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, edge.targetRules.credentialNames) ?? edge.ipLimits.take(ex.peer.remote ?? '');
       const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
       else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : modes[route.mode](ex, route, steps);
       if (step instanceof Promise) {
+        // Only an answer still to come can meet a drain. A hit's was sent before the step
+        // returned; adding and deleting it anyway made the set's table reallocate, in the old
+        // space, every few requests: a full collection every 3 s under load.
+        edge.unfinished.add(res);
         step.then(
           (answered) => { finish(ex, log, answered); },
           (err: unknown) => { fail(ex, log, err); },
