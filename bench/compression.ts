@@ -4,7 +4,8 @@
  *
  *   node bench/compression.ts [--data DIR] [--searches N, default 1000]
  *
- * Wire: N one-word searches at the default `limit` (the catalog's most frequent title words), each
+ * Wire: N searches at the default `limit` (the catalog's most frequent title and author words, then
+ * two-word phrases), each
  * asked once with no Accept-Encoding and once with each of gzip, br and zstd; the median of each
  * search's identity/coded body ratio. Entries: 180 distinct one-word searches (60 words at the
  * default limit, `limit=50` and `available=true`) filled into a fresh gateway, and
@@ -26,13 +27,24 @@ import { spread } from './stats.ts';
 const CODINGS = ['gzip', 'br', 'zstd'] as const;
 const OFF = { CATALOG_GATEWAY_COMPRESSION_ENCODINGS: '', CATALOG_GATEWAY_UPSTREAM_ACCEPT_ENCODING: 'identity' };
 
-/** The catalog's title and author words, most frequent first: what users type most. */
-function commonWords(titles: readonly string[]): string[] {
-  const counts = new Map<string, number>();
-  for (const title of titles) {
-    for (const word of title.toLowerCase().split(/[^a-z]+/)) if (word.length > 2) counts.set(word, (counts.get(word) ?? 0) + 1);
+/**
+ * What users type most: the catalog's title and author words of three letters or more, most
+ * frequent first, then (the catalog has fewer than a thousand such words) its most frequent
+ * two-word phrases, as URL query values.
+ */
+function commonSearches(texts: readonly string[]): string[] {
+  const words = new Map<string, number>();
+  const pairs = new Map<string, number>();
+  for (const text of texts) {
+    const tokens = text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length > 2);
+    tokens.forEach((word, i) => {
+      words.set(word, (words.get(word) ?? 0) + 1);
+      const next = tokens[i + 1];
+      if (next !== undefined) pairs.set(`${word}%20${next}`, (pairs.get(`${word}%20${next}`) ?? 0) + 1);
+    });
   }
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([word]) => word);
+  const byCount = (counts: Map<string, number>): string[] => [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([q]) => q);
+  return [...byCount(words), ...byCount(pairs)];
 }
 
 const DECODE = { gzip: gunzipSync, br: brotliDecompressSync, zstd: zstdDecompressSync } as const;
@@ -74,7 +86,7 @@ async function main(dataDir: string, searches: number): Promise<void> {
   try {
     const origin = await fleet.origin();
     const vocabulary = readCatalogVocabulary(join(fleet.dataDir, 'catalog.db'));
-    const words = commonWords([...vocabulary.titles, ...vocabulary.authors]);
+    const words = commonSearches([...vocabulary.titles, ...vocabulary.authors]);
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
     const auth = { authorization: `Bearer ${token}` };
 
