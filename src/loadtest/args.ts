@@ -33,6 +33,8 @@ export interface LoadtestOptions {
   readonly filters: number;
   /** Share of requests from a crawler (one-off searches). */
   readonly crawler: number;
+  /** The clients' Accept-Encoding, when they compress (absent: identity clients). */
+  readonly acceptEncoding?: string;
   readonly subjects: number;
   readonly seed: number;
   readonly out: string;
@@ -65,6 +67,7 @@ const FLAGS: readonly FlagDoc[] = [
   { name: 'paging', value: 'SHARE', description: 'share of queries asking for a second page, 0..1 (default 0.1)' },
   { name: 'filters', value: 'SHARE', description: 'share of queries with branch/available filters, 0..1 (default 0.15)' },
   { name: 'crawler', value: 'SHARE', description: 'share of requests from a crawler, each a search asked once in the run, 0..1 (default 0)' },
+  { name: 'accept-encoding', value: 'VALUE', description: 'Accept-Encoding every request sends, e.g. "gzip, br" (default: none, identity clients)' },
   { name: 'subjects', value: 'N', description: 'token subjects the requests are spread over (default 20)' },
   { name: 'seed', value: 'N', description: 'seed of the workload; the same seed sends the same requests (default 1)' },
   { name: 'out', value: 'DIR', description: 'where the JSON and HTML reports are written (default loadtest-results)' },
@@ -144,6 +147,7 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
   const secretFile = path('secret-file', text('secret-file'));
   const db = path('db', text('db'));
   const config = path('config', text('config'));
+  const acceptEncoding = path('accept-encoding', text('accept-encoding'));
   const circulation = values.circulation === true;
   if (urls !== undefined && urls.length < 2 && (gatewayAdmins?.length ?? 0) > 1) throw new UsageError('--gateway-admin names more admin URLs than --url names gateways');
   if (circulation && urls !== undefined) throw new UsageError('--circulation starts its own origin and gateway; it cannot be given --url');
@@ -154,6 +158,7 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
     ...(secretFile === undefined ? {} : { secretFile }),
     ...(db === undefined ? {} : { db }),
     ...(config === undefined ? {} : { config }),
+    ...(acceptEncoding === undefined ? {} : { acceptEncoding }),
     ...(amount === undefined ? { duration: duration ?? 30 } : { amount }),
     ...(rate === undefined ? {} : { rate }),
     connections,

@@ -119,7 +119,8 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
     });
     const words = options.crawler > 0 ? crawlWords(vocabulary) : [];
     const tokens = await tokensFor(config, secretFile, options.subjects, Math.max(3600, (options.duration ?? 0) + 600));
-    const headers = tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+    const coding = options.acceptEncoding === undefined ? {} : { 'accept-encoding': options.acceptEncoding };
+    const headers = tokens.map((t) => ({ authorization: `Bearer ${t}`, ...coding }));
     // Resolving second pages sends requests too; they are counted apart from the run's.
     const initial = await snapshot(target);
     io.log(`planning: ${workload.queries.length} distinct queries; resolving second pages through the gateway…`);

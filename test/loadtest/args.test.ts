@@ -30,11 +30,11 @@ test('flags are read and URLs reduced to their origin', () => {
   const options = parseLoadtestArgs([
     '--url', 'http://127.0.0.1:8080/', '--gateway-admin', 'http://127.0.0.1:9090', '--origin-admin', 'http://127.0.0.1:9091',
     '--amount', '500', '--connections', '10', '--rate', '100', '--zipf', '0.9', '--distinct', '2000', '--paging', '0.2',
-    '--filters', '0.3', '--crawler', '0.25', '--subjects', '7', '--seed', '99', '--json', '--out', 'x',
+    '--filters', '0.3', '--crawler', '0.25', '--accept-encoding', 'gzip, br', '--subjects', '7', '--seed', '99', '--json', '--out', 'x',
   ]);
   assert.deepEqual(options, {
     urls: ['http://127.0.0.1:8080'], gatewayAdmins: ['http://127.0.0.1:9090'], originAdmin: 'http://127.0.0.1:9091',
-    amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, crawler: 0.25, subjects: 7, seed: 99, json: true, out: 'x', circulation: false, loansPerSecond: 1, allowedLagMs: 1000,
+    amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, crawler: 0.25, acceptEncoding: 'gzip, br', subjects: 7, seed: 99, json: true, out: 'x', circulation: false, loansPerSecond: 1, allowedLagMs: 1000,
   });
 });
 
