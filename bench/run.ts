@@ -15,6 +15,24 @@ import { saveResults } from './results-file.ts';
 import { sharedTierBench, sharedTierMarkdown } from './shared-tier-bench.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
 
+type Bench<R> = (options: BenchOptions, command: string, log: (message: string) => void) => Promise<R>;
+
+/** One mode: run it, print its markdown, keep its JSON. */
+async function runMode<R extends { readonly startedAt: string }>(
+  options: BenchOptions,
+  command: string,
+  log: (message: string) => void,
+  bench: Bench<R>,
+  markdown: (report: R) => string,
+  latestName: string,
+  stampPrefix: string,
+): Promise<number> {
+  const report = await bench(options, command, log);
+  process.stdout.write(markdown(report));
+  if (options.save) log(`saved ${saveResults(latestName, stampPrefix, report.startedAt, report, options.updateCommitted).join(', ')}`);
+  return 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let options: BenchOptions | 'help';
   try {
@@ -33,40 +51,14 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`bench: ${message}\n`);
   };
   try {
-    if (options.ladder) {
-      const report = await ladderBench(options, command, log);
-      process.stdout.write(ladderMarkdown(report));
-      if (options.save) log(`saved ${saveResults('ladder-latest.json', 'ladder', report.startedAt, report, options.updateCommitted).join(', ')}`);
-      return 0;
-    }
-    if (options.sharedTier) {
-      const report = await sharedTierBench(options, command, log);
-      process.stdout.write(sharedTierMarkdown(report));
-      if (options.save) log(`saved ${saveResults('shared-tier-latest.json', 'shared-tier', report.startedAt, report, options.updateCommitted).join(', ')}`);
-      return 0;
-    }
-    if (options.http2) {
-      const report = await http2Bench(options, command, log);
-      process.stdout.write(http2Markdown(report));
-      if (options.save) log(`saved ${saveResults('http2-latest.json', 'http2', report.startedAt, report, options.updateCommitted).join(', ')}`);
-      return 0;
-    }
-    if (options.hitRatio) {
-      const report = await hitRatioBench(options, command, log);
-      process.stdout.write(hitRatioMarkdown(report));
-      if (options.save) log(`saved ${saveResults('hit-ratio-latest.json', 'hit-ratio', report.startedAt, report, options.updateCommitted).join(', ')}`);
-      return 0;
-    }
-    if (options.memory) {
-      const report = await memoryBench(options, command, log);
-      process.stdout.write(memoryMarkdown(report));
-      if (options.save) log(`saved ${saveResults('memory-latest.json', 'memory', report.startedAt, report, options.updateCommitted).join(', ')}`);
-      return 0;
-    }
-    const report = await throughputBench(options, command, log);
-    process.stdout.write(throughputMarkdown(report));
-    if (options.save) log(`saved ${saveResults('latest.json', 'throughput', report.startedAt, report, options.updateCommitted).join(', ')}`);
-    return 0;
+    const run = <R extends { readonly startedAt: string }>(bench: Bench<R>, markdown: (report: R) => string, latestName: string, stampPrefix: string): Promise<number> =>
+      runMode(options, command, log, bench, markdown, latestName, stampPrefix);
+    if (options.ladder) return await run(ladderBench, ladderMarkdown, 'ladder-latest.json', 'ladder');
+    if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
+    if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
+    if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
+    if (options.memory) return await run(memoryBench, memoryMarkdown, 'memory-latest.json', 'memory');
+    return await run(throughputBench, throughputMarkdown, 'latest.json', 'throughput');
   } catch (err) {
     process.stderr.write(`bench: failed: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;

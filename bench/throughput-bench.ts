@@ -18,11 +18,11 @@ import { ALL_CORES, CORES, pin } from './process-cpu.ts';
 import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
 import { LOCAL_DIR } from './results-file.ts';
-import { spread, type Spread } from './stats.ts';
+import type { Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
-  captureResponse, findHotTarget, gatewayMemory, runRounds, warmCache,
-  type GatewayMemory, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
+  captureResponse, findHotTarget, gatewayMemory, ratioByRound, runRounds, warmCache,
+  type GatewayMemory, type RunRecord, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
 } from './throughput.ts';
 
 const ZIPF_URLS = 1000;
@@ -227,16 +227,14 @@ export async function throughputBench(options: BenchOptions, command: string, lo
   }
 }
 
+const rps = (r: RunRecord): number => r.requestsPerSecond;
+
 function targetsOf(results: readonly ScenarioResult[]): Target[] {
   return HIT_PATHS.flatMap((id) => {
     const hit = results.find((r) => r.id === id);
     if (hit === undefined) return [];
     const peer = results.find((r) => r.id === `nginx-${hit.workload}`);
-    const peerByRound = new Map((peer?.runs ?? []).map((r) => [r.round, r.requestsPerSecond]));
-    const rpsVsNginx = peer === undefined ? null : spread(hit.runs.flatMap((r) => {
-      const theirs = peerByRound.get(r.round);
-      return theirs === undefined || theirs === 0 ? [] : [r.requestsPerSecond / theirs];
-    }));
+    const rpsVsNginx = peer === undefined ? null : ratioByRound(hit.runs, peer.runs, rps);
     return [{
       scenario: id,
       rpsVsBare: hit.rpsVsBare,
@@ -255,11 +253,7 @@ function codedOf(results: readonly ScenarioResult[]): CodedTarget[] {
     const identity = results.find((r) => r.id === id);
     const coded = results.find((r) => r.id === `${id}-gzip`);
     if (identity === undefined || coded === undefined) return [];
-    const identityByRound = new Map(identity.runs.map((r) => [r.round, r.requestsPerSecond]));
-    const rpsVsIdentity = spread(coded.runs.flatMap((r) => {
-      const theirs = identityByRound.get(r.round);
-      return theirs === undefined || theirs === 0 ? [] : [r.requestsPerSecond / theirs];
-    }));
+    const rpsVsIdentity = ratioByRound(coded.runs, identity.runs, rps);
     return [{ scenario: coded.id, rpsVsIdentity, met: rpsVsIdentity.median >= TARGET_CODED_VS_IDENTITY }];
   });
 }

@@ -149,6 +149,15 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
   };
 }
 
+/** `pick` of each of `runs` over the same of `base`'s run in its round; rounds `base` lacks are skipped. */
+export function ratioByRound(runs: readonly RunRecord[], base: readonly RunRecord[], pick: (r: RunRecord) => number): Spread {
+  const baseByRound = new Map(base.map((r) => [r.round, r]));
+  return spread(runs.flatMap((r) => {
+    const theirs = baseByRound.get(r.round);
+    return theirs === undefined || pick(theirs) === 0 ? [] : [pick(r) / pick(theirs)];
+  }));
+}
+
 export async function runRounds(scenarios: readonly Scenario[], servers: Servers, origin: ServerProcess, options: RoundsOptions): Promise<ScenarioResult[]> {
   const records = new Map<string, RunRecord[]>(scenarios.map((s) => [s.id, []]));
   for (let round = 1; round <= options.rounds; round++) {
@@ -162,15 +171,10 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       );
     }
   }
-  const byRound = (id: string): Map<number, RunRecord> => new Map((records.get(id) ?? []).map((r) => [r.round, r]));
   return scenarios.map((scenario) => {
     const runsOf = records.get(scenario.id) ?? [];
-    const bare = byRound(baselineOf(scenario.workload));
-    const ratio = (pick: (r: RunRecord) => number): Spread =>
-      spread(runsOf.flatMap((r) => {
-        const base = bare.get(r.round);
-        return base === undefined || pick(base) === 0 ? [] : [pick(r) / pick(base)];
-      }));
+    const bare = records.get(baselineOf(scenario.workload)) ?? [];
+    const ratio = (pick: (r: RunRecord) => number): Spread => ratioByRound(runsOf, bare, pick);
     return {
       id: scenario.id,
       label: scenario.label,

@@ -52,6 +52,8 @@ export class Representation {
   }
 }
 
+const NONE_MADE: readonly Representation[] = [];
+
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
   /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read. */
@@ -111,12 +113,14 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   /** The representation in `coding`, when it is the kept one or has been made. */
   representation(coding: string): Representation | undefined {
     if (this.kept.coding === coding) return this.kept;
-    return this.#made?.find((made) => made.coding === coding);
+    // A loop, not `find`: an identity client's every hit asks, and a callback is one more object.
+    for (const made of this.#made ?? NONE_MADE) if (made.coding === coding) return made;
+    return undefined;
   }
 
   /** Representations made since it was stored, which a copy of it (a soft purge) keeps. */
   get made(): readonly Representation[] {
-    return this.#made ?? [];
+    return this.#made ?? NONE_MADE;
   }
 
   /** Keeps a representation made from the kept one (EntryMaker.derive). */

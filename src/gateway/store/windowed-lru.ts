@@ -162,25 +162,19 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     this.#quietly(() => {
       this.#probation.delete(key);
       this.#protected.set(key, value, { size });
-      while (this.#protected.calculatedSize > this.#protectedBytes) {
-        const oldest = this.#protected.rkeys().next();
-        if (oldest.done === true) return;
-        const entry = this.#protected.info(oldest.value);
-        if (entry === undefined) return;
-        this.#protected.delete(oldest.value);
-        this.#probation.set(oldest.value, entry.value, { size: entry.size ?? 0 });
-      }
     });
+    while (this.#protected.calculatedSize > this.#protectedBytes) {
+      const oldest = this.#takeOldest(this.#protected);
+      if (oldest === undefined) return;
+      this.#quietly(() => this.#probation.set(oldest.key, oldest.value, { size: oldest.size }));
+    }
   }
 
   #makeRoomInWindow(size: number): void {
     while (this.#window.calculatedSize + size > this.#windowBytes) {
-      const oldest = this.#window.rkeys().next();
-      if (oldest.done === true) return;
-      const entry = this.#window.info(oldest.value);
-      if (entry === undefined) return;
-      this.#quietly(() => this.#window.delete(oldest.value));
-      if (!this.#offer(oldest.value, entry.value, entry.size ?? 0)) this.#disposeAfter(entry.value, oldest.value, 'evict');
+      const oldest = this.#takeOldest(this.#window);
+      if (oldest === undefined) return;
+      if (!this.#offer(oldest.key, oldest.value, oldest.size)) this.#disposeAfter(oldest.value, oldest.key, 'evict');
     }
   }
 
@@ -199,14 +193,20 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   /** Evicts from the main space, victims first, until `incoming` more bytes fit in its share. */
   #evictMain(incoming: number): void {
     while (this.#mainSize + incoming > this.#mainBytes) {
-      const segment = this.#probation.size > 0 ? this.#probation : this.#protected;
-      const oldest = segment.rkeys().next();
-      if (oldest.done === true) return;
-      const entry = segment.info(oldest.value);
-      if (entry === undefined) return;
-      this.#quietly(() => segment.delete(oldest.value));
-      this.#disposeAfter(entry.value, oldest.value, 'evict');
+      const oldest = this.#takeOldest(this.#probation.size > 0 ? this.#probation : this.#protected);
+      if (oldest === undefined) return;
+      this.#disposeAfter(oldest.value, oldest.key, 'evict');
     }
+  }
+
+  /** Takes a segment's least recently used entry out of it, reporting nothing: the caller moves it or reports it. */
+  #takeOldest(segment: LRUCache<K, V>): { readonly key: K; readonly value: V; readonly size: number } | undefined {
+    const oldest = segment.rkeys().next();
+    if (oldest.done === true) return undefined;
+    const entry = segment.info(oldest.value);
+    if (entry === undefined) return undefined;
+    this.#quietly(() => segment.delete(oldest.value));
+    return { key: oldest.value, value: entry.value, size: entry.size ?? 0 };
   }
 
   /** The entries that would make way for a candidate, in the order #evictMain takes them. */
