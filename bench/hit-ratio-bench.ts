@@ -20,7 +20,6 @@ import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './trace
 
 const MIB = 1024 * 1024;
 const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
-const NO_FIELDS: readonly string[] = [];
 /** Trace entries hold nothing: what they cost is their own bytes (`held`). */
 const NOTHING = new Representation('identity', [], Buffer.alloc(0), 0);
 /** Sent only as kept. */
@@ -85,7 +84,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
       hits++;
       hitBytes += trace.sizes[id] ?? 0;
     } else {
-      cache.store(key, new StoredResponse(200, NO_FIELDS, NOTHING, NOT_OFFERED, FACTS, NOT_VARYING, NO_FIELDS, held[id] ?? 0), purges.generation);
+      cache.store(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, NOT_VARYING, '', held[id] ?? 0), purges.generation);
     }
     if (cache.bytes > boundBytes) throw new Error(`the store holds ${cache.bytes} B over its bound of ${boundBytes} B`);
   }

@@ -49,6 +49,8 @@ export interface SyntheticOptions {
 const ANSWER_SAMPLE = 3000;
 const CRAWLER_SHARE = 0.3;
 const SEED = 27;
+/** Every catalog answer carries tags (one per book shown), so its key has a place in the tag index. */
+const TAGGED = 'bk';
 
 /** The smallest size a key's entry can have: its fixed part and its key, with no response bytes. */
 export function leastEntryBytes(key: string): number {
@@ -67,7 +69,7 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   for (let id = 0; id < sizes.length; id++) {
     const key = space.at(id);
     keys.push(key);
-    sizes[id] = entryBytes(key, [{ bytes: answers[random.below(answers.length)] ?? 0 }]);
+    sizes[id] = entryBytes(key, [{ bytes: answers[random.below(answers.length)] ?? 0, tagText: TAGGED }]);
   }
   const zipfKeys = keys.slice(0, options.distinct);
   const zipfSizes = sizes.subarray(0, options.distinct);

@@ -5,7 +5,7 @@ import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
-import { parseTags, TagIndex } from '../../src/gateway/store/tag-index.ts';
+import { carriesTag, parseTags, TagIndex, tagHash } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 
 const FACTS = { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: 1_000_000, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
@@ -23,14 +23,39 @@ test('parseTags splits on spaces and keeps each tag once', () => {
   assert.deepEqual(parseTags(['a b', 'c']), ['a', 'b', 'c']);
 });
 
-test('the tag index forgets a key only under the tags it no longer carries', () => {
+test('the tag index finds each key under its tags, forgets a key wholly, and reindexes it on set', () => {
   const index = new TagIndex();
-  const k = cacheKey('/k');
-  index.add(k, ['a', 'b']);
-  index.remove(k, ['a', 'b'], new Set(['b']));
-  assert.deepEqual([...index.keys(['a'])], []);
-  assert.deepEqual([...index.keys(['b'])], [k]);
-  assert.equal(index.tags, 1);
+  const [a, b] = [cacheKey('/a'), cacheKey('/b')];
+  index.set(a, ['x', 'y']);
+  index.set(b, ['y']);
+  assert.deepEqual([...index.keys(['y'])].sort(), [a, b]);
+  assert.deepEqual([...index.keys(['x', 'z'])], [a]);
+  index.set(a, ['z']);
+  assert.deepEqual([...index.keys(['x'])], [], 'a set replaces what the key was indexed under');
+  assert.deepEqual([...index.keys(['z'])], [a]);
+  index.remove(b);
+  assert.deepEqual([...index.keys(['y'])], []);
+  assert.equal(index.postings, 1);
+});
+
+test('the tag index keeps every posting through growth and reuse of its nodes', () => {
+  const index = new TagIndex();
+  const tags = (i: number): string[] => [`bk_${i}`, `bk_${i + 1}`, 'avail_any'];
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 3000; i++) index.set(cacheKey(`/k${i}`), tags(i));
+    for (let i = 0; i < 3000; i += 2) index.remove(cacheKey(`/k${i}`));
+  }
+  assert.equal(index.postings, 1500 * 3);
+  assert.equal(index.keys(['avail_any']).size, 1500);
+  assert.deepEqual([...index.keys(['bk_10'])].sort(), [cacheKey('/k9')], '/k10 was removed');
+  assert.deepEqual([...index.keys(['bk_11'])].sort(), [cacheKey('/k11')]);
+});
+
+test('carriesTag matches whole tags only', () => {
+  assert.equal(carriesTag('bk_1 bk_12 avail_any', 'bk_12'), true);
+  assert.equal(carriesTag('bk_12 bk_123', 'bk_1'), false);
+  assert.equal(carriesTag('bk_1', 'bk_1'), true);
+  assert.equal(carriesTag('', 'bk_1'), false);
 });
 
 const purge = (selector: PurgeSelector, soft = false, at = FACTS.storedAt) => ({ selector, soft, at });
@@ -91,7 +116,24 @@ describe('ResponseCache.purge', () => {
     const cache = fill();
     assert.equal(cache.purge({ kind: 'all' }, false, FACTS.storedAt), 3);
     assert.equal(cache.entries, 0);
-    assert.equal(cache.tags, 0, 'the index empties with the cache');
+    assert.equal(cache.postings, 0, 'the index empties with the cache');
+  });
+
+  test('a tag purges only the entries that carry it, not those whose tag shares its hash', () => {
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; pair === undefined; i++) {
+      const tag = `bk_${i}`;
+      const other = seen.get(tagHash(tag));
+      if (other !== undefined) pair = [other, tag];
+      seen.set(tagHash(tag), tag);
+    }
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
+    cache.store(cacheKey('/one'), response(pair[0]), 0);
+    cache.store(cacheKey('/other'), response(pair[1]), 0);
+    assert.equal(cache.purge({ kind: 'tags', tags: [pair[0]] }, false, FACTS.storedAt), 1);
+    assert.equal(cache.lookup(cacheKey('/other'), {}).kind, 'found');
+    assert.equal(cache.lookup(cacheKey('/one'), {}).kind, 'uri-miss');
   });
 
   test('soft keeps the entry, stale from the purge on; its tags stay indexed', () => {

@@ -9,6 +9,7 @@
  * churn, as a production cache runs. The reserve around the heap objects comes from the memory
  * bench instead (HEAP_RESERVE).
  */
+import { POSTING_BYTES } from './tag-index.ts';
 
 /**
  * Per entry, whatever its size: the StoredResponse object (24 B of header and 14 fields of 8 B:
@@ -70,13 +71,17 @@ function bufferBytes(length: number): number {
 }
 
 /**
- * One entry: the fixed part, its key, what its responses hold (`StoredResponse#bytes`) and, for
- * a target holding several variants side by side, their list.
+ * One entry: the fixed part, its key, what its responses hold (`StoredResponse#bytes`), for a
+ * target holding several variants side by side their list, and its place in the tag index.
  */
-export function entryBytes(key: string, responses: readonly { readonly bytes: number }[]): number {
+export function entryBytes(key: string, responses: readonly { readonly bytes: number; readonly tagText: string }[]): number {
   let held = responses.length > 1 ? headerListBytes(responses.length) : 0;
-  for (const response of responses) held += response.bytes;
-  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + held;
+  let tagged = false;
+  for (const response of responses) {
+    held += response.bytes;
+    tagged ||= response.tagText !== '';
+  }
+  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + held + (tagged ? TAGGED_KEY_BYTES : 0);
 }
 
 /**
@@ -86,12 +91,13 @@ export function entryBytes(key: string, responses: readonly { readonly bytes: nu
 const RESPONSE_FIXED_BYTES = 16;
 
 /**
- * One response besides its representations: its header list of `fields` names and values,
+ * One response besides its representations: its list of `fields` names and values of its own
+ * (the origin's values of the fields each representation has its own of, when it has any),
  * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key's two lists
- * when it varies on `varyLength` fields, and its tags.
+ * when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
  */
-export function responseBytes(fields: number, ownStrings: number, varyLength: number, tags: readonly string[]): number {
-  return heap(RESPONSE_FIXED_BYTES) + headerListBytes(fields) + ownStrings + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tags);
+export function responseBytes(fields: number, ownStrings: number, varyLength: number, tagText: string): number {
+  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tagText);
 }
 
 /** A Representation object: 24 B of header and 4 fields of 8 B. */
@@ -104,15 +110,19 @@ export function representationBytes(fields: number, ownStrings: number, bodyLeng
 }
 
 /**
- * A response's tags: their list and strings, and each one's place in the tag index (a Set
- * entry, ~40 B, and the Map entry of a tag no other entry carries, counted here too, since any
- * entry may be the last to hold its tag). Estimated from V8's object layouts, not measured.
+ * A response's tags: their text (one string) and, once stored, a posting in the tag index for
+ * each, which lives outside the heap (tag-index.ts).
  */
-const TAG_INDEX_BYTES = 64;
-
-function tagBytes(tags: readonly string[]): number {
-  if (tags.length === 0) return 0;
-  let bytes = headerListBytes(tags.length);
-  for (const tag of tags) bytes += stringBytes(tag) + heap(TAG_INDEX_BYTES);
-  return bytes;
+function tagBytes(tagText: string): number {
+  if (tagText === '') return 0;
+  let tags = 1;
+  for (let at = tagText.indexOf(' '); at !== -1; at = tagText.indexOf(' ', at + 1)) tags++;
+  return stringBytes(tagText) + tags * POSTING_BYTES;
 }
+
+/**
+ * What the tag index holds for a key with tags, besides its postings: its Map entry (3 pointers,
+ * the bucket's share and the table's growth slack, ~40 B), its slot in the list of keys (8 B,
+ * with slack 12 B) and in the typed array of first nodes (4 B).
+ */
+const TAGGED_KEY_BYTES = heap(52) + 4;

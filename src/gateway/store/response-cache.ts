@@ -18,7 +18,7 @@ import { varyMatches } from '../rules/vary.ts';
 import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
-import { TagIndex } from './tag-index.ts';
+import { carriesTag, TagIndex } from './tag-index.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
 declare const cacheKeyBrand: unique symbol;
@@ -83,10 +83,15 @@ function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   return true;
 }
 
-function tagsOf(variants: Variants | undefined): Set<string> {
+function tagsOf(variants: readonly StoredResponse[]): Set<string> {
   const tags = new Set<string>();
-  for (const response of asList(variants)) for (const tag of response.tags) tags.add(tag);
+  for (const response of variants) for (const tag of response.tags) tags.add(tag);
   return tags;
+}
+
+/** Whether any stored response at a key carries one of `tags`: the index may name keys that share only a tag's hash. */
+function carriesAny(variants: readonly StoredResponse[], tags: readonly string[]): boolean {
+  return variants.some((response) => tags.some((tag) => carriesTag(response.tagText, tag)));
 }
 
 export class ResponseCache {
@@ -105,8 +110,8 @@ export class ResponseCache {
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
     const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
-      // Runs after the operation, so what is at `key` now (a replacement, or nothing) is known.
-      this.#tags.remove(key, tagsOf(old), tagsOf(this.#lru.peek(key)));
+      // Runs after the operation, so what is at `key` now is known: a replacement is indexed by #set.
+      if (this.#lru.peek(key) === undefined) this.#tags.remove(key);
       if (reason === 'evict') this.#evictions++;
     };
     const onAdmission = (admitted: boolean): void => {
@@ -186,7 +191,7 @@ export class ResponseCache {
   #select(selector: PurgeSelector): Iterable<CacheKey> {
     switch (selector.kind) {
       case 'tags':
-        return this.#tags.keys(selector.tags);
+        return [...this.#tags.keys(selector.tags)].filter((key) => carriesAny(asList(this.#lru.peek(key)), selector.tags));
       case 'urls':
         return selector.keys;
       case 'prefix':
@@ -214,7 +219,7 @@ export class ResponseCache {
     const value = grown ? [...list] : list.length === 1 && only !== undefined ? only : list;
     this.#lru.set(key, value, { size });
     if (this.#lru.peek(key) !== value) return 'refused';
-    this.#tags.add(key, tagsOf(list));
+    this.#tags.set(key, tagsOf(list));
     return undefined;
   }
 
@@ -241,8 +246,8 @@ export class ResponseCache {
     return this.#lru.calculatedSize;
   }
 
-  /** Distinct tags the stored entries carry. */
-  get tags(): number {
-    return this.#tags.tags;
+  /** Tags indexed: for each entry, the tags it carries. */
+  get postings(): number {
+    return this.#tags.postings;
   }
 }

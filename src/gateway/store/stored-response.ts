@@ -56,10 +56,15 @@ const NONE_MADE: readonly Representation[] = [];
 
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
-  /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read. */
-  readonly headers: readonly string[];
   /** The representation kept: the others are made from its body. */
   readonly kept: Representation;
+  /**
+   * When it is sent in negotiated codings, the origin's own values of the fields each
+   * representation has its own of (`ETag`, `Content-Encoding`, `Vary`), flat; otherwise undefined,
+   * and the kept representation's fields are the origin's with the length. One field list is
+   * kept, not two: `headers` is made from these when the rules ask.
+   */
+  readonly originValues: readonly string[] | undefined;
   /** The codings it may be sent in, in the server's order; empty: only as kept (EncodingPlan). */
   readonly offered: readonly Coding[];
   readonly lifetimeMs: number;
@@ -71,17 +76,20 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly noCache: boolean;
   readonly vary: readonly string[];
   readonly selecting: readonly (string | undefined)[];
-  /** The origin's tags for it (`Surrogate-Key`), by which a purge finds it. */
-  readonly tags: readonly string[];
+  /**
+   * The origin's tags for it (`Surrogate-Key`), by which a purge finds it, space-separated: one
+   * string costs less than a list of dozens (tag-index.ts).
+   */
+  readonly tagText: string;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
   #made: Representation[] | undefined;
   /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
   readonly ownBytes: number;
 
-  constructor(status: number, headers: readonly string[], kept: Representation, offered: readonly Coding[], facts: ReuseFacts, key: SecondaryKey, tags: readonly string[], ownBytes: number, made: readonly Representation[] = []) {
+  constructor(status: number, kept: Representation, originValues: readonly string[] | undefined, offered: readonly Coding[], facts: ReuseFacts, key: SecondaryKey, tagText: string, ownBytes: number, made: readonly Representation[] = []) {
     this.status = status;
-    this.headers = headers;
     this.kept = kept;
+    this.originValues = originValues;
     this.offered = offered;
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
@@ -92,9 +100,14 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.noCache = facts.noCache;
     this.vary = key.vary;
     this.selecting = key.selecting;
-    this.tags = tags;
+    this.tagText = tagText;
     this.ownBytes = ownBytes;
     this.#made = made.length === 0 ? undefined : [...made];
+  }
+
+  /** Its tags, each once. */
+  get tags(): readonly string[] {
+    return this.tagText === '' ? NO_TAGS : this.tagText.split(' ');
   }
 
   /** The body as kept. */
@@ -128,9 +141,24 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     (this.#made ??= []).push(representation);
   }
 
-  /** A header field's first value, looked up only off the hit path (conditionals, revalidation). */
+  /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read, off the hit path. */
+  get headers(): readonly string[] {
+    const own = this.originValues;
+    const fields: string[] = [];
+    const sent = this.kept.headers;
+    for (let i = 0; i < sent.length; i += 2) {
+      const name = sent[i] ?? '';
+      if (name !== 'content-length' && (own === undefined || !REPRESENTATION_FIELDS.has(name))) fields.push(name, sent[i + 1] ?? '');
+    }
+    if (own !== undefined) fields.push(...own);
+    return fields;
+  }
+
+  /** A header field's first value as the origin sent it, looked up only off the hit path (conditionals, revalidation). */
   field(name: string): string | undefined {
-    return fieldOf(this.headers, name);
+    if (name === 'content-length') return undefined;
+    if (this.originValues !== undefined && REPRESENTATION_FIELDS.has(name)) return fieldOf(this.originValues, name);
+    return fieldOf(this.kept.headers, name);
   }
 
   /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
@@ -198,7 +226,7 @@ export class EntryMaker {
 
   /** A response as another process stored it (entry-codec.ts): fields already chosen. */
   restore(status: number, fields: readonly string[], body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
-    return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', ownBuffer(body), plan.offered, facts, key, tags, []);
+    return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', ownBuffer(body), plan.offered, facts, key, tags.join(' '), []);
   }
 
   /**
@@ -207,7 +235,7 @@ export class EntryMaker {
    */
   freshen(stored: StoredResponse, fields: readonly string[], facts: ReuseFacts): StoredResponse {
     const made = stored.made.map((m) => this.#represent(stored.status, fields, stored.offered, m.coding, m.body));
-    return this.#assemble(stored.status, fields, stored.kept.coding, stored.body, stored.offered, facts, stored, stored.tags, made);
+    return this.#assemble(stored.status, fields, stored.kept.coding, stored.body, stored.offered, facts, stored, stored.tagText, made);
   }
 
   /**
@@ -244,14 +272,19 @@ export class EntryMaker {
     return { headers, own };
   }
 
-  #assemble(status: number, fields: readonly string[], keptCoding: string, body: Buffer, offered: readonly Coding[], facts: ReuseFacts, varies: SecondaryKey | undefined, tags: readonly string[], made: readonly Representation[]): StoredResponse {
+  #assemble(status: number, fields: readonly string[], keptCoding: string, body: Buffer, offered: readonly Coding[], facts: ReuseFacts, varies: SecondaryKey | undefined, tagText: string, made: readonly Representation[]): StoredResponse {
     const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
-    const { headers, own } = this.#list(fields);
-    let ownBytes = own;
-    for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
-    const kept = tags.length === 0 ? NO_TAGS : tags;
+    const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
-    return new StoredResponse(status, headers, representation, offered, facts, key, kept, responseBytes(headers.length, ownBytes, key.vary.length, kept), made);
+    const originValues = negotiated(headers, offered) ? representationValues(headers) : undefined;
+    // The strings the representation holds too are counted with it.
+    let ownBytes = 0;
+    for (let i = 1; i < (originValues?.length ?? 0); i += 2) {
+      const value = originValues?.[i] ?? '';
+      if (!representation.headers.includes(value)) ownBytes += stringBytes(value);
+    }
+    for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
+    return new StoredResponse(status, representation, originValues, offered, facts, key, tagText, responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText), made);
   }
 
   /**
@@ -260,13 +293,13 @@ export class EntryMaker {
    */
   #represent(status: number, fields: readonly string[], offered: readonly Coding[], coding: string, body: Buffer): Representation {
     const sent = codingOf(fieldOf(fields, 'content-encoding'));
-    const negotiated = offered.length > 0 && sent !== undefined;
+    const ownFields = negotiated(fields, offered);
     const list: string[] = [];
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i] ?? '';
-      if (!negotiated || !REPRESENTATION_FIELDS.has(name)) list.push(name, fields[i + 1] ?? '');
+      if (!ownFields || !REPRESENTATION_FIELDS.has(name)) list.push(name, fields[i + 1] ?? '');
     }
-    if (negotiated) {
+    if (ownFields && sent !== undefined) {
       const etag = fieldOf(fields, 'etag');
       if (etag !== undefined) list.push('etag', representationTag(etag, sent, coding as Coding));
       if (coding !== 'identity') list.push('content-encoding', coding);
@@ -288,6 +321,20 @@ function fieldOf(fields: readonly string[], name: string): string | undefined {
 /** Fields a representation of a negotiated answer has of its own (RFC 9110 §8.4, §8.8.3, §12.5.5). */
 const REPRESENTATION_FIELDS: ReadonlySet<string> = new Set(['etag', 'content-encoding', 'vary']);
 
+/** Whether an answer with these stored `fields` is sent in codings of the client's choosing, each a representation of its own. */
+function negotiated(fields: readonly string[], offered: readonly Coding[]): boolean {
+  return offered.length > 0 && codingOf(fieldOf(fields, 'content-encoding')) !== undefined;
+}
+
+/** The origin's values of REPRESENTATION_FIELDS in `fields`, flat. */
+function representationValues(fields: readonly string[]): readonly string[] {
+  const values: string[] = [];
+  for (let i = 0; i < fields.length; i += 2) if (REPRESENTATION_FIELDS.has(fields[i] ?? '')) values.push(fields[i] ?? '', fields[i + 1] ?? '');
+  return values.length === 0 ? NO_VALUES : values;
+}
+
+const NO_VALUES: readonly string[] = Object.freeze([]);
+
 /** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
 export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {
   return updatedFields(stored.headers, storedFields(notModified, omit));
@@ -300,7 +347,7 @@ export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, o
  */
 export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   const lifetimeMs = Math.min(stored.lifetimeMs, currentAgeMs(stored, now));
-  return new StoredResponse(stored.status, stored.headers, stored.kept, stored.offered, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tags, stored.ownBytes, stored.made);
+  return new StoredResponse(stored.status, stored.kept, stored.originValues, stored.offered, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tagText, stored.ownBytes, stored.made);
 }
 
 export function reuseFacts(r: StoredResponse): ReuseFacts {

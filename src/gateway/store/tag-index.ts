@@ -2,6 +2,14 @@
  * The tag index (Fastly's surrogate keys, Varnish's xkey): for each tag an origin put on its
  * responses (`Surrogate-Key: bk_1 bk_2 avail_any`), the keys whose stored responses carry it, so
  * a purge by tag touches exactly those entries instead of walking the cache.
+ *
+ * A search answer carries one tag per book it shows, 20 to 100 of them, so the index holds tens of
+ * postings per entry: as JavaScript objects (a Set per tag, a string per tag and entry) they cost
+ * more than the compressed body they point at. Postings are therefore numbers in typed arrays
+ * outside V8's heap, 24 B each: a posting is a node in two linked lists, the tag's (through a
+ * hash bucket) and the key's (so a key's postings go when it does). A tag is known here only by
+ * a 32-bit hash of its text, so two tags may share one; `keys` then names a key that carries the
+ * other, and the caller, which holds the entries' tag text, tells them apart.
  */
 import type { CacheKey } from './response-cache.ts';
 
@@ -17,39 +25,167 @@ export function parseTags(value: string | readonly string[] | undefined): readon
   return tags.length === 1 ? tags : [...new Set(tags)];
 }
 
+/** Whether `tag` is one of the space-separated tags of `text` (as StoredResponse keeps them). */
+export function carriesTag(text: string, tag: string): boolean {
+  for (let at = text.indexOf(tag); at !== -1; at = text.indexOf(tag, at + 1)) {
+    const end = at + tag.length;
+    if ((at === 0 || text.charCodeAt(at - 1) === SPACE) && (end === text.length || text.charCodeAt(end) === SPACE)) return true;
+  }
+  return false;
+}
+
+const SPACE = 0x20;
+
+/** FNV-1a: tags are short ASCII tokens, and the hash runs only when entries are stored or purged. */
+export function tagHash(tag: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < tag.length; i++) hash = Math.imul(hash ^ tag.charCodeAt(i), 0x01000193);
+  return hash;
+}
+
+/** A node's fields: the tag's hash, its neighbours in the bucket's list, the next of its key's, its key's slot. */
+const HASH = 0;
+const PREVIOUS = 1;
+const NEXT = 2;
+const NEXT_OF_KEY = 3;
+const KEY = 4;
+const STRIDE = 5;
+const NONE = -1;
+
+/**
+ * What one posting costs: its node (STRIDE × 4 B) and its share of the bucket heads, of which
+ * there are no more than postings beyond the first table (it doubles with them). The typed arrays double
+ * too, but memory the allocator hands out zeroed is resident only once written, and nodes are
+ * reused from a free list before the array grows, so the count is the nodes ever live at once.
+ */
+export const POSTING_BYTES = STRIDE * 4 + 4;
+
+const FIRST_CAPACITY = 1024;
+
+function grown(array: Int32Array<ArrayBuffer>, length: number): Int32Array<ArrayBuffer> {
+  if (length <= array.length) return array;
+  let capacity = array.length;
+  while (capacity < length) capacity *= 2;
+  const next = new Int32Array(capacity).fill(NONE);
+  next.set(array);
+  return next;
+}
+
 export class TagIndex {
-  readonly #keys = new Map<string, Set<CacheKey>>();
+  #nodes = new Int32Array(FIRST_CAPACITY * STRIDE).fill(NONE);
+  /** Nodes ever used; those below it that are free are chained through NEXT_OF_KEY. */
+  #used = 0;
+  #free = NONE;
+  #postings = 0;
+  #heads = new Int32Array(FIRST_CAPACITY).fill(NONE);
+  /** A key's slot: where its first node and the key itself are found from a node. */
+  readonly #slots = new Map<CacheKey, number>();
+  readonly #keys: (CacheKey | undefined)[] = [];
+  #firstOfKey = new Int32Array(FIRST_CAPACITY).fill(NONE);
+  readonly #freeSlots: number[] = [];
 
-  add(key: CacheKey, tags: Iterable<string>): void {
+  /** Indexes `key` under exactly `tags`, replacing what it was indexed under. */
+  set(key: CacheKey, tags: Iterable<string>): void {
+    this.remove(key);
+    let slot: number | undefined;
     for (const tag of tags) {
-      let keys = this.#keys.get(tag);
-      if (keys === undefined) {
-        keys = new Set();
-        this.#keys.set(tag, keys);
-      }
-      keys.add(key);
+      slot ??= this.#slotFor(key);
+      this.#link(slot, tagHash(tag));
     }
   }
 
-  /** Forgets `key` under each of `tags` but those in `kept` (the tags of what is stored there now). */
-  remove(key: CacheKey, tags: Iterable<string>, kept: ReadonlySet<string>): void {
-    for (const tag of tags) {
-      if (kept.has(tag)) continue;
-      const keys = this.#keys.get(tag);
-      if (keys === undefined) continue;
-      keys.delete(key);
-      if (keys.size === 0) this.#keys.delete(tag);
+  /** Forgets every tag of `key`. */
+  remove(key: CacheKey): void {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return;
+    const nodes = this.#nodes;
+    for (let node = this.#firstOfKey[slot] ?? NONE; node !== NONE; ) {
+      const at = node * STRIDE;
+      const next = nodes[at + NEXT_OF_KEY] ?? NONE;
+      this.#unlink(node);
+      node = next;
     }
+    this.#slots.delete(key);
+    this.#keys[slot] = undefined;
+    this.#firstOfKey[slot] = NONE;
+    this.#freeSlots.push(slot);
   }
 
-  /** Every key stored under any of `tags`. */
+  /** The keys indexed under any of `tags`, and maybe some under a tag of the same hash. */
   keys(tags: readonly string[]): Set<CacheKey> {
     const found = new Set<CacheKey>();
-    for (const tag of tags) for (const key of this.#keys.get(tag) ?? []) found.add(key);
+    const nodes = this.#nodes;
+    for (const tag of tags) {
+      const hash = tagHash(tag);
+      for (let node = this.#heads[hash & (this.#heads.length - 1)] ?? NONE; node !== NONE; node = nodes[node * STRIDE + NEXT] ?? NONE) {
+        if (nodes[node * STRIDE + HASH] !== hash) continue;
+        const key = this.#keys[nodes[node * STRIDE + KEY] ?? NONE];
+        if (key !== undefined) found.add(key);
+      }
+    }
     return found;
   }
 
-  get tags(): number {
-    return this.#keys.size;
+  /** Postings held: for each key, the tags it is indexed under. */
+  get postings(): number {
+    return this.#postings;
+  }
+
+  #slotFor(key: CacheKey): number {
+    const slot = this.#freeSlots.pop() ?? this.#keys.length;
+    this.#slots.set(key, slot);
+    this.#keys[slot] = key;
+    this.#firstOfKey = grown(this.#firstOfKey, slot + 1);
+    return slot;
+  }
+
+  #link(slot: number, hash: number): void {
+    if (this.#postings >= this.#heads.length) this.#rehash(this.#heads.length * 2);
+    let node = this.#free;
+    if (node !== NONE) this.#free = this.#nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
+    else {
+      node = this.#used++;
+      this.#nodes = grown(this.#nodes, this.#used * STRIDE);
+    }
+    const nodes = this.#nodes;
+    const at = node * STRIDE;
+    nodes[at + HASH] = hash;
+    nodes[at + KEY] = slot;
+    nodes[at + NEXT_OF_KEY] = this.#firstOfKey[slot] ?? NONE;
+    this.#firstOfKey[slot] = node;
+    this.#pushToBucket(node, hash);
+    this.#postings++;
+  }
+
+  #pushToBucket(node: number, hash: number): void {
+    const nodes = this.#nodes;
+    const bucket = hash & (this.#heads.length - 1);
+    const head = this.#heads[bucket] ?? NONE;
+    nodes[node * STRIDE + PREVIOUS] = NONE;
+    nodes[node * STRIDE + NEXT] = head;
+    if (head !== NONE) nodes[head * STRIDE + PREVIOUS] = node;
+    this.#heads[bucket] = node;
+  }
+
+  #unlink(node: number): void {
+    const nodes = this.#nodes;
+    const at = node * STRIDE;
+    const previous = nodes[at + PREVIOUS] ?? NONE;
+    const next = nodes[at + NEXT] ?? NONE;
+    if (previous === NONE) this.#heads[(nodes[at + HASH] ?? 0) & (this.#heads.length - 1)] = next;
+    else nodes[previous * STRIDE + NEXT] = next;
+    if (next !== NONE) nodes[next * STRIDE + PREVIOUS] = previous;
+    nodes[at + KEY] = NONE;
+    nodes[at + NEXT_OF_KEY] = this.#free;
+    this.#free = node;
+    this.#postings--;
+  }
+
+  /** More buckets, so that a bucket's list stays about one tag long: every live node is pushed again. */
+  #rehash(buckets: number): void {
+    this.#heads = new Int32Array(buckets).fill(NONE);
+    for (let node = 0; node < this.#used; node++) {
+      if (this.#nodes[node * STRIDE + KEY] !== NONE) this.#pushToBucket(node, this.#nodes[node * STRIDE + HASH] ?? 0);
+    }
   }
 }
