@@ -4,12 +4,14 @@
  * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
  * backing stores), after full garbage collections, with what the cache counts.
  *
- *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--bound MIB] [--data DIR] [--json]
+ *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--bound MIB] [--limit N] [--data DIR] [--json]
  *
  * DIR holds the catalog the query texts come from (default data/bench); `--json` prints the
  * per-entry figures as one JSON object, for test/gateway/entry-cost.test.ts. `--bound` fills a
  * cache bounded to MIB, so that evictions churn it as a full cache churns: the figures are then
  * per entry held at the end (the LRU's tables carry deleted slots and growth slack then).
+ * `--limit` asks for pages of N books (3 by default), each tagged with its books' ids, as a
+ * search answer at the catalog's default limit of 20 carries 20 tags.
  * The figure in response-cache.ts comes from this script.
  */
 import { readFileSync } from 'node:fs';
@@ -68,7 +70,7 @@ function settled(): Memory {
   return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident() };
 }
 
-async function main(entries: number, boundBytes: number, dataDir: string, json: boolean): Promise<void> {
+async function main(entries: number, boundBytes: number, limit: string, dataDir: string, json: boolean): Promise<void> {
   const fleet = new Fleet(dataDir);
   try {
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
@@ -83,7 +85,7 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
       let left = count;
       const worker = async (): Promise<void> => {
         while (left-- > 0) {
-          const target = parseRequestTarget('GET', space.take(), config['http.maxTargetBytes']);
+          const target = parseRequestTarget('GET', `${space.take()}${limit}`, config['http.maxTargetBytes']);
           if (!target.ok) throw new Error('the query space made a bad target');
           const key = cacheKey(target.canonical);
           const outcome = await fetcher.fetch(
@@ -131,5 +133,7 @@ async function main(entries: number, boundBytes: number, dataDir: string, json: 
 const args = process.argv.slice(2);
 const dataFlag = args.indexOf('--data');
 const boundFlag = args.indexOf('--bound');
+const limitFlag = args.indexOf('--limit');
 const boundBytes = boundFlag === -1 ? 16 * GIB : Number(args[boundFlag + 1]) * 1024 * 1024;
-await main(Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1) ?? 100_000), boundBytes, dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));
+const limit = limitFlag === -1 ? '' : `&limit=${Number(args[limitFlag + 1])}`;
+await main(Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1 && i !== limitFlag + 1) ?? 100_000), boundBytes, limit, dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));

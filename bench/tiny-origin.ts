@@ -1,8 +1,9 @@
 /**
  * A stand-in origin for the cache-memory bench, which needs a million distinct cacheable answers:
  * the real origin would spend most of the run searching. It answers any `/v1/books` target at
- * once with a small page shaped like the real one (three books, the query in the titles so every
- * body differs, about 1 KiB), a strong ETag and `Cache-Control: public, max-age=3600`.
+ * once with a small page shaped like the real one (`limit` books, three by default, the query in
+ * the titles so every body differs, about 1 KiB for three), a strong ETag, `Cache-Control: public,
+ * max-age=3600` and, as the real origin does, the shown books' ids as `Surrogate-Key`.
  *
  * Run as a child process: `node bench/tiny-origin.ts`; prints the "listening" line.
  */
@@ -12,15 +13,20 @@ import { serveAsChild } from './child-server.ts';
 
 const BRANCHES = ['branch_central', 'branch_riverside', 'branch_harbor', 'branch_old_town'];
 
-function page(target: string): Buffer {
-  const q = new URLSearchParams(target.slice(target.indexOf('?') + 1)).get('q') ?? '';
-  const results = [0, 1, 2].map((i) => ({
-    id: `bk_${100 + i * 7919 + q.length}`,
-    title: `${q.replace(/\b\p{L}/gu, (c) => c.toUpperCase())} and the ${['Silent River', 'Hidden Garden', 'Golden Harbor'][i] ?? ''}`,
-    authors: [['Amara Okafor'], ['Jonas Lindqvist', 'Mei Tanaka'], ['Lucía Fernández']][i] ?? [],
-    availability: BRANCHES.slice(i, i + 2).map((branch, j) => ({ branch, available: (i + j) % 2 === 0 })),
-  }));
-  return Buffer.from(JSON.stringify({ results, next: null }));
+function page(target: string): { body: Buffer; tags: string } {
+  const params = new URLSearchParams(target.slice(target.indexOf('?') + 1));
+  const q = params.get('q') ?? '';
+  const limit = Math.min(Math.max(Number(params.get('limit') ?? 3) || 3, 1), 100);
+  const results = Array.from({ length: limit }, (_, n) => {
+    const i = n % 3;
+    return {
+      id: `bk_${100 + n * 7919 + q.length}`,
+      title: `${q.replace(/\b\p{L}/gu, (c) => c.toUpperCase())} and the ${['Silent River', 'Hidden Garden', 'Golden Harbor'][i] ?? ''}`,
+      authors: [['Amara Okafor'], ['Jonas Lindqvist', 'Mei Tanaka'], ['Lucía Fernández']][i] ?? [],
+      availability: BRANCHES.slice(i, i + 2).map((branch, j) => ({ branch, available: (i + j) % 2 === 0 })),
+    };
+  });
+  return { body: Buffer.from(JSON.stringify({ results, next: null })), tags: results.map((r) => r.id).join(' ') };
 }
 
 const server = createServer((req, res) => {
@@ -30,8 +36,9 @@ const server = createServer((req, res) => {
     res.end('{}');
     return;
   }
-  const body = page(target);
+  const { body, tags } = page(target);
   res.writeHead(200, {
+    'surrogate-key': tags,
     'content-type': 'application/json',
     'content-length': body.length,
     'cache-control': 'public, max-age=3600',

@@ -50,13 +50,15 @@ const NEXT = 2;
 const NEXT_OF_KEY = 3;
 const KEY = 4;
 const STRIDE = 5;
-const NONE = -1;
+/** No node, no key: node 0 and key slot 0 are never used, so a new array means empty without being written. */
+const NONE = 0;
 
 /**
  * What one posting costs: its node (STRIDE × 4 B) and its share of the bucket heads, of which
- * there are no more than postings beyond the first table (it doubles with them). The typed arrays double
- * too, but memory the allocator hands out zeroed is resident only once written, and nodes are
- * reused from a free list before the array grows, so the count is the nodes ever live at once.
+ * there are no more than postings beyond the first table (it doubles with them). The typed arrays
+ * double too, but a new one is zeroed memory that is resident only once written (NONE is 0 so
+ * that it need not be filled), and nodes are reused from a free list before the array grows, so
+ * what is resident is the nodes ever live at once.
  */
 export const POSTING_BYTES = STRIDE * 4 + 4;
 
@@ -66,22 +68,22 @@ function grown(array: Int32Array<ArrayBuffer>, length: number): Int32Array<Array
   if (length <= array.length) return array;
   let capacity = array.length;
   while (capacity < length) capacity *= 2;
-  const next = new Int32Array(capacity).fill(NONE);
+  const next = new Int32Array(capacity);
   next.set(array);
   return next;
 }
 
 export class TagIndex {
-  #nodes = new Int32Array(FIRST_CAPACITY * STRIDE).fill(NONE);
-  /** Nodes ever used; those below it that are free are chained through NEXT_OF_KEY. */
-  #used = 0;
+  #nodes = new Int32Array(FIRST_CAPACITY * STRIDE);
+  /** Nodes ever used, node 0 included; those below it that are free are chained through NEXT_OF_KEY. */
+  #used = 1;
   #free = NONE;
   #postings = 0;
-  #heads = new Int32Array(FIRST_CAPACITY).fill(NONE);
+  #heads = new Int32Array(FIRST_CAPACITY);
   /** A key's slot: where its first node and the key itself are found from a node. */
   readonly #slots = new Map<CacheKey, number>();
-  readonly #keys: (CacheKey | undefined)[] = [];
-  #firstOfKey = new Int32Array(FIRST_CAPACITY).fill(NONE);
+  readonly #keys: (CacheKey | undefined)[] = [undefined];
+  #firstOfKey = new Int32Array(FIRST_CAPACITY);
   readonly #freeSlots: number[] = [];
 
   /** Indexes `key` under exactly `tags`, replacing what it was indexed under. */
@@ -183,8 +185,8 @@ export class TagIndex {
 
   /** More buckets, so that a bucket's list stays about one tag long: every live node is pushed again. */
   #rehash(buckets: number): void {
-    this.#heads = new Int32Array(buckets).fill(NONE);
-    for (let node = 0; node < this.#used; node++) {
+    this.#heads = new Int32Array(buckets);
+    for (let node = 1; node < this.#used; node++) {
       if (this.#nodes[node * STRIDE + KEY] !== NONE) this.#pushToBucket(node, this.#nodes[node * STRIDE + HASH] ?? 0);
     }
   }
