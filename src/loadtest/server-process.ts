@@ -20,9 +20,13 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * next one, instead of V8's factor of up to 4: a cache filling at the rate of misses promotes
  * every entry it later evicts, and with the default the evicted ones piled up as reserved heap
  * (8 MiB bound, 100,000 fills: peak RSS 270 → 166 MiB at 20 %; 256 MiB bound, 250,000 fills:
- * 465 → 439 MiB from 20 % to 10 %; hits measured no slower).
+ * 465 → 439 MiB from 20 % to 10 %; hits measured no slower). `--no-allocation-site-pretenuring`:
+ * while a gateway fills, its requests wait on the origin and outlive scavenges, so V8 learns to
+ * allocate their objects straight in the old generation, and keeps doing so for hits that live
+ * 3 ms: with 20,000 entries filled, 318 MB promoted in 10 s of hits and 36 full collections,
+ * against 1.4 MB and none without it; hits 7,500 → 12,000 req/s in an interleaved A/B.
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10'];
+export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring'];
 
 export interface ServerSpec {
   /** For messages: "origin", "gateway", "bare server". */
