@@ -108,6 +108,26 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.ok(kept >= 60, `${kept} of 70 proven keys kept`);
   });
 
+  test('an entry popular once and now at the end of probation does not refuse every newcomer', () => {
+    const cache = windowed();
+    // Four keys asked far more often than any other, then never again.
+    const former = Array.from({ length: 4 }, (_, i) => `/former/${i}`);
+    for (let n = 0; n < 14; n++) for (const key of former) request(cache, key);
+    // Keys asked three times each fill the cache and push the former ones to the end of probation.
+    for (let round = 0; round < 3; round++) for (let i = 0; i < 100; i++) request(cache, `/warm/${i}`);
+    const blocking = former.filter((key) => cache.peek(key) !== undefined).length;
+    assert.ok(blocking > 0, 'the former hot keys are still held');
+    // Newcomers asked four times each: more than the warm keys, far less than the former ones.
+    let admitted = 0;
+    for (let i = 0; i < 40; i++) {
+      for (let n = 0; n < 4; n++) request(cache, `/newcomer/${i}`);
+      for (let j = 0; j < 5; j++) request(cache, `/scan/${i}/${j}`);
+      if (cache.peek(`/newcomer/${i}`) !== undefined) admitted++;
+    }
+    // Victims taken strictly from the end of probation kept 3: the former hot keys refused the rest.
+    assert.ok(admitted >= 15, `${admitted} of 40 newcomers kept`);
+  });
+
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
     const gone: string[] = [];
     const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });
