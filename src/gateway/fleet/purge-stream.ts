@@ -176,10 +176,14 @@ export class PurgeStream {
         }
         if (!this.#synced) await this.#resync(reader);
         const { link } = this.#o;
+        const issued = this.#o.now();
         const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) => c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId));
         for (const [, entries] of reply ?? []) this.#take(entries);
-        // The read began at most a blocking wait ago; what was sent before that is in hand.
-        this.#lastHeardAt = Math.max(this.#lastHeardAt, this.#o.now() - BLOCK_MS);
+        // What was sent before the read was issued is in hand; an empty reply also says nothing
+        // came for the whole wait, which Redis ends no sooner than BLOCK_MS after the read reached
+        // it. Counting from the reply's arrival minus the wait instead put a busy process's last
+        // hearing two waits back, over partitionBoundMs at every event-loop delay: hits revalidated.
+        this.#lastHeardAt = Math.max(this.#lastHeardAt, reply === null ? Math.min(issued + BLOCK_MS, this.#o.now()) : issued);
       } catch (err) {
         if (this.#isStopped()) return;
         this.#synced = false;
