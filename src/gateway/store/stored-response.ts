@@ -138,7 +138,8 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   /** Keeps a representation made from the kept one (EntryMaker.derive). */
   add(representation: Representation): void {
-    (this.#made ??= []).push(representation);
+    // A new exact-size list: one grown by `push` would keep room for 16 more.
+    this.#made = this.#made === undefined ? [representation] : [...this.#made, representation];
   }
 
   /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read, off the hit path. */
@@ -330,7 +331,8 @@ function negotiated(fields: readonly string[], offered: readonly Coding[]): bool
 function representationValues(fields: readonly string[]): readonly string[] {
   const values: string[] = [];
   for (let i = 0; i < fields.length; i += 2) if (REPRESENTATION_FIELDS.has(fields[i] ?? '')) values.push(fields[i] ?? '', fields[i + 1] ?? '');
-  return values.length === 0 ? NO_VALUES : values;
+  // A copy: an array grown by `push` keeps room for 16 more, 128 B an entry would hold for nothing.
+  return values.length === 0 ? NO_VALUES : values.slice();
 }
 
 const NO_VALUES: readonly string[] = Object.freeze([]);
