@@ -114,7 +114,6 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), metrics, logger, now },
     forward: { origin, hiddenFields: hiddenFields(tags), purger, metrics, logger },
     log: {
-      unfinished,
       metrics,
       accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
       logger,

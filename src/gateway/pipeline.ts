@@ -53,8 +53,6 @@ export interface EdgeDeps {
 
 /** What the log-and-count step uses, and `fail` for a request that threw. */
 export interface LogDeps {
-  /** The edge's set: a finished response leaves it. */
-  readonly unfinished: Set<ServerResponse>;
   readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent'>;
   readonly accessLog: AccessLog<GatewayAccessRecord>;
   readonly logger: Logger;
@@ -79,7 +77,6 @@ const CLIENT_CLOSED = 499;
 
 function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
   const { res } = ex;
-  log.unfinished.delete(res);
   const durationMs = performance.now() - ex.started;
   // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
   const gone = res.destroyed && !res.writableFinished;
@@ -106,7 +103,6 @@ function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
 
 function fail(ex: Exchange, log: LogDeps, err: unknown): void {
   const { res, targetRules } = ex;
-  log.unfinished.delete(res);
   log.logger.error({ reqId: ex.reqId, err }, 'request failed');
   if (res.headersSent) res.destroy();
   else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, targetRules.maxBytes, targetRules.credentialNames), false);
@@ -154,8 +150,14 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
         // space, every few requests: a full collection every 3 s under load.
         edge.unfinished.add(res);
         step.then(
-          (answered) => { finish(ex, log, answered); },
-          (err: unknown) => { fail(ex, log, err); },
+          (answered) => {
+            edge.unfinished.delete(res);
+            finish(ex, log, answered);
+          },
+          (err: unknown) => {
+            edge.unfinished.delete(res);
+            fail(ex, log, err);
+          },
         );
       } else {
         finish(ex, log, step);

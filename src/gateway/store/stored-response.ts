@@ -277,11 +277,12 @@ export class EntryMaker {
     const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
     const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
-    const originValues = negotiated(headers, offered) ? representationValues(headers) : undefined;
+    const originValues = negotiatedCoding(headers, offered) === undefined ? undefined : representationValues(headers);
+    const values = originValues ?? NO_VALUES;
     // The strings the representation holds too are counted with it.
     let ownBytes = 0;
-    for (let i = 1; i < (originValues?.length ?? 0); i += 2) {
-      const value = originValues?.[i] ?? '';
+    for (let i = 1; i < values.length; i += 2) {
+      const value = values[i] ?? '';
       if (!representation.headers.includes(value)) ownBytes += stringBytes(value);
     }
     for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
@@ -293,14 +294,13 @@ export class EntryMaker {
    * fields it is sent with are made once, here, not on every send.
    */
   #represent(status: number, fields: readonly string[], offered: readonly Coding[], coding: string, body: Buffer): Representation {
-    const sent = codingOf(fieldOf(fields, 'content-encoding'));
-    const ownFields = negotiated(fields, offered);
+    const sent = negotiatedCoding(fields, offered);
     const list: string[] = [];
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i] ?? '';
-      if (!ownFields || !REPRESENTATION_FIELDS.has(name)) list.push(name, fields[i + 1] ?? '');
+      if (sent === undefined || !REPRESENTATION_FIELDS.has(name)) list.push(name, fields[i + 1] ?? '');
     }
-    if (ownFields && sent !== undefined) {
+    if (sent !== undefined) {
       const etag = fieldOf(fields, 'etag');
       if (etag !== undefined) list.push('etag', representationTag(etag, sent, coding as Coding));
       if (coding !== 'identity') list.push('content-encoding', coding);
@@ -322,9 +322,12 @@ function fieldOf(fields: readonly string[], name: string): string | undefined {
 /** Fields a representation of a negotiated answer has of its own (RFC 9110 §8.4, §8.8.3, §12.5.5). */
 const REPRESENTATION_FIELDS: ReadonlySet<string> = new Set(['etag', 'content-encoding', 'vary']);
 
-/** Whether an answer with these stored `fields` is sent in codings of the client's choosing, each a representation of its own. */
-function negotiated(fields: readonly string[], offered: readonly Coding[]): boolean {
-  return offered.length > 0 && codingOf(fieldOf(fields, 'content-encoding')) !== undefined;
+/**
+ * The coding the origin sent an answer with these stored `fields` in, when the answer is sent in
+ * codings of the client's choosing, each a representation of its own; undefined when it is not.
+ */
+function negotiatedCoding(fields: readonly string[], offered: readonly Coding[]): Coding | undefined {
+  return offered.length === 0 ? undefined : codingOf(fieldOf(fields, 'content-encoding'));
 }
 
 /** The origin's values of REPRESENTATION_FIELDS in `fields`, flat. */
