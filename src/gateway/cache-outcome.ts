@@ -67,6 +67,9 @@ export function cacheLabel(outcome: CacheOutcome): CacheResult {
 /** A refusal before the cache: no `Cache-Status`. */
 export const REFUSED: CacheOutcome = { kind: 'none' };
 
+let lastHitTtl = Number.NaN;
+let lastHit = '';
+
 /**
  * The `Cache-Status` value: §2.1 `hit` (with `ttl`, and `detail` for why a stale one was
  * allowed) when the origin was not asked, §2.2 `fwd` with its parameters when it was; none for
@@ -75,8 +78,14 @@ export const REFUSED: CacheOutcome = { kind: 'none' };
 export function cacheStatus(o: CacheOutcome): string | undefined {
   if (o.kind === 'none') return undefined;
   if (o.fwd === undefined) {
-    const hit = `${CACHE_NAME}; hit; ttl=${o.ttl ?? 0}`;
-    return o.detail === undefined ? hit : `${hit}; detail=${o.detail}`;
+    const ttl = o.ttl ?? 0;
+    // Hits of one second share a ttl: the plain hit's value is made once a second, not per hit.
+    if (o.detail === undefined && ttl === lastHitTtl) return lastHit;
+    const hit = `${CACHE_NAME}; hit; ttl=${ttl}`;
+    if (o.detail !== undefined) return `${hit}; detail=${o.detail}`;
+    lastHitTtl = ttl;
+    lastHit = hit;
+    return hit;
   }
   let value = `${CACHE_NAME}; fwd=${o.fwd}`;
   if (o.stored === true) value += '; stored';

@@ -43,19 +43,29 @@ function isConditional(conditions: Conditions): boolean {
 
 /**
  * The field list handed to `writeHead`, reused by every send: Node turns it into the header block
- * before `writeHead` returns and keeps no reference, so a send allocates no array of its own.
+ * before `writeHead` returns and keeps no reference, so a send allocates no array of its own. It is
+ * written by index and cut to length at the end: emptying it first (`length = 0`) would let V8 drop
+ * its backing store and grow a new one, push by push, on every send.
  */
 const fields: string[] = [];
 
 /** The representation's fields (those named in `only`, when given) and the three every send carries. */
 function sendFields(response: StoredResponse, representation: Representation, context: DeliverContext, only?: ReadonlySet<string>): string[] {
-  fields.length = 0;
   const stored = representation.headers;
+  let at = 0;
   for (let i = 0; i < stored.length; i += 2) {
     const name = stored[i] ?? '';
-    if (only === undefined || only.has(name)) fields.push(name, stored[i + 1] ?? '');
+    if (only !== undefined && !only.has(name)) continue;
+    fields[at++] = name;
+    fields[at++] = stored[i + 1] ?? '';
   }
-  fields.push('age', String(ageSeconds(response, context.now)), 'cache-status', cacheStatus(context.outcome) ?? '', 'x-request-id', context.requestId);
+  fields[at++] = 'age';
+  fields[at++] = String(ageSeconds(response, context.now));
+  fields[at++] = 'cache-status';
+  fields[at++] = cacheStatus(context.outcome) ?? '';
+  fields[at++] = 'x-request-id';
+  fields[at++] = context.requestId;
+  fields.length = at;
   return fields;
 }
 

@@ -52,8 +52,17 @@ function suspect(names: readonly string[]): RegExp {
   return re;
 }
 
+// The two asks of one request name the same target string: the second one is answered from here.
+let lastTarget = '';
+let lastTargetNames: readonly string[] | undefined;
+let lastCarries = false;
+
 function mayCarry(target: string, names: readonly string[]): boolean {
-  return suspect(names).test(target);
+  if (target === lastTarget && names === lastTargetNames) return lastCarries;
+  lastTarget = target;
+  lastTargetNames = names;
+  lastCarries = suspect(names).test(target);
+  return lastCarries;
 }
 
 /** A target taken apart: what precedes the query (with its `?`), the query's pairs, and whether a fragment followed. */
