@@ -30,10 +30,14 @@ export interface StepDeps {
 /** §4.2.2 leaves the ceiling of a heuristic lifetime to the cache; a day, as RFC 7234 warned past. */
 const MAX_HEURISTIC_MS = 24 * 3600 * 1000;
 
-function underPrefix(path: string, prefix: string): boolean {
-  if (prefix === '/' || path === prefix) return true;
-  return path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+/** Whether the path (the first `pathEnd` characters of `target`) is `prefix` or under it, read in place: every request asks. */
+function underPrefix(target: string, pathEnd: number, prefix: string): boolean {
+  if (prefix === '/') return true;
+  if (prefix.length > pathEnd || !target.startsWith(prefix)) return false;
+  return prefix.length === pathEnd || prefix.endsWith('/') || target.charCodeAt(prefix.length) === SLASH;
 }
+
+const SLASH = 0x2f;
 
 export class RouteTable {
   readonly #routes: readonly Route[];
@@ -59,8 +63,12 @@ export class RouteTable {
   /** The route for an origin-form target's path; undefined when no prefix matches. */
   match(target: string): Route | undefined {
     const qmark = target.indexOf('?');
-    const path = qmark === -1 ? target : target.slice(0, qmark);
-    for (const route of this.#routes) if (underPrefix(path, route.prefix)) return route;
+    const pathEnd = qmark === -1 ? target.length : qmark;
+    const routes = this.#routes;
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i];
+      if (route !== undefined && underPrefix(target, pathEnd, route.prefix)) return route;
+    }
     return undefined;
   }
 }
