@@ -31,12 +31,14 @@ function subjectOf(verdict: Extract<AuthVerdict, { ok: true }>): string | undefi
 /** Authenticates, then goes on with `next`, or refuses with 401/403 under `label`. */
 export function whenAuthenticated(ex: Exchange, deps: AuthDeps, route: Route, label: MetricRoute, next: (sub: string | undefined) => Step): Step {
   const verdict = authenticate(ex, deps, route);
-  const go = (v: AuthVerdict): Step => {
-    if (!v.ok) return refuse(ex, label, v.problem);
-    const sub = subjectOf(v);
-    // Before the cache, so that a flood of hits is limited like any other.
-    const limited = sub === undefined ? undefined : deps.tokenLimits.take(sub);
-    return limited === undefined ? next(sub) : refuse(ex, label, limited, undefined, sub);
-  };
-  return verdict instanceof Promise ? verdict.then(go) : go(verdict);
+  // A closure only for a verdict still to come: a hit's token was verified before.
+  return verdict instanceof Promise ? verdict.then((v) => proceed(ex, deps, label, next, v)) : proceed(ex, deps, label, next, verdict);
+}
+
+function proceed(ex: Exchange, deps: AuthDeps, label: MetricRoute, next: (sub: string | undefined) => Step, verdict: AuthVerdict): Step {
+  if (!verdict.ok) return refuse(ex, label, verdict.problem);
+  const sub = subjectOf(verdict);
+  // Before the cache, so that a flood of hits is limited like any other.
+  const limited = sub === undefined ? undefined : deps.tokenLimits.take(sub);
+  return limited === undefined ? next(sub) : refuse(ex, label, limited, undefined, sub);
 }
