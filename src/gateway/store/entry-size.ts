@@ -9,6 +9,7 @@
  * churn, as a production cache runs. The reserve around the heap objects comes from the memory
  * bench instead (HEAP_RESERVE).
  */
+import { LARGEST_SLABBED, WASTE_ALLOWED } from './body-slabs.ts';
 import { POSTING_BYTES } from './tag-index.ts';
 
 /**
@@ -42,7 +43,7 @@ function heap(bytes: number): number {
 }
 
 /**
- * A Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
+ * A large body's Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
  * and outside it, besides the bytes themselves, 195 B: V8's BackingStore record, its shared
  * pointer and extension, and malloc's block headers (measured as malloc's resident bytes per
  * Buffer.allocUnsafeSlow block, 100 B to 2 KiB bodies, 189–201 B each).
@@ -65,8 +66,16 @@ export function headerListBytes(length: number): number {
   return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
-/** A Buffer owning `length` bytes. */
-function bufferBytes(length: number): number {
+/** A Buffer view of part of a slab (a Uint8Array: measured 104 B of heap, 200,000 of them). */
+const VIEW_HEAP_BYTES = 104;
+
+/**
+ * A body of `length` bytes as the cache keeps it (body-slabs.ts): a view of a slab, with its share
+ * of the waste its slabs may hold, or, when large, a Buffer owning its bytes.
+ */
+function bodyBytes(length: number): number {
+  if (length === 0) return 0;
+  if (length <= LARGEST_SLABBED) return heap(VIEW_HEAP_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
   return heap(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
@@ -106,7 +115,7 @@ const REPRESENTATION_FIXED_BYTES = 56;
 /** One representation: the object, the list of `fields` names and values it is sent with, `ownStrings` bytes of the strings only it holds, and its body. */
 
 export function representationBytes(fields: number, ownStrings: number, bodyLength: number): number {
-  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bufferBytes(bodyLength);
+  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bodyBytes(bodyLength);
 }
 
 /**

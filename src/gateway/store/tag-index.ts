@@ -6,7 +6,7 @@
  * A search answer carries one tag per book it shows, 20 to 100 of them, so the index holds tens of
  * postings per entry: as JavaScript objects (a Set per tag, a string per tag and entry) they cost
  * more than the compressed body they point at. Postings are therefore numbers in typed arrays
- * outside V8's heap, 24 B each: a posting is a node in two linked lists, the tag's (through a
+ * outside V8's heap, 17 B each: a posting is a node in two linked lists, the tag's (through a
  * hash bucket) and the key's (so a key's postings go when it does). A tag is known here only by
  * a 32-bit hash of its text, so two tags may share one; `keys` then names a key that carries the
  * other, and the caller, which holds the entries' tag text, tells them apart.
@@ -43,24 +43,35 @@ export function tagHash(tag: string): number {
   return hash;
 }
 
-/** A node's fields: the tag's hash, its neighbours in the bucket's list, the next of its key's, its key's slot. */
+/**
+ * A node's fields: the tag's hash, its neighbours in the bucket's list, and the next of its key's,
+ * or, in the key's last, minus the key's slot: a purge, which is rare, walks a key's few nodes to
+ * find the key, so that no node holds it (4 B a posting).
+ */
 const HASH = 0;
 const PREVIOUS = 1;
 const NEXT = 2;
 const NEXT_OF_KEY = 3;
-const KEY = 4;
-const STRIDE = 5;
+const STRIDE = 4;
 /** No node, no key: node 0 and key slot 0 are never used, so a new array means empty without being written. */
 const NONE = 0;
+/** PREVIOUS of a free node, which no bucket lists (a node's PREVIOUS is a node or NONE). */
+const FREE = -1;
 
 /**
- * What one posting costs: its node (STRIDE × 4 B) and its share of the bucket heads, of which
- * there are no more than postings beyond the first table (it doubles with them). The typed arrays
- * double too, but a new one is zeroed memory that is resident only once written (NONE is 0 so
+ * Postings per bucket head at most: a bucket lists the postings of every tag that hashes to it,
+ * and there are fewer tags than postings (a book is in many searches), so a purge's walk stays
+ * short with a head per four postings (4 B each: 1 B a posting, or less after the table doubles).
+ */
+const POSTINGS_PER_BUCKET = 4;
+
+/**
+ * What one posting costs: its node (STRIDE × 4 B) and its share of the bucket heads. The typed
+ * arrays double, but a new one is zeroed memory that is resident only once written (NONE is 0 so
  * that it need not be filled), and nodes are reused from a free list before the array grows, so
  * what is resident is the nodes ever live at once.
  */
-export const POSTING_BYTES = STRIDE * 4 + 4;
+export const POSTING_BYTES = STRIDE * 4 + 4 / POSTINGS_PER_BUCKET;
 
 const FIRST_CAPACITY = 1024;
 
@@ -101,9 +112,8 @@ export class TagIndex {
     const slot = this.#slots.get(key);
     if (slot === undefined) return;
     const nodes = this.#nodes;
-    for (let node = this.#firstOfKey[slot] ?? NONE; node !== NONE; ) {
-      const at = node * STRIDE;
-      const next = nodes[at + NEXT_OF_KEY] ?? NONE;
+    for (let node = this.#firstOfKey[slot] ?? NONE; node > NONE; ) {
+      const next = nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
       this.#unlink(node);
       node = next;
     }
@@ -121,7 +131,7 @@ export class TagIndex {
       const hash = tagHash(tag);
       for (let node = this.#heads[hash & (this.#heads.length - 1)] ?? NONE; node !== NONE; node = nodes[node * STRIDE + NEXT] ?? NONE) {
         if (nodes[node * STRIDE + HASH] !== hash) continue;
-        const key = this.#keys[nodes[node * STRIDE + KEY] ?? NONE];
+        const key = this.#keys[this.#slotOf(node)];
         if (key !== undefined) found.add(key);
       }
     }
@@ -141,8 +151,16 @@ export class TagIndex {
     return slot;
   }
 
+  /** The key slot of `node`, at the end of its key's list. */
+  #slotOf(node: number): number {
+    const nodes = this.#nodes;
+    let next = nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
+    while (next > NONE) next = nodes[next * STRIDE + NEXT_OF_KEY] ?? NONE;
+    return -next;
+  }
+
   #link(slot: number, hash: number): void {
-    if (this.#postings >= this.#heads.length) this.#rehash(this.#heads.length * 2);
+    if (this.#postings >= this.#heads.length * POSTINGS_PER_BUCKET) this.#rehash(this.#heads.length * 2);
     let node = this.#free;
     if (node !== NONE) this.#free = this.#nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
     else {
@@ -152,8 +170,8 @@ export class TagIndex {
     const nodes = this.#nodes;
     const at = node * STRIDE;
     nodes[at + HASH] = hash;
-    nodes[at + KEY] = slot;
-    nodes[at + NEXT_OF_KEY] = this.#firstOfKey[slot] ?? NONE;
+    const first = this.#firstOfKey[slot] ?? NONE;
+    nodes[at + NEXT_OF_KEY] = first === NONE ? -slot : first;
     this.#firstOfKey[slot] = node;
     this.#pushToBucket(node, hash);
     this.#postings++;
@@ -177,17 +195,17 @@ export class TagIndex {
     if (previous === NONE) this.#heads[(nodes[at + HASH] ?? 0) & (this.#heads.length - 1)] = next;
     else nodes[previous * STRIDE + NEXT] = next;
     if (next !== NONE) nodes[next * STRIDE + PREVIOUS] = previous;
-    nodes[at + KEY] = NONE;
+    nodes[at + PREVIOUS] = FREE;
     nodes[at + NEXT_OF_KEY] = this.#free;
     this.#free = node;
     this.#postings--;
   }
 
-  /** More buckets, so that a bucket's list stays about one tag long: every live node is pushed again. */
+  /** More buckets, so that a bucket's list stays short: every live node is pushed again. */
   #rehash(buckets: number): void {
     this.#heads = new Int32Array(buckets);
     for (let node = 1; node < this.#used; node++) {
-      if (this.#nodes[node * STRIDE + KEY] !== NONE) this.#pushToBucket(node, this.#nodes[node * STRIDE + HASH] ?? 0);
+      if (this.#nodes[node * STRIDE + PREVIOUS] !== FREE) this.#pushToBucket(node, this.#nodes[node * STRIDE + HASH] ?? 0);
     }
   }
 }
