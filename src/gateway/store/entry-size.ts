@@ -13,15 +13,15 @@ import { LARGEST_SLABBED, WASTE_ALLOWED } from './body-slabs.ts';
 import { POSTING_BYTES } from './tag-index.ts';
 
 /**
- * Per entry, whatever its size: the StoredResponse object (24 B of header and 14 fields of 8 B:
- * 136 B), its boxed `storedAt` (16 B), and lru-cache's bookkeeping: its Map entry and hash table
- * share, and the slots of its key, value, size, next and previous lists with their growth slack.
- * The Map's share is the part that grows with the cache: V8 doubles a hash table and keeps the
- * slots of deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B
- * per entry (`bench/entry-cost.ts 400000 --bound 256`: 166,000 entries held, 770 B of heap each
- * against 729 B counted while this was 224, the figure measured without evictions).
+ * Per entry, whatever its size: lru-cache's bookkeeping, its Map entry and hash table share, and
+ * the slots of its key, value, size, next and previous lists with their growth slack. The Map's
+ * share is the part that grows with the cache: V8 doubles a hash table and keeps the slots of
+ * deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B per entry
+ * (`bench/entry-cost.ts 400000 --bound 256`: 166,000 entries held, 770 B of heap each against
+ * 729 B counted while this and RESPONSE_FIXED_BYTES were 72 B less, the figure measured without
+ * evictions).
  */
-const ENTRY_FIXED_BYTES = 272;
+const ENTRY_FIXED_BYTES = 88;
 
 /**
  * What the process holds for each byte of an entry's heap objects in a full cache that churns.
@@ -94,19 +94,24 @@ export function entryBytes(key: string, responses: readonly { readonly bytes: nu
 }
 
 /**
- * What a response holds beyond the object ENTRY_FIXED_BYTES counts since it keeps its body in a
- * Representation: two more fields (16 B). A representation made after the fill adds a list of them.
+ * The StoredResponse object with its boxed `storedAt`: 168 B each, measured over 200,000 (it was
+ * 200 B with the four reuse terms and the secondary key's two lists as fields of its own). A
+ * representation made after the fill adds a list of them.
  */
-const RESPONSE_FIXED_BYTES = 16;
+const RESPONSE_FIXED_BYTES = 168;
+
+/** A secondary key's object: 24 B of header and its two lists' pointers. */
+const SECONDARY_KEY_BYTES = 40;
 
 /**
  * One response besides its representations: its list of `fields` names and values of its own
  * (the origin's values of the fields each representation has its own of, when it has any),
- * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key's two lists
- * when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
+ * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key (the object and
+ * its two lists) when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
  */
 export function responseBytes(fields: number, ownStrings: number, varyLength: number, tagText: string): number {
-  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tagText);
+  const key = varyLength === 0 ? 0 : heap(SECONDARY_KEY_BYTES) + 2 * headerListBytes(varyLength);
+  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
 }
 
 /** A Representation object: 24 B of header and 4 fields of 8 B. */
@@ -126,7 +131,7 @@ function tagBytes(tagText: string): number {
   if (tagText === '') return 0;
   let tags = 1;
   for (let at = tagText.indexOf(' '); at !== -1; at = tagText.indexOf(' ', at + 1)) tags++;
-  return stringBytes(tagText) + tags * POSTING_BYTES;
+  return stringBytes(tagText) + Math.ceil(tags * POSTING_BYTES);
 }
 
 /**

@@ -59,6 +59,24 @@ export class Representation {
 
 const NONE_MADE: readonly Representation[] = [];
 
+/** The reuse facts that most stored responses share (no stale windows, no revalidation forced). */
+type Terms = Pick<ReuseFacts, 'staleWhileRevalidateMs' | 'staleIfErrorMs' | 'mustRevalidate' | 'noCache'>;
+
+/** Terms seen, each once; emptied when full (the objects responses hold stay valid). */
+const TERMS = new Map<string, Terms>();
+const TERMS_LIMIT = 256;
+
+/** `facts`' terms as one shared object: four fields of every response would cost it 45 B counted. */
+function termsOf(facts: ReuseFacts): Terms {
+  const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
+  const known = TERMS.get(name);
+  if (known !== undefined) return known;
+  if (TERMS.size >= TERMS_LIMIT) TERMS.clear();
+  const terms: Terms = { staleWhileRevalidateMs: facts.staleWhileRevalidateMs, staleIfErrorMs: facts.staleIfErrorMs, mustRevalidate: facts.mustRevalidate, noCache: facts.noCache };
+  TERMS.set(name, terms);
+  return terms;
+}
+
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
   /** The representation kept: the others are made from its body. */
@@ -76,12 +94,9 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly lifetimeMs: number;
   readonly initialAgeMs: number;
   readonly storedAt: number;
-  readonly staleWhileRevalidateMs: number;
-  readonly staleIfErrorMs: number;
-  readonly mustRevalidate: boolean;
-  readonly noCache: boolean;
-  readonly vary: readonly string[];
-  readonly selecting: readonly (string | undefined)[];
+  /** The other reuse facts, in an object shared by the responses that have the same (termsOf). */
+  readonly #terms: Terms;
+  readonly #key: SecondaryKey;
   /**
    * The origin's tags for it (`Surrogate-Key`), by which a purge finds it, space-separated: one
    * string costs less than a list of dozens (tag-index.ts).
@@ -100,15 +115,37 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
     this.storedAt = facts.storedAt;
-    this.staleWhileRevalidateMs = facts.staleWhileRevalidateMs;
-    this.staleIfErrorMs = facts.staleIfErrorMs;
-    this.mustRevalidate = facts.mustRevalidate;
-    this.noCache = facts.noCache;
-    this.vary = key.vary;
-    this.selecting = key.selecting;
+    this.#terms = termsOf(facts);
+    // Another response's key is shared, not the response: that would keep it alive.
+    this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
     this.tagText = tagText;
     this.ownBytes = ownBytes;
     this.#made = made.length === 0 ? undefined : [...made];
+  }
+
+  get staleWhileRevalidateMs(): number {
+    return this.#terms.staleWhileRevalidateMs;
+  }
+
+  get staleIfErrorMs(): number {
+    return this.#terms.staleIfErrorMs;
+  }
+
+  get mustRevalidate(): boolean {
+    return this.#terms.mustRevalidate;
+  }
+
+  get noCache(): boolean {
+    return this.#terms.noCache;
+  }
+
+  /** The request fields it varies on (RFC 9111 §4.1). */
+  get vary(): readonly string[] {
+    return this.#key.vary;
+  }
+
+  get selecting(): readonly (string | undefined)[] {
+    return this.#key.selecting;
   }
 
   /** Its tags, each once. */

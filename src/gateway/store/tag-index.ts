@@ -44,34 +44,45 @@ export function tagHash(tag: string): number {
 }
 
 /**
- * A node's fields: the tag's hash, its neighbours in the bucket's list, and the next of its key's,
- * or, in the key's last, minus the key's slot: a purge, which is rare, walks a key's few nodes to
- * find the key, so that no node holds it (4 B a posting).
+ * A node's fields: the tag's hash, the next in its bucket's list, and the next of its key's, or,
+ * in the key's last, minus the key's slot: a purge, which is rare, walks a key's few nodes to find
+ * the key, so that no node holds it.
  */
 const HASH = 0;
-const PREVIOUS = 1;
-const NEXT = 2;
-const NEXT_OF_KEY = 3;
-const STRIDE = 4;
+const NEXT = 1;
+const NEXT_OF_KEY = 2;
+const STRIDE = 3;
 /** No node, no key: node 0 and key slot 0 are never used, so a new array means empty without being written. */
 const NONE = 0;
-/** PREVIOUS of a free node, which no bucket lists (a node's PREVIOUS is a node or NONE). */
-const FREE = -1;
+/**
+ * NEXT_OF_KEY of a node no key holds: a removed node stays in its bucket's list, which is singly
+ * linked (4 B a posting less), until a sweep rebuilds the lists without it.
+ */
+const DEAD = 0;
 
 /**
  * Postings per bucket head at most: a bucket lists the postings of every tag that hashes to it,
  * and there are fewer tags than postings (a book is in many searches), so a purge's walk stays
- * short with a head per four postings (4 B each: 1 B a posting, or less after the table doubles).
+ * short with a head per eight postings (4 B each: 0.5 B a posting, or less after the table doubles).
  */
-const POSTINGS_PER_BUCKET = 4;
+const POSTINGS_PER_BUCKET = 8;
 
 /**
- * What one posting costs: its node (STRIDE × 4 B) and its share of the bucket heads. The typed
- * arrays double, but a new one is zeroed memory that is resident only once written (NONE is 0 so
- * that it need not be filled), and nodes are reused from a free list before the array grows, so
- * what is resident is the nodes ever live at once.
+ * Removed nodes allowed in the bucket lists, as a fraction of the postings: past it, a sweep
+ * rebuilds the lists (a pass over every node, so 16 node visits per removal, amortized).
  */
-export const POSTING_BYTES = STRIDE * 4 + 4 / POSTINGS_PER_BUCKET;
+const DEAD_ALLOWED = 1 / 16;
+
+/** Fewer removed nodes than this never cause a sweep, so that a small index is not swept for each. */
+const LEAST_SWEPT = 1024;
+
+/**
+ * What one posting costs: its node (STRIDE × 4 B) with its share of the removed nodes allowed,
+ * and its share of the bucket heads. The typed arrays double, but a new one is zeroed memory that
+ * is resident only once written (NONE is 0 so that it need not be filled), and nodes are reused
+ * from a free list before the array grows, so what is resident is the nodes ever held at once.
+ */
+export const POSTING_BYTES = STRIDE * 4 * (1 + DEAD_ALLOWED) + 4 / POSTINGS_PER_BUCKET;
 
 const FIRST_CAPACITY = 1024;
 
@@ -86,10 +97,13 @@ function grown(array: Int32Array<ArrayBuffer>, length: number): Int32Array<Array
 
 export class TagIndex {
   #nodes = new Int32Array(FIRST_CAPACITY * STRIDE);
-  /** Nodes ever used, node 0 included; those below it that are free are chained through NEXT_OF_KEY. */
+  /** Nodes ever used, node 0 included; those below it no key holds are DEAD, and free once swept. */
   #used = 1;
+  /** Swept nodes, chained through NEXT. */
   #free = NONE;
   #postings = 0;
+  /** Removed nodes still in the bucket lists. */
+  #dead = 0;
   #heads = new Int32Array(FIRST_CAPACITY);
   /** A key's slot: where its first node and the key itself are found from a node. */
   readonly #slots = new Map<CacheKey, number>();
@@ -97,7 +111,7 @@ export class TagIndex {
   #firstOfKey = new Int32Array(FIRST_CAPACITY);
   readonly #freeSlots: number[] = [];
 
-  /** Indexes `key` under exactly `tags`, replacing what it was indexed under. */
+/** Indexes `key` under exactly `tags`, replacing what it was indexed under. */
   set(key: CacheKey, tags: Iterable<string>): void {
     this.remove(key);
     let slot: number | undefined;
@@ -113,14 +127,18 @@ export class TagIndex {
     if (slot === undefined) return;
     const nodes = this.#nodes;
     for (let node = this.#firstOfKey[slot] ?? NONE; node > NONE; ) {
-      const next = nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
-      this.#unlink(node);
+      const at = node * STRIDE + NEXT_OF_KEY;
+      const next = nodes[at] ?? NONE;
+      nodes[at] = DEAD;
+      this.#postings--;
+      this.#dead++;
       node = next;
     }
     this.#slots.delete(key);
     this.#keys[slot] = undefined;
     this.#firstOfKey[slot] = NONE;
     this.#freeSlots.push(slot);
+    if (this.#dead >= LEAST_SWEPT && this.#dead > DEAD_ALLOWED * this.#postings) this.#rebuild(this.#heads.length);
   }
 
   /** The keys indexed under any of `tags`, and maybe some under a tag of the same hash. */
@@ -130,7 +148,7 @@ export class TagIndex {
     for (const tag of tags) {
       const hash = tagHash(tag);
       for (let node = this.#heads[hash & (this.#heads.length - 1)] ?? NONE; node !== NONE; node = nodes[node * STRIDE + NEXT] ?? NONE) {
-        if (nodes[node * STRIDE + HASH] !== hash) continue;
+        if (nodes[node * STRIDE + HASH] !== hash || nodes[node * STRIDE + NEXT_OF_KEY] === DEAD) continue;
         const key = this.#keys[this.#slotOf(node)];
         if (key !== undefined) found.add(key);
       }
@@ -160,9 +178,9 @@ export class TagIndex {
   }
 
   #link(slot: number, hash: number): void {
-    if (this.#postings >= this.#heads.length * POSTINGS_PER_BUCKET) this.#rehash(this.#heads.length * 2);
+    if (this.#postings >= this.#heads.length * POSTINGS_PER_BUCKET) this.#rebuild(this.#heads.length * 2);
     let node = this.#free;
-    if (node !== NONE) this.#free = this.#nodes[node * STRIDE + NEXT_OF_KEY] ?? NONE;
+    if (node !== NONE) this.#free = this.#nodes[node * STRIDE + NEXT] ?? NONE;
     else {
       node = this.#used++;
       this.#nodes = grown(this.#nodes, this.#used * STRIDE);
@@ -178,34 +196,28 @@ export class TagIndex {
   }
 
   #pushToBucket(node: number, hash: number): void {
-    const nodes = this.#nodes;
     const bucket = hash & (this.#heads.length - 1);
-    const head = this.#heads[bucket] ?? NONE;
-    nodes[node * STRIDE + PREVIOUS] = NONE;
-    nodes[node * STRIDE + NEXT] = head;
-    if (head !== NONE) nodes[head * STRIDE + PREVIOUS] = node;
+    this.#nodes[node * STRIDE + NEXT] = this.#heads[bucket] ?? NONE;
     this.#heads[bucket] = node;
   }
 
-  #unlink(node: number): void {
-    const nodes = this.#nodes;
-    const at = node * STRIDE;
-    const previous = nodes[at + PREVIOUS] ?? NONE;
-    const next = nodes[at + NEXT] ?? NONE;
-    if (previous === NONE) this.#heads[(nodes[at + HASH] ?? 0) & (this.#heads.length - 1)] = next;
-    else nodes[previous * STRIDE + NEXT] = next;
-    if (next !== NONE) nodes[next * STRIDE + PREVIOUS] = previous;
-    nodes[at + PREVIOUS] = FREE;
-    nodes[at + NEXT_OF_KEY] = this.#free;
-    this.#free = node;
-    this.#postings--;
-  }
-
-  /** More buckets, so that a bucket's list stays short: every live node is pushed again. */
-  #rehash(buckets: number): void {
+  /**
+   * The bucket lists made again, with `buckets` heads (more as postings grow, so that a list stays
+   * short), of the nodes keys hold: every other node is free from then on.
+   */
+  #rebuild(buckets: number): void {
     this.#heads = new Int32Array(buckets);
-    for (let node = 1; node < this.#used; node++) {
-      if (this.#nodes[node * STRIDE + PREVIOUS] !== FREE) this.#pushToBucket(node, this.#nodes[node * STRIDE + HASH] ?? 0);
+    this.#free = NONE;
+    const nodes = this.#nodes;
+    for (let node = this.#used - 1; node > NONE; node--) {
+      const at = node * STRIDE;
+      if (nodes[at + NEXT_OF_KEY] === DEAD) {
+        nodes[at + NEXT] = this.#free;
+        this.#free = node;
+      } else {
+        this.#pushToBucket(node, nodes[at + HASH] ?? 0);
+      }
     }
+    this.#dead = 0;
   }
 }
