@@ -5,13 +5,19 @@
  * bodies). Space in a slab is never reused. The garbage collector frees a slab once no view of it
  * is left, so a socket still writing a body keeps the body's slab alive with no reference counts.
  *
- * What that leaves is holes: a body its entry no longer holds stays in its slab until the slab
- * goes. The store is told which bodies the cache holds (`hold`, `drop`), and when its slabs hold
- * more than WASTE_ALLOWED beyond them it evacuates the slabs with the most holes: the cache walks
- * its bodies through `compact`, which copies those in an evacuated slab into the current one and
- * hands back the copy to hold instead; the slab is left to the collector. Each body is therefore
- * counted with its share of the waste allowed (entry-size.ts).
+ * What that leaves is holes: a body no stored entry holds any more stays in its slab until the
+ * slab goes. The store is told what holds each body the cache keeps (`hold`, `drop`: a
+ * representation), and when its slabs hold more than WASTE_ALLOWED beyond those bodies it lets go
+ * of the slabs no held body is in and, if that is not enough, evacuates those with the most
+ * holes: each holder's body is copied into the current slab and the holder pointed at the copy.
+ * An evacuated slab is left to the collector. Each body is counted with its share of the waste
+ * allowed and its place in its slab's list of holders (entry-size.ts).
  */
+
+/** What holds a body the cache keeps (a Representation): the store moves the body by writing `body`. */
+export interface BodyHolder {
+  body: Buffer;
+}
 
 /**
  * Bytes the slabs may hold beyond the bodies held, as a fraction of them. Smaller costs more
@@ -34,13 +40,21 @@ export const SLAB_BYTES = 64 * 1024;
  */
 export const LARGEST_SLABBED = SLAB_BYTES / 8;
 
+/**
+ * Bytes one `compact` copies at most: about a millisecond's work (copies, and a view each), so that
+ * evacuating does not pause the requests waiting.
+ */
+const COPY_BUDGET = 4 * SLAB_BYTES;
+
 /** Every empty body: one shared view costs nothing per entry. */
 const EMPTY = Buffer.alloc(0);
 
 interface Slab {
   readonly bytes: Buffer;
-  /** Bytes of the bodies in it that the cache holds. */
+  /** Bytes of the bodies in it that are held. */
   live: number;
+  /** What holds them, once per hold: a representation that two stored values share is in it twice. */
+  readonly holders: BodyHolder[];
 }
 
 /**
@@ -55,7 +69,7 @@ function ownBuffer(body: Buffer): Buffer {
 }
 
 export class BodySlabs {
-  /** Every slab held, by its memory, so that a body's slab is found from the body. */
+  /** Every slab counted, by its memory, so that a body's slab is found from the body. */
   readonly #slabs = new Map<ArrayBufferLike, Slab>();
   #current: Slab | undefined;
   /** Bytes of the current slab used. */
@@ -64,36 +78,47 @@ export class BodySlabs {
   #sealed = 0;
   #live = 0;
 
-  /** `body` as the cache keeps it: a view of a slab (a copy, unless it is one), or a Buffer of its own when large. */
-  place(body: Buffer): Buffer {
-    if (body.length === 0) return EMPTY;
-    if (this.#slabs.has(body.buffer)) return body;
-    if (body.length > LARGEST_SLABBED) return ownBuffer(body);
-    let current = this.#current;
-    if (current === undefined || this.#used + body.length > SLAB_BYTES) current = this.#begin();
-    const view = current.bytes.subarray(this.#used, this.#used + body.length);
-    body.copy(view);
-    this.#used += body.length;
-    return view;
-  }
-
-  /** The cache holds `body` (placed) in one more entry. */
-  hold(body: Buffer): void {
-    const slab = this.#slabs.get(body.buffer);
-    if (slab === undefined) return;
+  /**
+   * `holder` keeps its body in the cache (once more). The body is copied into a slab unless it is
+   * in one, or, when large, into a Buffer of its own unless it is one, and `holder.body` set to it.
+   */
+  hold(holder: BodyHolder): void {
+    const body = holder.body;
+    if (body.length === 0) {
+      holder.body = EMPTY;
+      return;
+    }
+    let slab = this.#slabs.get(body.buffer);
+    if (slab === undefined) {
+      if (body.length > LARGEST_SLABBED) {
+        holder.body = ownBuffer(body);
+        return;
+      }
+      slab = this.#current === undefined || this.#used + body.length > SLAB_BYTES ? this.#begin() : this.#current;
+      const view = slab.bytes.subarray(this.#used, this.#used + body.length);
+      body.copy(view);
+      this.#used += body.length;
+      holder.body = view;
+    }
+    slab.holders.push(holder);
     slab.live += body.length;
     this.#live += body.length;
   }
 
-  /** An entry holding `body` left the cache. */
-  drop(body: Buffer): void {
-    const slab = this.#slabs.get(body.buffer);
+  /** `holder` keeps its body in the cache once less. */
+  drop(holder: BodyHolder): void {
+    const slab = this.#slabs.get(holder.body.buffer);
     if (slab === undefined) return;
-    slab.live -= body.length;
-    this.#live -= body.length;
+    const at = slab.holders.indexOf(holder);
+    if (at === -1) return;
+    // Their order does not matter: the last takes its place.
+    const last = slab.holders.pop();
+    if (last !== undefined && at < slab.holders.length) slab.holders[at] = last;
+    slab.live -= holder.body.length;
+    this.#live -= holder.body.length;
   }
 
-  /** Bytes of the slabs held: what they cost the process until the collector frees those evacuated. */
+  /** Bytes of the slabs counted: what they cost the process, besides those evacuated until the collector frees them. */
   get bytes(): number {
     return this.#sealed + this.#used;
   }
@@ -109,43 +134,55 @@ export class BodySlabs {
   }
 
   /**
-   * Evacuates the slabs with the most holes until the waste is half what is allowed, so that
-   * the next evacuation is some evictions away. `walk` must pass every body the cache holds to
-   * `move` and hold the body it returns in its place (a copy when the body's slab is evacuated).
+   * Lets go of the slabs no held body is in, and when that is not enough evacuates the slabs with
+   * the most holes, one by one, until the waste is half what is allowed (so that the next
+   * evacuation is some evictions away) or COPY_BUDGET bytes were copied (so that no call holds
+   * the event loop for long; the next store goes on). A cache evicts mostly in the order it
+   * filled, so mostly slabs just empty out.
    */
-  compact(walk: (move: (body: Buffer) => Buffer) => void): void {
-    const capacity = (slab: Slab): number => (slab === this.#current ? this.#used : SLAB_BYTES);
-    const bySpareness = [...this.#slabs.values()].sort((a, b) => a.live / capacity(a) - b.live / capacity(b));
-    const evacuated = new Set<ArrayBufferLike>();
-    let waste = this.bytes - this.#live;
-    for (const slab of bySpareness) {
-      if (waste <= (WASTE_ALLOWED / 2) * this.#live) break;
-      waste -= capacity(slab) - slab.live;
-      evacuated.add(slab.bytes.buffer);
+  compact(): void {
+    for (const slab of [...this.#slabs.values()]) if (slab.live === 0) this.#forget(slab);
+    let copied = 0;
+    while (copied < COPY_BUDGET && this.bytes - this.#live > (WASTE_ALLOWED / 2) * this.#live) {
+      const slab = this.#sparest();
+      if (slab === undefined) return;
+      this.#forget(slab);
+      for (const holder of slab.holders) {
+        copied += holder.body.length;
+        this.hold(holder);
+      }
     }
-    for (const memory of evacuated) this.#forget(memory);
-    walk((body) => {
-      if (!evacuated.has(body.buffer)) return body;
-      const copy = this.place(body);
-      this.hold(copy);
-      return copy;
-    });
+  }
+
+  /** The slab with the smallest share of its bytes held, if any has holes. */
+  #sparest(): Slab | undefined {
+    let sparest: Slab | undefined;
+    let least = 1;
+    for (const slab of this.#slabs.values()) {
+      const share = slab.live / (slab === this.#current ? this.#used : SLAB_BYTES);
+      if (share < least) {
+        sparest = slab;
+        least = share;
+      }
+    }
+    return sparest;
   }
 
   #begin(): Slab {
     if (this.#current !== undefined) this.#sealed += SLAB_BYTES;
-    const slab: Slab = { bytes: Buffer.allocUnsafeSlow(SLAB_BYTES), live: 0 };
+    const slab: Slab = { bytes: Buffer.allocUnsafeSlow(SLAB_BYTES), live: 0, holders: [] };
     this.#slabs.set(slab.bytes.buffer, slab);
     this.#current = slab;
     this.#used = 0;
     return slab;
   }
 
-  /** Stops counting a slab: the views of it still in use keep it alive, and the collector frees it after them. */
-  #forget(memory: ArrayBufferLike): void {
-    const slab = this.#slabs.get(memory);
-    if (slab === undefined) return;
-    this.#slabs.delete(memory);
+  /**
+   * Stops counting a slab, whose holders the caller holds again elsewhere: the views of it still
+   * in use keep it alive, and the collector frees it after them.
+   */
+  #forget(slab: Slab): void {
+    this.#slabs.delete(slab.bytes.buffer);
     this.#live -= slab.live;
     if (slab === this.#current) {
       this.#current = undefined;

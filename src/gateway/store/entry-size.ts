@@ -66,8 +66,12 @@ export function headerListBytes(length: number): number {
   return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
-/** A Buffer view of part of a slab (a Uint8Array: measured 104 B of heap, 200,000 of them). */
-const VIEW_HEAP_BYTES = 104;
+/**
+ * A Buffer view of part of a slab (a Uint8Array: measured 104 B of heap, 200,000 of them), and
+ * its holder's place in the slab's list of holders (8 B, and up to half again of the room an array
+ * grown by `push` keeps).
+ */
+const VIEW_HEAP_BYTES = 104 + 12;
 
 /**
  * A body of `length` bytes as the cache keeps it (body-slabs.ts): a view of a slab, with its share

@@ -125,7 +125,7 @@ export class ResponseCache {
       // A value is never changed once stored (a representation made goes in a new one), so this
       // drops exactly the bodies #set held for it.
       eachRepresentation(asList(old), (representation) => {
-        this.#bodies.drop(representation.body);
+        this.#bodies.drop(representation);
       });
       if (reason === 'evict') this.#evictions++;
     };
@@ -241,24 +241,18 @@ export class ResponseCache {
     if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.set(key, tagsOf(list));
     // lru-cache lets go of nothing when a value is set again, so its bodies are held already.
-    if (value !== before) eachRepresentation(list, (representation) => {
-      representation.body = this.#bodies.place(representation.body);
-      this.#bodies.hold(representation.body);
-    });
+    if (value !== before) {
+      eachRepresentation(list, (representation) => {
+        this.#bodies.hold(representation);
+      });
+    }
     this.#tidy();
     return undefined;
   }
 
-  /** Evacuates the slabs with the most holes when they hold more than allowed (body-slabs.ts). */
+  /** Lets go of slabs, or evacuates some, when they hold more than allowed beyond the bodies held (body-slabs.ts). */
   #tidy(): void {
-    if (!this.#bodies.wasteful) return;
-    this.#bodies.compact((move) => {
-      for (const key of this.#lru.keys()) {
-        eachRepresentation(asList(this.#lru.peek(key)), (representation) => {
-          representation.body = move(representation.body);
-        });
-      }
-    });
+    if (this.#bodies.wasteful) this.#bodies.compact();
   }
 
   /** Entries pushed out to make room, since the start. */
