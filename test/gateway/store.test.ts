@@ -161,3 +161,35 @@ describe('ResponseCache.purge', () => {
     assert.equal(isFresh(found.response, FACTS.storedAt + 5), true);
   });
 });
+
+describe('ResponseCache bodies', () => {
+  const page = (i: number): Buffer => Buffer.alloc(300 + ((i * 37) % 1500), i % 251);
+  const stored = (cache: ResponseCache, i: number): Buffer | undefined => {
+    const found = cache.lookup(cacheKey(`/k${i}`), {});
+    return found.kind === 'found' ? found.response.body : undefined;
+  };
+
+  test('bodies keep their bytes while evictions, purges and soft purges move them between slabs', () => {
+    const cache = new ResponseCache({ maxBytes: 2 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
+    let first: ArrayBufferLike | undefined;
+    for (let i = 0; i < 20_000; i++) {
+      if (i === 50) first = stored(cache, 1)?.buffer;
+      // The first 50 are asked for all along, so they stay in old slabs while the rest churn.
+      const hot = i % 50;
+      const body = stored(cache, hot);
+      if (body !== undefined) assert.deepEqual(body, page(hot));
+      cache.store(cacheKey(`/k${i}`), maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)), 0);
+      if (i % 1000 === 999) cache.purge({ kind: 'tags', tags: [`bk_${i % 97}`] }, i % 2000 === 999, FACTS.storedAt);
+    }
+    let checked = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const body = stored(cache, i);
+      if (body === undefined) continue;
+      assert.deepEqual(body, page(i));
+      checked++;
+    }
+    assert.ok(checked > 500, `${checked} entries still stored`);
+    assert.ok(first !== undefined && stored(cache, 1) !== undefined, 'a hot entry stayed');
+    assert.notEqual(stored(cache, 1)?.buffer, first, 'in another slab than the one it was stored in');
+  });
+});
