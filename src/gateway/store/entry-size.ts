@@ -1,7 +1,8 @@
 /**
  * What one cache entry costs in memory, so that the cache bound counts real bytes: V8 heap objects
  * (64-bit, no pointer compression, as Node ships) with the room V8 keeps around them, plus the
- * body's backing store and the native records V8 keeps for it. Measured, not guessed, with
+ * body's bytes in a slab with its share of the slabs' holes (body-slabs.ts) and the tag index's
+ * postings outside the heap (tag-index.ts). Measured, not guessed, with
  * `node --expose-gc bench/entry-cost.ts`: it fills a cache with 100,000 tiny-origin answers
  * through the real fill path and reports, after full collections, heap used, Buffer memory and
  * malloc's resident bytes per entry, next to what the cache counts; a heap snapshot diff of the

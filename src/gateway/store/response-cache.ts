@@ -240,7 +240,7 @@ export class ResponseCache {
     this.#lru.set(key, value, { size });
     if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.set(key, tagsOf(list));
-    // lru-cache lets go of nothing when a value is set again, so its bodies are held already.
+    // A value set again over itself has not left (no disposeAfter), so its bodies are held already.
     if (value !== before) {
       eachRepresentation(list, (representation) => {
         this.#bodies.hold(representation);
