@@ -51,6 +51,35 @@ test('the tag index keeps every posting through growth and reuse of its nodes', 
   assert.deepEqual([...index.keys(['bk_11'])].sort(), [cacheKey('/k11')]);
 });
 
+test('the tag index answers as a plain map of sets would, while removed nodes pile up and rebuilds run between changes', () => {
+  const index = new TagIndex();
+  const reference = new Map<string, Set<string>>();
+  let seed = 3;
+  const random = (n: number): number => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const expected = (tag: string): string[] => [...reference].filter(([, tags]) => tags.has(tag)).map(([key]) => key).sort();
+  for (let i = 0; i < 60_000; i++) {
+    const key = `/k${random(4000)}`;
+    if (random(3) === 0) {
+      index.remove(cacheKey(key));
+      reference.delete(key);
+    } else {
+      const tags = new Set(Array.from({ length: 1 + random(30) }, () => `bk_${random(500)}`));
+      index.set(cacheKey(key), tags);
+      reference.set(key, tags);
+    }
+    if (i % 5000 === 4999) {
+      const tag = `bk_${random(500)}`;
+      assert.deepEqual([...index.keys([tag])].sort(), expected(tag), `after ${i + 1} changes`);
+    }
+  }
+  assert.equal(index.postings, [...reference.values()].reduce((n, tags) => n + tags.size, 0));
+});
+
 test('carriesTag matches whole tags only', () => {
   assert.equal(carriesTag('bk_1 bk_12 avail_any', 'bk_12'), true);
   assert.equal(carriesTag('bk_12 bk_123', 'bk_1'), false);
