@@ -42,6 +42,7 @@ interface Memory {
   readonly heapUsed: number;
   readonly external: number;
   readonly malloc: number;
+  readonly rss: number;
 }
 
 /** Resident bytes of malloc's regions (the brk heap and 64 MiB thread arenas); V8's heap pages are mapped apart. */
@@ -67,7 +68,7 @@ function settled(): Memory {
   if (gc === undefined) throw new Error('run with node --expose-gc');
   for (let i = 0; i < 3; i++) gc();
   const m = process.memoryUsage();
-  return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident() };
+  return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident(), rss: m.rss };
 }
 
 async function main(entries: number, boundBytes: number, limit: string, dataDir: string, json: boolean): Promise<void> {
@@ -112,6 +113,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
         heapUsed: perEntry(after.heapUsed, before.heapUsed),
         external: perEntry(after.external, before.external),
         malloc: perEntry(after.malloc, before.malloc),
+        rss: perEntry(after.rss, before.rss),
         counted: perEntry(cache.bytes, bytesBefore),
       }));
       await client.close();
@@ -123,6 +125,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
     console.log(`  outside the heap  ${per(after.external, before.external)} B (Buffer backing stores)`);
     console.log(`  heap + outside    ${per(after.heapUsed + after.external, before.heapUsed + before.external)} B`);
     console.log(`  malloc resident   ${per(after.malloc, before.malloc)} B (backing stores with V8's records for them, and fragmentation)`);
+    console.log(`  process resident  ${per(after.rss, before.rss)} B (V8's pages as committed, malloc, slabs and typed arrays)`);
     console.log(`  counted by cache  ${per(cache.bytes, bytesBefore)} B`);
     await client.close();
   } finally {

@@ -139,6 +139,17 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.ok(gone.includes('/grows:set'));
   });
 
+  test('a value set again over itself is not reported gone, in the window as in the main space (as lru-cache does)', () => {
+    const gone: string[] = [];
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });
+    const value = { key: '/same' };
+    cache.set('/same', value, { size: 100 });
+    cache.set('/same', value, { size: 100 });
+    assert.deepEqual(gone, []);
+    cache.set('/same', { key: '/same' }, { size: 100 });
+    assert.deepEqual(gone, ['/same:set']);
+  });
+
   test('the byte bound holds exactly, and every key that leaves is reported once', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('request' as const), key: fc.integer({ min: 0, max: 60 }), size: fc.integer({ min: 1, max: 9000 }) }),

@@ -51,6 +51,35 @@ test('the tag index keeps every posting through growth and reuse of its nodes', 
   assert.deepEqual([...index.keys(['bk_11'])].sort(), [cacheKey('/k11')]);
 });
 
+test('the tag index answers as a plain map of sets would, while removed nodes pile up and rebuilds run between changes', () => {
+  const index = new TagIndex();
+  const reference = new Map<string, Set<string>>();
+  let seed = 3;
+  const random = (n: number): number => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const expected = (tag: string): string[] => [...reference].filter(([, tags]) => tags.has(tag)).map(([key]) => key).sort();
+  for (let i = 0; i < 60_000; i++) {
+    const key = `/k${random(4000)}`;
+    if (random(3) === 0) {
+      index.remove(cacheKey(key));
+      reference.delete(key);
+    } else {
+      const tags = new Set(Array.from({ length: 1 + random(30) }, () => `bk_${random(500)}`));
+      index.set(cacheKey(key), tags);
+      reference.set(key, tags);
+    }
+    if (i % 5000 === 4999) {
+      const tag = `bk_${random(500)}`;
+      assert.deepEqual([...index.keys([tag])].sort(), expected(tag), `after ${i + 1} changes`);
+    }
+  }
+  assert.equal(index.postings, [...reference.values()].reduce((n, tags) => n + tags.size, 0));
+});
+
 test('carriesTag matches whole tags only', () => {
   assert.equal(carriesTag('bk_1 bk_12 avail_any', 'bk_12'), true);
   assert.equal(carriesTag('bk_12 bk_123', 'bk_1'), false);
@@ -159,5 +188,37 @@ describe('ResponseCache.purge', () => {
     assert.ok(found.kind === 'found');
     assert.equal(isFresh(found.response, FACTS.storedAt + 10), false, 'stale from the soft purge on');
     assert.equal(isFresh(found.response, FACTS.storedAt + 5), true);
+  });
+});
+
+describe('ResponseCache bodies', () => {
+  const page = (i: number): Buffer => Buffer.alloc(300 + ((i * 37) % 1500), i % 251);
+  const stored = (cache: ResponseCache, i: number): Buffer | undefined => {
+    const found = cache.lookup(cacheKey(`/k${i}`), {});
+    return found.kind === 'found' ? found.response.body : undefined;
+  };
+
+  test('bodies keep their bytes while evictions, purges and soft purges move them between slabs', () => {
+    const cache = new ResponseCache({ maxBytes: 2 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
+    let first: ArrayBufferLike | undefined;
+    for (let i = 0; i < 20_000; i++) {
+      if (i === 50) first = stored(cache, 1)?.buffer;
+      // The first 50 are asked for all along, so they stay in old slabs while the rest churn.
+      const hot = i % 50;
+      const body = stored(cache, hot);
+      if (body !== undefined) assert.deepEqual(body, page(hot));
+      cache.store(cacheKey(`/k${i}`), maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)), 0);
+      if (i % 1000 === 999) cache.purge({ kind: 'tags', tags: [`bk_${i % 97}`] }, i % 2000 === 999, FACTS.storedAt);
+    }
+    let checked = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const body = stored(cache, i);
+      if (body === undefined) continue;
+      assert.deepEqual(body, page(i));
+      checked++;
+    }
+    assert.ok(checked > 500, `${checked} entries still stored`);
+    assert.ok(first !== undefined && stored(cache, 1) !== undefined, 'a hot entry stayed');
+    assert.notEqual(stored(cache, 1)?.buffer, first, 'in another slab than the one it was stored in');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * What one cache entry costs in memory, so that the cache bound counts real bytes: V8 heap objects
  * (64-bit, no pointer compression, as Node ships) with the room V8 keeps around them, plus the
- * body's backing store and the native records V8 keeps for it. Measured, not guessed, with
+ * body's bytes in a slab with its share of the slabs' holes (body-slabs.ts) and the tag index's
+ * postings outside the heap (tag-index.ts). Measured, not guessed, with
  * `node --expose-gc bench/entry-cost.ts`: it fills a cache with 100,000 tiny-origin answers
  * through the real fill path and reports, after full collections, heap used, Buffer memory and
  * malloc's resident bytes per entry, next to what the cache counts; a heap snapshot diff of the
@@ -9,18 +10,19 @@
  * churn, as a production cache runs. The reserve around the heap objects comes from the memory
  * bench instead (HEAP_RESERVE).
  */
+import { LARGEST_SLABBED, WASTE_ALLOWED } from './body-slabs.ts';
 import { POSTING_BYTES } from './tag-index.ts';
 
 /**
- * Per entry, whatever its size: the StoredResponse object (24 B of header and 14 fields of 8 B:
- * 136 B), its boxed `storedAt` (16 B), and lru-cache's bookkeeping: its Map entry and hash table
- * share, and the slots of its key, value, size, next and previous lists with their growth slack.
- * The Map's share is the part that grows with the cache: V8 doubles a hash table and keeps the
- * slots of deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B
- * per entry (`bench/entry-cost.ts 400000 --bound 256`: 166,000 entries held, 770 B of heap each
- * against 729 B counted while this was 224, the figure measured without evictions).
+ * Per entry, whatever its size: lru-cache's bookkeeping, its Map entry and hash table share, and
+ * the slots of its key, value, size, next and previous lists with their growth slack. The Map's
+ * share is the part that grows with the cache: V8 doubles a hash table and keeps the slots of
+ * deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B per entry
+ * (`bench/entry-cost.ts 400000 --bound 256`: 166,000 entries held, 770 B of heap each against
+ * 729 B counted while this and RESPONSE_FIXED_BYTES were 72 B less, the figure measured without
+ * evictions).
  */
-const ENTRY_FIXED_BYTES = 272;
+const ENTRY_FIXED_BYTES = 88;
 
 /**
  * What the process holds for each byte of an entry's heap objects in a full cache that churns.
@@ -42,7 +44,7 @@ function heap(bytes: number): number {
 }
 
 /**
- * A Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
+ * A large body's Buffer owning its bytes: the Uint8Array view (104 B) and its ArrayBuffer (96 B) on the heap,
  * and outside it, besides the bytes themselves, 195 B: V8's BackingStore record, its shared
  * pointer and extension, and malloc's block headers (measured as malloc's resident bytes per
  * Buffer.allocUnsafeSlow block, 100 B to 2 KiB bodies, 189–201 B each).
@@ -65,8 +67,20 @@ export function headerListBytes(length: number): number {
   return heap(LIST_FIXED_BYTES + 8 * length);
 }
 
-/** A Buffer owning `length` bytes. */
-function bufferBytes(length: number): number {
+/**
+ * A Buffer view of part of a slab (a Uint8Array: measured 104 B of heap, 200,000 of them), and
+ * its holder's place in the slab's list of holders (8 B, and up to half again of the room an array
+ * grown by `push` keeps).
+ */
+const VIEW_HEAP_BYTES = 104 + 12;
+
+/**
+ * A body of `length` bytes as the cache keeps it (body-slabs.ts): a view of a slab, with its share
+ * of the waste its slabs may hold, or, when large, a Buffer owning its bytes.
+ */
+function bodyBytes(length: number): number {
+  if (length === 0) return 0;
+  if (length <= LARGEST_SLABBED) return heap(VIEW_HEAP_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
   return heap(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
@@ -85,19 +99,24 @@ export function entryBytes(key: string, responses: readonly { readonly bytes: nu
 }
 
 /**
- * What a response holds beyond the object ENTRY_FIXED_BYTES counts since it keeps its body in a
- * Representation: two more fields (16 B). A representation made after the fill adds a list of them.
+ * The StoredResponse object with its boxed `storedAt`: 168 B each, measured over 200,000 (it was
+ * 200 B with the four reuse terms and the secondary key's two lists as fields of its own). A
+ * representation made after the fill adds a list of them.
  */
-const RESPONSE_FIXED_BYTES = 16;
+const RESPONSE_FIXED_BYTES = 168;
+
+/** A secondary key's object: 24 B of header and its two lists' pointers. */
+const SECONDARY_KEY_BYTES = 40;
 
 /**
  * One response besides its representations: its list of `fields` names and values of its own
  * (the origin's values of the fields each representation has its own of, when it has any),
- * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key's two lists
- * when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
+ * `ownStrings` bytes of the strings only it holds (stringBytes), its secondary key (the object and
+ * its two lists) when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
  */
 export function responseBytes(fields: number, ownStrings: number, varyLength: number, tagText: string): number {
-  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + (varyLength === 0 ? 0 : 2 * headerListBytes(varyLength)) + tagBytes(tagText);
+  const key = varyLength === 0 ? 0 : heap(SECONDARY_KEY_BYTES) + 2 * headerListBytes(varyLength);
+  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
 }
 
 /** A Representation object: 24 B of header and 4 fields of 8 B. */
@@ -106,7 +125,7 @@ const REPRESENTATION_FIXED_BYTES = 56;
 /** One representation: the object, the list of `fields` names and values it is sent with, `ownStrings` bytes of the strings only it holds, and its body. */
 
 export function representationBytes(fields: number, ownStrings: number, bodyLength: number): number {
-  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bufferBytes(bodyLength);
+  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bodyBytes(bodyLength);
 }
 
 /**
@@ -117,7 +136,7 @@ function tagBytes(tagText: string): number {
   if (tagText === '') return 0;
   let tags = 1;
   for (let at = tagText.indexOf(' '); at !== -1; at = tagText.indexOf(' ', at + 1)) tags++;
-  return stringBytes(tagText) + tags * POSTING_BYTES;
+  return stringBytes(tagText) + Math.ceil(tags * POSTING_BYTES);
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
+import { BodySlabs } from './body-slabs.ts';
 import { entryBytes } from './entry-size.ts';
 import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
@@ -83,6 +84,14 @@ function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   return true;
 }
 
+/** Calls `visit` with each representation the responses hold. */
+function eachRepresentation(variants: readonly StoredResponse[], visit: (representation: Representation) => void): void {
+  for (const response of variants) {
+    visit(response.kept);
+    for (const made of response.made) visit(made);
+  }
+}
+
 function tagsOf(variants: readonly StoredResponse[]): Set<string> {
   const tags = new Set<string>();
   for (const response of variants) for (const tag of response.tags) tags.add(tag);
@@ -98,6 +107,7 @@ export class ResponseCache {
   readonly #lru: EntryLru<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
+  readonly #bodies = new BodySlabs();
   readonly #purges: PurgeLog;
   #evictions = 0;
   #admitted = 0;
@@ -112,6 +122,11 @@ export class ResponseCache {
     const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
       // Runs after the operation, so what is at `key` now is known: a replacement is indexed by #set.
       if (this.#lru.peek(key) === undefined) this.#tags.remove(key);
+      // A value is never changed once stored (a representation made goes in a new one), so this
+      // drops exactly the bodies #set held for it.
+      eachRepresentation(asList(old), (representation) => {
+        this.#bodies.drop(representation);
+      });
       if (reason === 'evict') this.#evictions++;
     };
     const onAdmission = (admitted: boolean): void => {
@@ -161,16 +176,20 @@ export class ResponseCache {
 
   /**
    * `response`'s representation in `coding`, made from its kept body when it is the first request
-   * for it (lazily, docs/performance.md "Compression") and then counted against the bound with
-   * the entry, whether it still fits or not. A response no longer stored at `key` (replaced,
-   * evicted, or never stored) gets one all the same.
+   * for it (lazily, docs/performance.md "Compression") and then stored with the entry and counted
+   * against the bound, whether it still fits or not. A response no longer stored at `key`
+   * (replaced, evicted, or never stored) gets one all the same.
    */
   represent(key: CacheKey, response: StoredResponse, coding: Coding): Representation {
     const known = response.representation(coding);
     if (known !== undefined) return known;
-    const made = this.maker.derive(response, coding);
     const list = asList(this.#lru.peek(key));
-    if (list.includes(response)) this.#set(key, list, true);
+    // The same answer as stored now, which may have been given representations since `response` was read.
+    const stored = list.find((r) => r.kept === response.kept);
+    const storedMade = stored?.representation(coding);
+    if (storedMade !== undefined) return storedMade;
+    const made = this.maker.derive(stored ?? response, coding);
+    if (stored !== undefined) this.#set(key, list.map((r) => (r === stored ? stored.with(made) : r)));
     return made;
   }
 
@@ -185,6 +204,7 @@ export class ResponseCache {
       if (soft) this.#set(key, list.map((response) => staleFrom(response, at)));
       else this.#lru.delete(key);
     }
+    this.#tidy();
     return purged;
   }
 
@@ -202,11 +222,10 @@ export class ResponseCache {
   }
 
   /**
-   * Stores `list` at `key`. `grown`: the same responses, now holding more (a representation made);
-   * lru-cache counts a value again only when it is a new one, so they go in as a new list, counted
-   * afresh where the entry stands (a delete and a set would send it back through admission).
+   * Stores `list` at `key`, its bodies placed in the slabs (a list replacing the one there stays
+   * where the entry stands: a delete and a set would send it back through admission).
    */
-  #set(key: CacheKey, list: readonly StoredResponse[], grown = false): NotKept | undefined {
+  #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
     const size = entryBytes(key, list);
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
@@ -216,11 +235,24 @@ export class ResponseCache {
       return 'too-large';
     }
     const [only] = list;
-    const value = grown ? [...list] : list.length === 1 && only !== undefined ? only : list;
+    const value = list.length === 1 && only !== undefined ? only : list;
+    const before = this.#lru.peek(key);
     this.#lru.set(key, value, { size });
     if (this.#lru.peek(key) !== value) return 'refused';
     this.#tags.set(key, tagsOf(list));
+    // A value set again over itself has not left (no disposeAfter), so its bodies are held already.
+    if (value !== before) {
+      eachRepresentation(list, (representation) => {
+        this.#bodies.hold(representation);
+      });
+    }
+    this.#tidy();
     return undefined;
+  }
+
+  /** Lets go of slabs, or evacuates some, when they hold more than allowed beyond the bodies held (body-slabs.ts). */
+  #tidy(): void {
+    if (this.#bodies.wasteful) this.#bodies.compact();
   }
 
   /** Entries pushed out to make room, since the start. */

@@ -3,10 +3,11 @@
  * keeping it costs little. A cache holds hundreds of thousands of these, so the layout is about
  * bytes per entry: one object with the reuse facts as its own fields, the header fields in one
  * exact-size list whose common values are shared between the entries of one cache (EntryMaker),
- * and each representation (one per content coding sent, RFC 9110 §8.4) with its body in an
- * exact-size Buffer of its own outside the V8 heap and the field list it is sent with. The body
- * kept is usually compressed; the other codings are made from it when first asked for and kept
- * beside it (docs/performance.md, "Compression"). What one costs is worked out in entry-size.ts.
+ * and each representation (one per content coding sent, RFC 9110 §8.4) with its body and the
+ * field list it is sent with. Once stored, a body is a view of one of the cache's slabs outside
+ * the V8 heap (body-slabs.ts). The body kept is usually compressed; the other codings are made
+ * from it when first asked for and kept beside it (docs/performance.md, "Compression"). What one
+ * costs is worked out in entry-size.ts.
  */
 import type { Codec } from '../../shared/encoding/codec.ts';
 import { codingOf, representationTag, varyWithEncoding, type Coding } from '../../shared/encoding/negotiate.ts';
@@ -35,7 +36,11 @@ export class Representation {
   readonly coding: string;
   /** Flat `[name, value, …]` list for `writeHead`: `Content-Length`, `Content-Encoding`, its `ETag`, `Vary`. */
   readonly headers: readonly string[];
-  readonly body: Buffer;
+  /**
+   * Written only by the cache storing it: when it places the body in a slab, and when it moves
+   * it out of a slab it evacuates (body-slabs.ts). The bytes stay the same.
+   */
+  body: Buffer;
   /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
   readonly bytes: number;
 
@@ -54,15 +59,34 @@ export class Representation {
 
 const NONE_MADE: readonly Representation[] = [];
 
+/** The reuse facts that most stored responses share (no stale windows, no revalidation forced). */
+type Terms = Pick<ReuseFacts, 'staleWhileRevalidateMs' | 'staleIfErrorMs' | 'mustRevalidate' | 'noCache'>;
+
+/** Terms seen, each once; emptied when full (the objects responses hold stay valid). */
+const TERMS = new Map<string, Terms>();
+const TERMS_LIMIT = 256;
+
+/** `facts`' terms as one shared object: four fields of every response would cost it 45 B counted. */
+function termsOf(facts: ReuseFacts): Terms {
+  const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
+  const known = TERMS.get(name);
+  if (known !== undefined) return known;
+  if (TERMS.size >= TERMS_LIMIT) TERMS.clear();
+  const terms: Terms = { staleWhileRevalidateMs: facts.staleWhileRevalidateMs, staleIfErrorMs: facts.staleIfErrorMs, mustRevalidate: facts.mustRevalidate, noCache: facts.noCache };
+  TERMS.set(name, terms);
+  return terms;
+}
+
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
   /** The representation kept: the others are made from its body. */
   readonly kept: Representation;
   /**
    * When it is sent in negotiated codings, the origin's own values of the fields each
-   * representation has its own of (`ETag`, `Content-Encoding`, `Vary`), flat; otherwise undefined,
-   * and the kept representation's fields are the origin's with the length. One field list is
-   * kept, not two: `headers` is made from these when the rules ask.
+   * representation has its own of (`ETag`, `Content-Encoding`, `Vary`), flat, or AS_SENT when
+   * they are the kept representation's (the origin sent the coding kept, with its `Vary`);
+   * otherwise undefined, and the kept representation's fields are the origin's with the length.
+   * One field list is kept, not two: `headers` is made from these when the rules ask.
    */
   readonly originValues: readonly string[] | undefined;
   /** The codings it may be sent in, in the server's order; empty: only as kept (EncodingPlan). */
@@ -70,19 +94,16 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly lifetimeMs: number;
   readonly initialAgeMs: number;
   readonly storedAt: number;
-  readonly staleWhileRevalidateMs: number;
-  readonly staleIfErrorMs: number;
-  readonly mustRevalidate: boolean;
-  readonly noCache: boolean;
-  readonly vary: readonly string[];
-  readonly selecting: readonly (string | undefined)[];
+  /** The other reuse facts, in an object shared by the responses that have the same (termsOf). */
+  readonly #terms: Terms;
+  readonly #key: SecondaryKey;
   /**
    * The origin's tags for it (`Surrogate-Key`), by which a purge finds it, space-separated: one
    * string costs less than a list of dozens (tag-index.ts).
    */
   readonly tagText: string;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
-  #made: Representation[] | undefined;
+  readonly #made: readonly Representation[] | undefined;
   /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
   readonly ownBytes: number;
 
@@ -94,15 +115,37 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
     this.storedAt = facts.storedAt;
-    this.staleWhileRevalidateMs = facts.staleWhileRevalidateMs;
-    this.staleIfErrorMs = facts.staleIfErrorMs;
-    this.mustRevalidate = facts.mustRevalidate;
-    this.noCache = facts.noCache;
-    this.vary = key.vary;
-    this.selecting = key.selecting;
+    this.#terms = termsOf(facts);
+    // Another response's key is shared, not the response: that would keep it alive.
+    this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
     this.tagText = tagText;
     this.ownBytes = ownBytes;
     this.#made = made.length === 0 ? undefined : [...made];
+  }
+
+  get staleWhileRevalidateMs(): number {
+    return this.#terms.staleWhileRevalidateMs;
+  }
+
+  get staleIfErrorMs(): number {
+    return this.#terms.staleIfErrorMs;
+  }
+
+  get mustRevalidate(): boolean {
+    return this.#terms.mustRevalidate;
+  }
+
+  get noCache(): boolean {
+    return this.#terms.noCache;
+  }
+
+  /** The request fields it varies on (RFC 9111 §4.1). */
+  get vary(): readonly string[] {
+    return this.#key.vary;
+  }
+
+  get selecting(): readonly (string | undefined)[] {
+    return this.#key.selecting;
   }
 
   /** Its tags, each once. */
@@ -136,15 +179,14 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     return this.#made ?? NONE_MADE;
   }
 
-  /** Keeps a representation made from the kept one (EntryMaker.derive). */
-  add(representation: Representation): void {
-    // A new exact-size list: one grown by `push` would keep room for 16 more.
-    this.#made = this.#made === undefined ? [representation] : [...this.#made, representation];
+  /** The same response, holding `made` too (a representation made from the kept one, EntryMaker.derive). */
+  with(made: Representation): StoredResponse {
+    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this, this.tagText, this.ownBytes, [...this.made, made]);
   }
 
   /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read, off the hit path. */
   get headers(): readonly string[] {
-    const own = this.originValues;
+    const own = this.originValues === AS_SENT ? undefined : this.originValues;
     const fields: string[] = [];
     const sent = this.kept.headers;
     for (let i = 0; i < sent.length; i += 2) {
@@ -158,7 +200,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   /** A header field's first value as the origin sent it, looked up only off the hit path (conditionals, revalidation). */
   field(name: string): string | undefined {
     if (name === 'content-length') return undefined;
-    if (this.originValues !== undefined && REPRESENTATION_FIELDS.has(name)) return fieldOf(this.originValues, name);
+    if (this.originValues !== undefined && this.originValues !== AS_SENT && REPRESENTATION_FIELDS.has(name)) return fieldOf(this.originValues, name);
     return fieldOf(this.kept.headers, name);
   }
 
@@ -191,17 +233,6 @@ const UNSHARED: ReadonlySet<string> = new Set(['etag', 'last-modified', 'content
 const SHARED_LIMIT = 4096;
 
 /**
- * The body in a Buffer that owns exactly its bytes. A slice of a pooled or larger buffer would
- * keep the whole backing store alive (8 KiB for Node's pool) for as long as the entry lives.
- */
-function ownBuffer(body: Buffer): Buffer {
-  if (body.byteOffset === 0 && body.buffer.byteLength === body.length) return body;
-  const copy = Buffer.allocUnsafeSlow(body.length);
-  body.copy(copy);
-  return copy;
-}
-
-/**
  * Makes one cache's entries, and keeps their layout to itself: header names and values seen
  * before are shared, so that a million entries saying `application/json` hold one string (the
  * strings entries already hold stay valid when the table is emptied). One per cache, so no two
@@ -227,7 +258,7 @@ export class EntryMaker {
 
   /** A response as another process stored it (entry-codec.ts): fields already chosen. */
   restore(status: number, fields: readonly string[], body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
-    return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', ownBuffer(body), plan.offered, facts, key, tags.join(' '), []);
+    return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', body, plan.offered, facts, key, tags.join(' '), []);
   }
 
   /**
@@ -241,13 +272,11 @@ export class EntryMaker {
 
   /**
    * The `coding` representation of `stored`, made from the kept body (decoded, and encoded again
-   * unless identity is asked for) and kept in it; the caller counts the entry again.
+   * unless identity is asked for); the caller keeps it (`StoredResponse#with`).
    */
   derive(stored: StoredResponse, coding: Coding): Representation {
     const identity = this.codec.decode(stored.body, codingOf(stored.kept.coding) ?? 'identity');
-    const made = this.#represent(stored.status, stored.headers, stored.offered, coding, ownBuffer(this.codec.encode(identity, coding)));
-    stored.add(made);
-    return made;
+    return this.#represent(stored.status, stored.headers, stored.offered, coding, this.codec.encode(identity, coding));
   }
 
   /** The shared copy of `text`, or undefined when it is new (it is then added, and its bringer owns it). */
@@ -277,7 +306,7 @@ export class EntryMaker {
     const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
     const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
-    const originValues = negotiatedCoding(headers, offered) === undefined ? undefined : representationValues(headers);
+    const originValues = negotiatedCoding(headers, offered) === undefined ? undefined : representationValues(headers, representation.headers);
     const values = originValues ?? NO_VALUES;
     // The strings the representation holds too are counted with it.
     let ownBytes = 0;
@@ -330,15 +359,31 @@ function negotiatedCoding(fields: readonly string[], offered: readonly Coding[])
   return offered.length === 0 ? undefined : codingOf(fieldOf(fields, 'content-encoding'));
 }
 
-/** The origin's values of REPRESENTATION_FIELDS in `fields`, flat. */
-function representationValues(fields: readonly string[]): readonly string[] {
+/**
+ * The origin's values of REPRESENTATION_FIELDS in `fields`, flat, or AS_SENT when the kept
+ * representation is `sent` with these very values: then the list would repeat them (135 B counted).
+ */
+function representationValues(fields: readonly string[], sent: readonly string[]): readonly string[] {
   const values: string[] = [];
   for (let i = 0; i < fields.length; i += 2) if (REPRESENTATION_FIELDS.has(fields[i] ?? '')) values.push(fields[i] ?? '', fields[i + 1] ?? '');
+  if (sentWith(values, sent)) return AS_SENT;
   // A copy: an array grown by `push` keeps room for 16 more, 128 B an entry would hold for nothing.
   return values.length === 0 ? NO_VALUES : values.slice();
 }
 
+/** Whether the REPRESENTATION_FIELDS in `sent` are exactly `values`, each once. */
+function sentWith(values: readonly string[], sent: readonly string[]): boolean {
+  let present = 0;
+  for (let i = 0; i < sent.length; i += 2) if (REPRESENTATION_FIELDS.has(sent[i] ?? '')) present++;
+  if (2 * present !== values.length) return false;
+  for (let i = 0; i < values.length; i += 2) if (fieldOf(sent, values[i] ?? '') !== values[i + 1]) return false;
+  return true;
+}
+
 const NO_VALUES: readonly string[] = Object.freeze([]);
+
+/** The origin's REPRESENTATION_FIELDS are the kept representation's (StoredResponse#originValues). */
+const AS_SENT: readonly string[] = Object.freeze([]);
 
 /** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
 export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {

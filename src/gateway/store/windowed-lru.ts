@@ -142,7 +142,8 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     } else {
       this.#offer(key, value, size);
     }
-    if (old !== undefined) this.#disposeAfter(old, key, 'set');
+    // As lru-cache does: a value set again over itself has not left.
+    if (old !== undefined && old !== value) this.#disposeAfter(old, key, 'set');
     return this;
   }
 
