@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BodySlabs, LARGEST_SLABBED, SLAB_BYTES, WASTE_ALLOWED, type BodyHolder } from '../../src/gateway/store/body-slabs.ts';
+import { SeededRandom } from '../../src/origin/random.ts';
 
 function body(length: number, fill: number): Buffer {
   return Buffer.alloc(length, fill);
@@ -128,13 +129,8 @@ test('a view still in use keeps its bytes after its slab is evacuated (a socket 
 test('under churn the slabs stay within the allowance and every held body keeps its bytes', () => {
   const cache = new Holder();
   const expected = new Map<string, number>();
-  let seed = 1;
-  const random = (n: number): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) % n;
-  };
+  const seeded = new SeededRandom(1);
+  const random = (n: number): number => seeded.below(n);
   for (let i = 0; i < 40_000; i++) {
     // Skewed: low names come back far more often, so hot bodies pin old slabs.
     const name = `k${Math.min(random(3000), random(3000))}`;

@@ -7,6 +7,7 @@ import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 import { carriesTag, parseTags, TagIndex, tagHash } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
+import { SeededRandom } from '../../src/origin/random.ts';
 
 const FACTS = { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: 1_000_000, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 
@@ -54,13 +55,8 @@ test('the tag index keeps every posting through growth and reuse of its nodes', 
 test('the tag index answers as a plain map of sets would, while removed nodes pile up and rebuilds run between changes', () => {
   const index = new TagIndex();
   const reference = new Map<string, Set<string>>();
-  let seed = 3;
-  const random = (n: number): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) % n;
-  };
+  const seeded = new SeededRandom(3);
+  const random = (n: number): number => seeded.below(n);
   const expected = (tag: string): string[] => [...reference].filter(([, tags]) => tags.has(tag)).map(([key]) => key).sort();
   for (let i = 0; i < 60_000; i++) {
     const key = `/k${random(4000)}`;
