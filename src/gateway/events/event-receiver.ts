@@ -10,7 +10,7 @@
  * longer than the timestamp tolerance, after which a replay fails the timestamp check instead.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../../shared/growing-lru.ts';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { sendJson } from '../../shared/admin-server.ts';
 import { BOOK_ID, BRANCH_ID } from '../../shared/api-types.ts';
@@ -52,7 +52,7 @@ export class EventReceiver {
   readonly #metrics: EventMetrics;
   readonly #logger: Logger;
   /** `webhook-id` → the `timestamp signature` it was first accepted with. */
-  readonly #seen = new LRUCache<string, string>({ max: REMEMBERED_IDS, ttl: REMEMBER_MS });
+  readonly #seen = growingLru<string, string>(REMEMBERED_IDS, REMEMBER_MS);
 
   constructor(options: EventReceiverOptions, purger: PurgeTaker, metrics: EventMetrics, logger: Logger) {
     this.#options = options;

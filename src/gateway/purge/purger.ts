@@ -14,7 +14,7 @@
  * whichever way, is applied and handed on; a later one with the same id is counted and dropped,
  * so each event is applied once per host and not once per host per host.
  */
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../../shared/growing-lru.ts';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
@@ -63,7 +63,7 @@ export class Purger implements PurgeTaker {
   readonly #p: PurgerParts;
   readonly #fanOuts: PurgeFanOut[] = [];
   readonly #inFlight: InFlight[] = [];
-  readonly #events = new LRUCache<string, true>({ max: REMEMBERED_EVENTS, ttl: REMEMBER_EVENT_MS });
+  readonly #events = growingLru<string, true>(REMEMBERED_EVENTS, REMEMBER_EVENT_MS);
   /** Whether one fan-out is the fleet's stream, whose purges are read back into the log. */
   #streamed = false;
 

@@ -5,7 +5,7 @@
  * draft-ietf-httpapi-ratelimit-headers, as the origin sends them. Bounded: the least recently
  * seen keys are forgotten first (a forgotten key starts with a full bucket).
  */
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../../shared/growing-lru.ts';
 import { problem, type Problem } from '../../shared/problem.ts';
 
 interface Bucket {
@@ -21,7 +21,7 @@ export class TokenBuckets {
   readonly #policy: string;
   readonly #what: string;
   readonly #now: () => number;
-  readonly #buckets = new LRUCache<string, Bucket>({ max: MAX_KEYS });
+  readonly #buckets = growingLru<string, Bucket>(MAX_KEYS);
 
   /** `rate` per second, 0 = no limit; `what` names the key in the problem ("token subject"). */
   constructor(rate: number, burst: number, policy: string, what: string, now: () => number) {
