@@ -252,6 +252,24 @@ describe('compression in front of an origin that never compresses', () => {
     }
     assert.equal(origin.count(target), 2);
   });
+
+  test('an answer asked for once holds one body; a coding asked for again is kept beside it', async () => {
+    const target = '/v1/books?q=the&limit=40';
+    const cacheBytes = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_cache_bytes');
+    const before = await cacheBytes();
+    const filled = await through(target);
+    assertFraming(filled, 'identity');
+    const asked = await cacheBytes();
+    const again = await through(target);
+    assert.match(String(again.headers['cache-status']), /; hit;/);
+    assert.equal(decoded(again), decoded(filled));
+    const kept = await cacheBytes();
+    assert.ok(kept - asked > filled.body.length, `the decoded copy is stored on the second ask (${asked - before} B, then ${kept - asked} B more)`);
+    assert.ok(asked - before < filled.body.length, `the fill kept the compressed body only (${asked - before} B for a ${filled.body.length} B answer)`);
+    await through(target);
+    assert.equal(await cacheBytes(), kept, 'the third ask finds it made');
+    assert.equal(origin.count(target), 1);
+  });
 });
 
 describe('compression with the Redis shared tier', () => {

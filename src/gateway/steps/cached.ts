@@ -116,20 +116,30 @@ function rangeOf(ex: Exchange): RangeRequest | undefined {
  * a coding is asked for. A body the origin labelled with a coding it is not in cannot be decoded;
  * it is sent as it came, as a proxy that never decodes would.
  */
-function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse): Representation {
+function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome): Representation {
   if (response.offered.length === 0) return response.kept;
   const coding = deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
   try {
-    return deps.cache.represent(c.key, response, coding);
+    return deps.cache.represent(c.key, response, coding, askedBefore(outcome));
   } catch (err) {
     deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
     return response.kept;
   }
 }
 
+/**
+ * Whether the stored answer was asked for before this request: not when this request's own fill
+ * (from the origin, or from the fleet's shared tier) brought it; a request that waited for another's
+ * fill is a second ask.
+ */
+function askedBefore(outcome: CacheOutcome): boolean {
+  if (outcome.collapsed === true) return true;
+  return outcome.kind !== 'miss' && outcome.detail !== 'shared';
+}
+
 function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
   const { req } = ex;
-  const delivered = deliver(ex.res, response, representationFor(ex, deps, c, response), {
+  const delivered = deliver(ex.res, response, representationFor(ex, deps, c, response, outcome), {
     isHead: ex.isHead,
     conditions: conditionsOf(req.headers),
     range: rangeOf(ex),

@@ -175,12 +175,14 @@ export class ResponseCache {
   }
 
   /**
-   * `response`'s representation in `coding`, made from its kept body when it is the first request
-   * for it (lazily, docs/performance.md "Compression") and then stored with the entry and counted
-   * against the bound, whether it still fits or not. A response no longer stored at `key`
-   * (replaced, evicted, or never stored) gets one all the same.
+   * `response`'s representation in `coding`, made from its kept body when none is kept for it yet
+   * (lazily, docs/performance.md "Compression"). With `keep` (the entry was asked for before this
+   * request) it is stored with the entry and counted against the bound, whether it still fits or
+   * not; the request that filled an entry gets one made for it alone, so that an answer asked for
+   * once holds one body, not two. A response no longer stored at `key` (replaced, evicted, or
+   * never stored) gets one all the same.
    */
-  represent(key: CacheKey, response: StoredResponse, coding: Coding): Representation {
+  represent(key: CacheKey, response: StoredResponse, coding: Coding, keep: boolean): Representation {
     const known = response.representation(coding);
     if (known !== undefined) return known;
     const list = asList(this.#lru.peek(key));
@@ -189,7 +191,7 @@ export class ResponseCache {
     const storedMade = stored?.representation(coding);
     if (storedMade !== undefined) return storedMade;
     const made = this.maker.derive(stored ?? response, coding);
-    if (stored !== undefined) this.#set(key, list.map((r) => (r === stored ? stored.with(made) : r)));
+    if (keep && stored !== undefined) this.#set(key, list.map((r) => (r === stored ? stored.with(made) : r)));
     return made;
   }
 
