@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { growingLru } from './growing-lru.ts';
 import { problem, type Problem } from './problem.ts';
 
 export interface Principal {
@@ -78,7 +79,7 @@ export class TokenVerifier {
     };
     this.#requiredScope = options.requiredScope;
     this.#now = options.now ?? Date.now;
-    this.#remembered = options.verifiedTokenCache > 0 ? new LRUCache({ max: options.verifiedTokenCache }) : undefined;
+    this.#remembered = options.verifiedTokenCache > 0 ? growingLru<string, Granted>(options.verifiedTokenCache) : undefined;
   }
 
   /**
