@@ -5,7 +5,7 @@
  * responses are `public` and shared by every token through caches, so a per-token count on them
  * would be shown to the wrong clients.
  */
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../shared/growing-lru.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 
 const WINDOW_MS = 60_000;
@@ -21,7 +21,7 @@ interface Window {
 export class RateLimiter {
   readonly #limit: number;
   readonly #now: () => number;
-  readonly #windows = new LRUCache<string, Window>({ max: MAX_SUBJECTS });
+  readonly #windows = growingLru<string, Window>(MAX_SUBJECTS);
 
   /** `limitPerMinute` of 0 turns the limit off. */
   constructor(limitPerMinute: number, now: () => number) {
