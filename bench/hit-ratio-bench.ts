@@ -7,6 +7,7 @@
  * how much of LRU's gap to each the policy closes.
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
+import { FieldShape } from '../src/gateway/store/field-shapes.ts';
 import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
 import { Representation, StoredResponse } from '../src/gateway/store/stored-response.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
@@ -21,7 +22,7 @@ import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './trace
 const MIB = 1024 * 1024;
 const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 /** Trace entries hold nothing: what they cost is their own bytes (`held`). */
-const NOTHING = new Representation('identity', [], Buffer.alloc(0), 0);
+const NOTHING = new Representation('identity', new FieldShape([], []), [], Buffer.alloc(0), 0);
 /** Sent only as kept. */
 const NOT_OFFERED: readonly Coding[] = [];
 /** Never used: the replay makes no representation. */

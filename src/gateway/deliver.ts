@@ -51,13 +51,16 @@ const fields: string[] = [];
 
 /** The representation's fields (those named in `only`, when given) and the three every send carries. */
 function sendFields(response: StoredResponse, representation: Representation, context: DeliverContext, only?: ReadonlySet<string>): string[] {
-  const stored = representation.headers;
+  const { names, values } = representation.shape;
+  const own = representation.own;
   let at = 0;
-  for (let i = 0; i < stored.length; i += 2) {
-    const name = stored[i] ?? '';
+  let owned = 0;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] ?? '';
+    const value = values[i] ?? own[owned++] ?? '';
     if (only !== undefined && !only.has(name)) continue;
     fields[at++] = name;
-    fields[at++] = stored[i + 1] ?? '';
+    fields[at++] = value;
   }
   fields[at++] = 'age';
   fields[at++] = String(ageSeconds(response, context.now));

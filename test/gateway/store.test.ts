@@ -218,3 +218,21 @@ describe('ResponseCache bodies', () => {
     assert.notEqual(stored(cache, 1)?.buffer, first, 'in another slab than the one it was stored in');
   });
 });
+
+test('representations that differ in per-answer values share one field shape, and each is sent with its own values in order', () => {
+  const own = new EntryMaker(codec);
+  const fill = (etag: string, body: string, date: string) =>
+    own.prepare(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=60', etag, date }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  fill('"warm"', '{}', 'Thu, 26 Nov 2026 01:00:00 GMT');
+  const a = fill('"a"', '{"a":1}', 'Thu, 26 Nov 2026 01:00:01 GMT');
+  const b = fill('"b"', '{"bb":22}', 'Thu, 26 Nov 2026 01:00:02 GMT');
+  assert.equal(a.kept.shape, b.kept.shape, 'the same names and shared values: one shape');
+  assert.deepEqual(b.kept.headers, ['content-type', 'application/json', 'cache-control', 'public, max-age=60', 'etag', '"b"', 'date', 'Thu, 26 Nov 2026 01:00:02 GMT', 'content-length', '9']);
+  assert.deepEqual(b.kept.own, ['"b"', 'Thu, 26 Nov 2026 01:00:02 GMT', '9'], 'only the per-answer values are its own');
+  assert.equal(b.kept.etag, '"b"');
+  assert.equal(b.field('date'), 'Thu, 26 Nov 2026 01:00:02 GMT');
+  const other = fill('"c"', '{}', 'Thu, 26 Nov 2026 01:00:03 GMT');
+  assert.equal(other.kept.shape, a.kept.shape);
+  const text = own.prepare(200, { 'content-type': 'text/plain', 'cache-control': 'public, max-age=60', etag: '"d"' }, Buffer.from('x'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  assert.notEqual(text.kept.shape, a.kept.shape, 'another shared value or another field: another shape');
+});

@@ -39,7 +39,7 @@ const ENTRY_FIXED_BYTES = 88;
 export const HEAP_RESERVE = 1.4;
 
 /** `bytes` of heap objects as the process pays for them. */
-function heap(bytes: number): number {
+export function heapBytes(bytes: number): number {
   return Math.ceil(bytes * HEAP_RESERVE);
 }
 
@@ -59,12 +59,12 @@ const STRING_HEADER_BYTES = 16;
 const LIST_FIXED_BYTES = 48;
 
 export function stringBytes(text: string): number {
-  return heap(STRING_HEADER_BYTES + Math.ceil(text.length / 8) * 8);
+  return heapBytes(STRING_HEADER_BYTES + Math.ceil(text.length / 8) * 8);
 }
 
 /** An exact-size list of `length` pointers. */
 export function headerListBytes(length: number): number {
-  return heap(LIST_FIXED_BYTES + 8 * length);
+  return heapBytes(LIST_FIXED_BYTES + 8 * length);
 }
 
 /**
@@ -80,8 +80,8 @@ const VIEW_HEAP_BYTES = 104 + 12;
  */
 function bodyBytes(length: number): number {
   if (length === 0) return 0;
-  if (length <= LARGEST_SLABBED) return heap(VIEW_HEAP_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
-  return heap(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
+  if (length <= LARGEST_SLABBED) return heapBytes(VIEW_HEAP_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
+  return heapBytes(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
 /**
@@ -95,7 +95,7 @@ export function entryBytes(key: string, responses: readonly { readonly bytes: nu
     held += response.bytes;
     tagged ||= response.tagText !== '';
   }
-  return heap(ENTRY_FIXED_BYTES) + stringBytes(key) + held + (tagged ? TAGGED_KEY_BYTES : 0);
+  return heapBytes(ENTRY_FIXED_BYTES) + stringBytes(key) + held + (tagged ? TAGGED_KEY_BYTES : 0);
 }
 
 /**
@@ -115,17 +115,19 @@ const SECONDARY_KEY_BYTES = 40;
  * its two lists) when it varies on `varyLength` fields, and its tags (`tagText`, space-separated).
  */
 export function responseBytes(fields: number, ownStrings: number, varyLength: number, tagText: string): number {
-  const key = varyLength === 0 ? 0 : heap(SECONDARY_KEY_BYTES) + 2 * headerListBytes(varyLength);
-  return heap(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
+  const key = varyLength === 0 ? 0 : heapBytes(SECONDARY_KEY_BYTES) + 2 * headerListBytes(varyLength);
+  return heapBytes(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
 }
 
-/** A Representation object: 24 B of header and 4 fields of 8 B. */
-const REPRESENTATION_FIXED_BYTES = 56;
+/** A Representation object: 24 B of header and 5 fields of 8 B. */
+const REPRESENTATION_FIXED_BYTES = 64;
 
-/** One representation: the object, the list of `fields` names and values it is sent with, `ownStrings` bytes of the strings only it holds, and its body. */
-
-export function representationBytes(fields: number, ownStrings: number, bodyLength: number): number {
-  return heap(REPRESENTATION_FIXED_BYTES) + headerListBytes(fields) + ownStrings + bodyBytes(bodyLength);
+/**
+ * One representation: the object, the list of the `ownFields` values of its own (field-shapes.ts),
+ * `ownStrings` bytes of the strings only it holds, `shapeBytes` of a shape it brought, and its body.
+ */
+export function representationBytes(ownFields: number, ownStrings: number, shapeBytes: number, bodyLength: number): number {
+  return heapBytes(REPRESENTATION_FIXED_BYTES) + (ownFields === 0 ? 0 : headerListBytes(ownFields)) + ownStrings + shapeBytes + bodyBytes(bodyLength);
 }
 
 /**
@@ -144,4 +146,4 @@ function tagBytes(tagText: string): number {
  * the bucket's share and the table's growth slack, ~40 B), its slot in the list of keys (8 B,
  * with slack 12 B) and in the typed array of first nodes (4 B).
  */
-const TAGGED_KEY_BYTES = heap(52) + 4;
+const TAGGED_KEY_BYTES = heapBytes(52) + 4;

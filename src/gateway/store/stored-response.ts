@@ -1,10 +1,10 @@
 /**
  * A response prepared once, when it arrives, so that sending it again costs next to nothing and
  * keeping it costs little. A cache holds hundreds of thousands of these, so the layout is about
- * bytes per entry: one object with the reuse facts as its own fields, the header fields in one
- * exact-size list whose common values are shared between the entries of one cache (EntryMaker),
- * and each representation (one per content coding sent, RFC 9110 §8.4) with its body and the
- * field list it is sent with. Once stored, a body is a view of one of the cache's slabs outside
+ * bytes per entry: one object with the reuse facts as its own fields, header strings shared between
+ * the entries of one cache where they repeat (EntryMaker), and each representation (one per
+ * content coding sent, RFC 9110 §8.4) with its body and the fields it is sent with: a shape shared
+ * with the representations that send the same (field-shapes.ts) and its own values. Once stored, a body is a view of one of the cache's slabs outside
  * the V8 heap (body-slabs.ts). The body kept is usually compressed; the other codings are made
  * from it when first asked for and kept beside it (docs/performance.md, "Compression"). What one
  * costs is worked out in entry-size.ts.
@@ -19,6 +19,7 @@ import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs } from '../rules/freshness.ts';
 import { headerListBytes, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
+import { FieldShapes, type FieldShape } from './field-shapes.ts';
 import { NO_TAGS } from './tag-index.ts';
 
 /** The request fields a response varies on, and their values in the request that caused it (RFC 9111 §4.1). */
@@ -34,8 +35,13 @@ const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
 export class Representation {
   /** The `Content-Encoding` sent, `identity` for none. */
   readonly coding: string;
-  /** Flat `[name, value, …]` list for `writeHead`: `Content-Length`, `Content-Encoding`, its `ETag`, `Vary`. */
-  readonly headers: readonly string[];
+  /**
+   * The fields it is sent with (`Content-Length`, `Content-Encoding`, its `ETag`, `Vary` among
+   * them): their names and the values it shares with other representations (field-shapes.ts)…
+   */
+  readonly shape: FieldShape;
+  /** …and, in order, the values where the shape has none. */
+  readonly own: readonly string[];
   /**
    * Written only by the cache storing it: when it places the body in a slab, and when it moves
    * it out of a slab it evacuates (body-slabs.ts). The bytes stay the same.
@@ -44,16 +50,40 @@ export class Representation {
   /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
   readonly bytes: number;
 
-  constructor(coding: string, headers: readonly string[], body: Buffer, bytes: number) {
+  constructor(coding: string, shape: FieldShape, own: readonly string[], body: Buffer, bytes: number) {
     this.coding = coding;
-    this.headers = headers;
+    this.shape = shape;
+    this.own = own;
     this.body = body;
     this.bytes = bytes;
   }
 
+  /** The fields it is sent with, as a flat `[name, value, …]` list made for the caller (off the hit path). */
+  get headers(): string[] {
+    const { names, values } = this.shape;
+    const list = new Array<string>(2 * names.length);
+    let own = 0;
+    for (let i = 0; i < names.length; i++) {
+      list[2 * i] = names[i] ?? '';
+      list[2 * i + 1] = values[i] ?? this.own[own++] ?? '';
+    }
+    return list;
+  }
+
+  /** A field's first value as it is sent. */
+  field(name: string): string | undefined {
+    const { names, values } = this.shape;
+    let own = 0;
+    for (let i = 0; i < names.length; i++) {
+      const value = values[i] ?? this.own[own++];
+      if (names[i] === name) return value;
+    }
+    return undefined;
+  }
+
   /** Its entity tag (each coding has its own), looked up only off the hit path (conditionals, ranges). */
   get etag(): string | undefined {
-    return fieldOf(this.headers, 'etag');
+    return this.field('etag');
   }
 }
 
@@ -201,7 +231,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   field(name: string): string | undefined {
     if (name === 'content-length') return undefined;
     if (this.originValues !== undefined && this.originValues !== AS_SENT && REPRESENTATION_FIELDS.has(name)) return fieldOf(this.originValues, name);
-    return fieldOf(this.kept.headers, name);
+    return this.kept.field(name);
   }
 
   /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
@@ -233,6 +263,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
  */
 const UNSHARED: ReadonlySet<string> = new Set(['etag', 'last-modified', 'content-md5', 'digest', 'surrogate-key']);
 
+/**
+ * Fields whose values differ between answers even when repeated (a length, a date): each
+ * representation keeps them as its own, so that they do not make a shape per value.
+ */
+const PER_ANSWER: ReadonlySet<string> = new Set([...UNSHARED, 'date', 'expires', 'content-length', 'link', 'content-range']);
+
 /** Entries of the shared table; emptied when full, so values that never repeat cannot grow it. */
 const SHARED_LIMIT = 4096;
 
@@ -244,6 +280,7 @@ const SHARED_LIMIT = 4096;
  */
 export class EntryMaker {
   readonly #shared = new Map<string, string>();
+  readonly #shapes = new FieldShapes();
   /** Encodes and decodes bodies, for representations made after the fill. */
   readonly codec: Codec;
 
@@ -341,8 +378,27 @@ export class EntryMaker {
     }
     // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
     if (!hasNoContent(status, 'GET')) list.push('content-length', String(body.length));
-    const { headers, own } = this.#list(list);
-    return new Representation(coding, headers, body, representationBytes(headers.length, own, body.length));
+    const names = new Array<string>(list.length / 2);
+    const values = new Array<string | undefined>(names.length);
+    const own: string[] = [];
+    // A string already in the table is counted by the entry that brought it.
+    let ownBytes = 0;
+    for (let i = 0; i < names.length; i++) {
+      const name = list[2 * i] ?? '';
+      const value = list[2 * i + 1] ?? '';
+      const knownName = this.#share(name);
+      if (knownName === undefined) ownBytes += stringBytes(name);
+      names[i] = knownName ?? name;
+      const knownValue = UNSHARED.has(name) ? undefined : this.#share(value);
+      if (knownValue === undefined) ownBytes += stringBytes(value);
+      // In the shape, a value seen before that does not change from one answer to the next.
+      const inShape = knownValue !== undefined && !PER_ANSWER.has(name);
+      values[i] = inShape ? knownValue : undefined;
+      if (!inShape) own.push(knownValue ?? value);
+    }
+    const shape = this.#shapes.shape(names, values);
+    // A copy: an array grown by `push` keeps room for more, which an entry would hold for nothing.
+    return new Representation(coding, shape.shape, own.length === 0 ? NO_VALUES : own.slice(), body, representationBytes(own.length, ownBytes, shape.bytes, body.length));
   }
 }
 
