@@ -75,7 +75,8 @@ describe('W-TinyLFU across a popularity shift', () => {
   const HOT = 16_000;
 
   test('a disjoint new hot set takes the old one’s place within a bounded number of requests, the bound held exactly', () => {
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined });
+    let shifts = 0;
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => shifts++ });
     const random = new SeededRandom(4);
     const requestFrom = (set: string): boolean => {
       const key = `/${set}/${random.below(HOT)}`;
@@ -86,8 +87,10 @@ describe('W-TinyLFU across a popularity shift', () => {
     };
     // Each old key asked about 15 times: its count saturates, as a favourite's does.
     for (let i = 0; i < 250_000; i++) requestFrom('old');
+    assert.equal(shifts, 0, 'a stationary workload is no shift');
     let hits = 0;
     for (let i = 0; i < 100_000; i++) if (requestFrom('new') && i >= 80_000) hits++;
     assert.ok(hits >= 0.9 * 20_000, `${hits} hits of the last 20,000 requests for the new set`);
+    assert.equal(shifts, 1);
   });
 });

@@ -45,6 +45,8 @@ export interface WindowedLruOptions<K, V> {
   readonly disposeAfter: (value: V, key: K, reason: LRUCache.DisposeReason) => void;
   /** Called for each candidate the filter judged, with its verdict. */
   readonly onAdmission: (admitted: boolean) => void;
+  /** Called when popularity shifted and the sketch forgot its counts (shift-detector.ts). */
+  readonly onShift: () => void;
 }
 
 /** The window's share of the bound: Caffeine's starting point; 10 % replayed slightly worse on every trace. */
@@ -95,6 +97,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   #sinceShift = Infinity;
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
+  readonly #onShift: () => void;
   readonly sketchBytes: number;
   /**
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
@@ -112,6 +115,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
     this.#onAdmission = options.onAdmission;
+    this.#onShift = options.onShift;
     this.#windowBytes = Math.max(1, Math.floor(options.maxSize * WINDOW_SHARE));
     this.#mainBytes = Math.max(1, options.maxSize - this.#windowBytes - this.sketchBytes);
     this.#protectedBytes = Math.floor(this.#mainBytes * PROTECTED_SHARE);
@@ -155,6 +159,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     if (this.#shifts.shifted(key, this.size)) {
       this.#sketch.clear();
       this.#sinceShift = 0;
+      this.#onShift();
     }
     this.#sinceShift++;
     const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
