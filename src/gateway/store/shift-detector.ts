@@ -17,7 +17,7 @@
  * and it lost: it wanders on a stationary workload, and a larger window alone does not lift the
  * shift above LRU while the old counts stay.
  *
- * Counting is the only cost on a lookup; the rest runs on a miss.
+ * Counting is the only cost on a lookup; the rest runs when an entry is stored.
  */
 import { keyHash, powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
 
@@ -31,7 +31,7 @@ const DROP = 0.2;
 const REGRET_RISE = 1.5;
 /** For how many samples in a row both must hold: one fired on the swings of a loop over more keys than the cache holds. */
 const LASTING = 2;
-/** Bits per entry of each generation of refused keys: about 1 % false regrets when full. */
+/** Bits per entry of each generation of refused keys: at most about 3 % false regrets, both generations full. */
 const BITS_PER_ENTRY = 16;
 
 /**
@@ -118,8 +118,8 @@ export class ShiftDetector {
   }
 
   /**
-   * Counts a miss for `key`, and after a sample of requests tells whether popularity shifted;
-   * then it starts again.
+   * Counts a store of `key` (after a miss), and after a sample of requests tells whether
+   * popularity shifted; then it starts again.
    */
   shifted(key: string, entries: number): boolean {
     if (this.#refused.has(key)) this.#regrets++;

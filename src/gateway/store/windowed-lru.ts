@@ -13,9 +13,9 @@
  * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
  *
  * Popularity that shifts is the sketch's blind spot: it ages after 30 requests per entry, and
- * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the requests
- * for keys the filter just refused rise together (shift-detector.ts), the sketch is cleared and
- * the protected segment's oldest are sampled as victims for a while.
+ * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
+ * requests for keys the filter just refused rise together (shift-detector.ts), the sketch is
+ * cleared and the protected segment's oldest are sampled as victims for a while.
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
  * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
@@ -60,7 +60,7 @@ const WINDOW_SHARE = 0.01;
 const VICTIM_SAMPLE = 8;
 
 /**
- * For this many misses per entry after popularity shifted (shift-detector.ts), the protected
+ * For this many entries stored per entry held after popularity shifted (shift-detector.ts), the protected
  * segment's oldest are sampled as victims too: they are what was hot before, and would otherwise
  * leave only as entries on probation are promoted past them (without this, the shift at 128 MiB
  * in half-size replays stayed 0.7 points below LRU; 1, 2 and 4 replayed alike). Not sampled
@@ -93,11 +93,12 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   readonly #sketch: FrequencySketch;
   readonly #admission: TinyLfuAdmission;
   readonly #shifts: ShiftDetector;
-  /** Misses since popularity last shifted. */
+  /** Entries stored since popularity last shifted. */
   #sinceShift = Infinity;
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly #onShift: () => void;
+  /** What the sketch and the shift detector hold in memory, taken from the main space's share. */
   readonly sketchBytes: number;
   /**
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
