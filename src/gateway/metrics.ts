@@ -24,6 +24,8 @@ export interface CacheGauges {
   /** New entries the admission filter let in, and kept out, since the start. */
   readonly admitted: number;
   readonly refused: number;
+  /** Times the admission filter saw popularity shift and forgot its counts, since the start. */
+  readonly shifts: number;
 }
 
 /** What the gauges read at scrape time. */
@@ -107,6 +109,17 @@ export class GatewayMetrics {
           this.inc({ decision }, now[decision] - admissionsCounted[decision]);
           admissionsCounted[decision] = now[decision];
         }
+      },
+    });
+    let shiftsCounted = 0;
+    new Counter({
+      name: 'catalog_gateway_cache_popularity_shifts_total',
+      help: 'Times the admission filter saw popularity shift (hit ratio down, requests for keys it had just refused up) and forgot its counts.',
+      registers,
+      collect() {
+        const shifts = cache().shifts;
+        this.inc(shifts - shiftsCounted);
+        shiftsCounted = shifts;
       },
     });
     this.#originRequests = new Counter({

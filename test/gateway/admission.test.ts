@@ -45,7 +45,7 @@ const ENTRY = 1000;
 const BOUND = 100 * ENTRY + 20_000;
 
 function windowed(): WindowedLru<string, { key: string }> {
-  return new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined });
+  return new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => undefined });
 }
 
 function plain(): LRUCache<string, { key: string }> {
@@ -130,7 +130,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
 
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
     const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined, onShift: () => undefined });
     for (let round = 0; round < 3; round++) for (let i = 0; i < 200; i++) request(cache, `/warm/${i}`);
     request(cache, '/grows', 500);
     const grown = { key: '/grows' };
@@ -141,7 +141,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
 
   test('a value set again over itself is not reported gone, in the window as in the main space (as lru-cache does)', () => {
     const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined });
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined, onShift: () => undefined });
     const value = { key: '/same' };
     cache.set('/same', value, { size: 100 });
     cache.set('/same', value, { size: 100 });
@@ -166,6 +166,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
             held.delete(key);
           },
           onAdmission: () => undefined,
+          onShift: () => undefined,
         });
         for (const { kind, key, size } of ops) {
           const k = `/k${key}`;

@@ -4,7 +4,7 @@
  * `FrequencySketch`. A count-min sketch of 4-bit counters (four of them per key, the estimate is
  * their minimum, so a collision can only overestimate; 8 B per entry), in front of it a
  * doorkeeper (a Bloom filter that takes a key's first sighting, so the one-hit wonders that make
- * up most of a search workload never reach the counters), and aging: after a sample of 40 increments per entry in the
+ * up most of a search workload never reach the counters), and aging: after a sample of 30 increments per entry in the
  * cache every counter is halved and the doorkeeper cleared, so that yesterday's popularity fades.
  *
  * Counting runs on every cache lookup, so it allocates nothing: the key is hashed in place
@@ -32,19 +32,19 @@ const DOORKEEPER_BITS_PER_ENTRY = 64;
 /** A counter saturates at 15; a frequency is the counters' estimate plus the doorkeeper's 1. */
 export const MAX_FREQUENCY = 16;
 
-function powerOfTwoAtLeast(n: number): number {
+export function powerOfTwoAtLeast(n: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(2, n)));
 }
 
 /** FNV-1a (32-bit) of the key's code units, then a finalising mix so that low bits are usable. */
-function hash(key: string): number {
+export function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   return spread(h);
 }
 
 /** murmur3's 32-bit finaliser: every input bit moves every output bit. */
-function spread(x: number): number {
+export function spread(x: number): number {
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
   x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
   return (x ^ (x >>> 16)) >>> 0;
@@ -84,7 +84,7 @@ export class FrequencySketch {
 
   /** Counts one request for `key`. */
   increment(key: string): void {
-    const h = hash(key);
+    const h = keyHash(key);
     if (this.#doorkeeperAdd(h)) {
       // Counters are incremented only where they equal the minimum (conservative update), which
       // keeps a colliding key from inflating the estimates of the others.
@@ -105,7 +105,7 @@ export class FrequencySketch {
 
   /** Estimated requests for `key` since about the last halving, from 0 to MAX_FREQUENCY. */
   frequency(key: string): number {
-    const h = hash(key);
+    const h = keyHash(key);
     return this.#estimate(h) + (this.#doorkeeperHas(h) ? 1 : 0);
   }
 
@@ -143,6 +143,13 @@ export class FrequencySketch {
 
   #bit(index: number): boolean {
     return (((this.#doorkeeper[index >>> 5] ?? 0) >>> (index & 31)) & 1) === 1;
+  }
+
+  /** Forgets every count: popularity has shifted (shift-detector.ts), and halving would leave the old favourites ahead. */
+  clear(): void {
+    this.#table.fill(0);
+    this.#doorkeeper.fill(0);
+    this.#additions = 0;
   }
 
   /** Halves every counter (each 4-bit field shifted right, the bit from its neighbour masked off). */

@@ -112,6 +112,7 @@ export class ResponseCache {
   #evictions = 0;
   #admitted = 0;
   #refused = 0;
+  #shifts = 0;
   /** Makes the entries this cache keeps: fills and the shared tier go through it. */
   readonly maker: EntryMaker;
 
@@ -134,7 +135,7 @@ export class ResponseCache {
       else this.#refused++;
     };
     this.#lru = options.admission
-      ? new WindowedLru<CacheKey, Variants>({ maxSize: options.maxBytes, disposeAfter, onAdmission })
+      ? new WindowedLru<CacheKey, Variants>({ maxSize: options.maxBytes, disposeAfter, onAdmission, onShift: () => this.#shifts++ })
       : new LRUCache<CacheKey, Variants>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
   }
 
@@ -270,6 +271,11 @@ export class ResponseCache {
   /** New entries the admission filter kept out, since the start. */
   get refused(): number {
     return this.#refused;
+  }
+
+  /** Times the admission filter saw popularity shift and forgot its counts, since the start. */
+  get shifts(): number {
+    return this.#shifts;
   }
 
   get entries(): number {

@@ -12,14 +12,20 @@
  * An entry that was asked for once since admission so goes before one that proved itself, which
  * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
  *
+ * Popularity that shifts is the sketch's blind spot: it ages after 30 requests per entry, and
+ * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
+ * requests for keys the filter just refused rise together (shift-detector.ts), the sketch is
+ * cleared and the protected segment's oldest are sampled as victims for a while.
+ *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
- * to its share here, so the sum never exceeds the bound, and the sketch's own memory is taken
- * from the main space's share. Victims are read from the LRU ends (`rkeys()`, `info()`) before
- * anything is inserted, in the order in which they are then evicted.
+ * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
+ * shift detector is taken from the main space's share. Victims are read from the LRU ends
+ * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { FrequencySketch } from './frequency-sketch.ts';
+import { ShiftDetector } from './shift-detector.ts';
 
 /** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
 export interface EntryLru<K, V> {
@@ -39,6 +45,8 @@ export interface WindowedLruOptions<K, V> {
   readonly disposeAfter: (value: V, key: K, reason: LRUCache.DisposeReason) => void;
   /** Called for each candidate the filter judged, with its verdict. */
   readonly onAdmission: (admitted: boolean) => void;
+  /** Called when popularity shifted and the sketch forgot its counts (shift-detector.ts). */
+  readonly onShift: () => void;
 }
 
 /** The window's share of the bound: Caffeine's starting point; 10 % replayed slightly worse on every trace. */
@@ -50,6 +58,15 @@ const WINDOW_SHARE = 0.01;
  * 4, 8 and 16 replayed within 0.05 points of each other.
  */
 const VICTIM_SAMPLE = 8;
+
+/**
+ * For this many entries stored per entry held after popularity shifted (shift-detector.ts), the protected
+ * segment's oldest are sampled as victims too: they are what was hot before, and would otherwise
+ * leave only as entries on probation are promoted past them (without this, the shift at 128 MiB
+ * in half-size replays stayed 0.7 points below LRU; 1, 2 and 4 replayed alike). Not sampled
+ * otherwise: at small bounds that cost up to 0.9 points on the crawler trace.
+ */
+const AFTER_SHIFT_PER_ENTRY = 2;
 
 /** The protected segment's share of the main space: Caffeine's. */
 const PROTECTED_SHARE = 0.8;
@@ -75,8 +92,13 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   readonly #protectedBytes: number;
   readonly #sketch: FrequencySketch;
   readonly #admission: TinyLfuAdmission;
+  readonly #shifts: ShiftDetector;
+  /** Entries stored since popularity last shifted. */
+  #sinceShift = Infinity;
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
+  readonly #onShift: () => void;
+  /** What the sketch and the shift detector hold in memory, taken from the main space's share. */
   readonly sketchBytes: number;
   /**
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
@@ -87,11 +109,14 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   #moving = false;
 
   constructor(options: WindowedLruOptions<K, V>) {
-    this.#sketch = new FrequencySketch(Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY));
-    this.sketchBytes = this.#sketch.bytes;
+    const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
+    this.#sketch = new FrequencySketch(capacity);
+    this.#shifts = new ShiftDetector(capacity);
+    this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes;
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
     this.#onAdmission = options.onAdmission;
+    this.#onShift = options.onShift;
     this.#windowBytes = Math.max(1, Math.floor(options.maxSize * WINDOW_SHARE));
     this.#mainBytes = Math.max(1, options.maxSize - this.#windowBytes - this.sketchBytes);
     this.#protectedBytes = Math.floor(this.#mainBytes * PROTECTED_SHARE);
@@ -112,9 +137,13 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   get(key: K): V | undefined {
     this.#admission.record(key);
     const found = this.#window.get(key, this.#lookup) ?? this.#protected.get(key, this.#lookup);
-    if (found !== undefined) return found;
+    if (found !== undefined) {
+      this.#shifts.record(true);
+      return found;
+    }
     const proving = this.#probation.peek(key, this.#lookup);
     if (proving !== undefined) this.#promote(key, proving);
+    this.#shifts.record(proving !== undefined);
     return proving;
   }
 
@@ -128,6 +157,12 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
    * once, and is not kept when refused (`peek` then finds nothing).
    */
   set(key: K, value: V, { size }: { size: number }): this {
+    if (this.#shifts.shifted(key, this.size)) {
+      this.#sketch.clear();
+      this.#sinceShift = 0;
+      this.#onShift();
+    }
+    this.#sinceShift++;
     const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
     if (segment !== undefined) {
       segment.set(key, value, { size });
@@ -198,6 +233,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     const victims = needed > 0 && size <= this.#mainBytes ? this.#victims(needed) : [];
     const admitted = size <= this.#mainBytes && this.#admission.admits(key, needed, victims);
     this.#onAdmission(admitted);
+    if (!admitted) this.#shifts.refused(key, this.size);
     if (admitted) {
       for (const victim of victims) this.#evictVictim(victim.key);
       this.#evictMain(size);
@@ -247,7 +283,14 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     while (sample.length < VICTIM_SAMPLE) {
       const next = oldest.next();
       if (next.done === true) break;
-      sample.push({ ...next.value, density: this.#sketch.frequency(next.value.key) / Math.max(1, next.value.size) });
+      sample.push(this.#sampled(next.value));
+    }
+    if (this.#sinceShift < AFTER_SHIFT_PER_ENTRY * this.size) {
+      let taken = 0;
+      for (const key of this.#protected.rkeys()) {
+        if (taken++ >= VICTIM_SAMPLE) break;
+        if (!sample.some((s) => s.key === key)) sample.push(this.#sampled({ key, size: this.#protected.info(key)?.size ?? 0 }));
+      }
     }
     sample.sort((a, b) => a.density - b.density);
     const victims: Victim<K>[] = [];
@@ -258,8 +301,16 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
       return freed < needed;
     };
     for (const victim of sample) if (!take(victim)) return victims;
-    for (let next = oldest.next(); next.done !== true; next = oldest.next()) if (!take(next.value)) return victims;
+    for (let next = oldest.next(); next.done !== true; next = oldest.next()) {
+      const key = next.value.key;
+      if (sample.some((s) => s.key === key)) continue;
+      if (!take(next.value)) return victims;
+    }
     return victims;
+  }
+
+  #sampled(victim: Victim<K>): Victim<K> & { readonly density: number } {
+    return { ...victim, density: this.#sketch.frequency(victim.key) / Math.max(1, victim.size) };
   }
 
   *#oldestInMain(): Generator<Victim<K>, void, undefined> {

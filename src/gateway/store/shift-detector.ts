@@ -1,0 +1,152 @@
+/**
+ * Tells when popularity has shifted. The sketch ages after 30 requests per entry
+ * (frequency-sketch.ts), and until then the keys that were hot keep the counts that refuse the
+ * ones that are hot now, so that only the 1 % window serves them; the store then clears the
+ * sketch (windowed-lru.ts).
+ *
+ * Two signs must agree over three samples in a row (a sample is a quarter of a cache's worth of
+ * requests, 10,000 at least): the hit ratio stays a fifth below its best since the last shift,
+ * and one and a half times the usual share of the requests are for keys that admission refused
+ * a little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
+ * one-off searches or a loop over more keys than the cache holds costs hits too, but its misses
+ * are for keys that were not refused lately, so the regrets do not rise; clearing the sketch on
+ * the hit ratio alone cost 7.7 and 11 points on two such traces (docs/performance.md).
+ *
+ * Caffeine answers a shift by hill climbing the window's share (Einziger, Eytan, Friedman and
+ * Manes, "Adaptive Software Cache Management", Middleware 2018); the replays measured that here
+ * and it lost: it wanders on a stationary workload, and a larger window alone does not lift the
+ * shift above LRU while the old counts stay.
+ *
+ * Counting is the only cost on a lookup; the rest runs when an entry is stored.
+ */
+import { keyHash, powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
+
+/** A sample is this many requests per entry the cache holds. */
+const SAMPLE_PER_ENTRY = 0.25;
+/** A sample is never shorter than this, so that its ratios are not mostly noise. */
+const MIN_SAMPLE = 10_000;
+/** How far below its best the hit ratio must fall. */
+const DROP = 0.2;
+/** How many times the usual share of regrets there must be. */
+const REGRET_RISE = 1.5;
+/**
+ * For how many samples in a row both must hold. W-TinyLFU's hit ratio on a loop over somewhat more
+ * keys than the cache holds swings from sample to sample, and so do its regrets: half a loop over
+ * 1.5 times the entries held lost 9.2 points with two samples, 1.0 with three; four missed the
+ * shift (docs/performance.md).
+ */
+const LASTING = 3;
+/** Bits per entry of each generation of refused keys: at most about 3 % false regrets, both generations full. */
+const BITS_PER_ENTRY = 16;
+
+/**
+ * The keys refused lately, approximately: two Bloom filters of two bits per key, the older
+ * dropped when the newer has taken a cache's worth of refusals.
+ */
+class RefusedKeys {
+  #young: Uint32Array;
+  #old: Uint32Array;
+  readonly #mask: number;
+  #added = 0;
+
+  constructor(capacity: number) {
+    const bits = powerOfTwoAtLeast(capacity * BITS_PER_ENTRY);
+    this.#young = new Uint32Array(bits / 32);
+    this.#old = new Uint32Array(bits / 32);
+    this.#mask = bits - 1;
+  }
+
+  get bytes(): number {
+    return this.#young.byteLength + this.#old.byteLength;
+  }
+
+  add(key: string, entries: number): void {
+    if (++this.#added > entries) {
+      const older = this.#old;
+      this.#old = this.#young;
+      this.#young = older.fill(0);
+      this.#added = 1;
+    }
+    const h = keyHash(key);
+    setBit(this.#young, h & this.#mask);
+    setBit(this.#young, spread(h ^ 0x5bd1e995) & this.#mask);
+  }
+
+  has(key: string): boolean {
+    const h = keyHash(key);
+    const a = h & this.#mask;
+    const b = spread(h ^ 0x5bd1e995) & this.#mask;
+    return (isSet(this.#young, a) && isSet(this.#young, b)) || (isSet(this.#old, a) && isSet(this.#old, b));
+  }
+}
+
+function setBit(bits: Uint32Array, index: number): void {
+  bits[index >>> 5] = (bits[index >>> 5] ?? 0) | (1 << (index & 31));
+}
+
+function isSet(bits: Uint32Array, index: number): boolean {
+  return (((bits[index >>> 5] ?? 0) >>> (index & 31)) & 1) === 1;
+}
+
+export class ShiftDetector {
+  readonly #refused: RefusedKeys;
+  #requests = 0;
+  #hits = 0;
+  #regrets = 0;
+  /** The best sample's hit ratio since the last shift. */
+  #best = 0;
+  /** Regrets and requests of the samples since the last shift whose hit ratio had not fallen: the usual share. */
+  #usualRegrets = 0;
+  #usualRequests = 0;
+  /** Samples in a row that looked like a shift. */
+  #suspect = 0;
+
+  /** `capacity`: how many entries the cache is expected to hold at most. */
+  constructor(capacity: number) {
+    this.#refused = new RefusedKeys(capacity);
+  }
+
+  /** What it holds in memory. */
+  get bytes(): number {
+    return this.#refused.bytes;
+  }
+
+  /** Counts a lookup. */
+  record(hit: boolean): void {
+    this.#requests++;
+    if (hit) this.#hits++;
+  }
+
+  /** Admission kept `key` out (`entries`: what the cache holds now). */
+  refused(key: string, entries: number): void {
+    this.#refused.add(key, entries);
+  }
+
+  /**
+   * Counts a store of `key` (after a miss), and after a sample of requests tells whether
+   * popularity shifted; then it starts again.
+   */
+  shifted(key: string, entries: number): boolean {
+    if (this.#refused.has(key)) this.#regrets++;
+    if (this.#requests < Math.max(MIN_SAMPLE, SAMPLE_PER_ENTRY * entries)) return false;
+    const ratio = this.#hits / this.#requests;
+    const regrets = this.#regrets / this.#requests;
+    const fallen = ratio < this.#best * (1 - DROP);
+    if (!fallen) {
+      this.#best = Math.max(this.#best, ratio);
+      this.#usualRegrets += this.#regrets;
+      this.#usualRequests += this.#requests;
+    }
+    const usual = this.#usualRequests > 0 ? this.#usualRegrets / this.#usualRequests : Infinity;
+    this.#requests = 0;
+    this.#hits = 0;
+    this.#regrets = 0;
+    this.#suspect = fallen && regrets >= REGRET_RISE * usual ? this.#suspect + 1 : 0;
+    if (this.#suspect < LASTING) return false;
+    this.#best = ratio;
+    this.#usualRegrets = 0;
+    this.#usualRequests = 0;
+    this.#suspect = 0;
+    return true;
+  }
+}

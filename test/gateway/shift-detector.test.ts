@@ -1,0 +1,96 @@
+/**
+ * The shift detector alone on made-up request streams, then W-TinyLFU (windowed-lru.ts) across a
+ * popularity shift: a new hot set replaces the old one in the main space within a bounded number
+ * of requests, and the byte bound holds exactly while the store forgets.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
+import { WindowedLru } from '../../src/gateway/store/windowed-lru.ts';
+import { SeededRandom } from '../../src/origin/random.ts';
+
+/**
+ * Requests to a cache that hits with probability `ratio`; a miss is, with probability `repeat`,
+ * for one of the last few keys that missed (and were refused, as every missed key here is), else
+ * for the next key of `misses`.
+ */
+class Workload {
+  readonly detector = new ShiftDetector(ENTRIES);
+  readonly #random = new SeededRandom(7);
+  readonly #recent: string[] = [];
+  #fresh = 0;
+
+  /** Returns how many times a shift was seen. */
+  feed(requests: number, ratio: number, repeat: number, misses: (n: number) => string = (n) => `/fresh/${n}`): number {
+    let shifts = 0;
+    for (let i = 0; i < requests; i++) {
+      const hit = this.#random.next() < ratio;
+      this.detector.record(hit);
+      if (hit) continue;
+      const key = this.#random.next() < repeat && this.#recent.length > 0 ? (this.#recent[this.#random.below(this.#recent.length)] ?? '') : misses(this.#fresh++);
+      if (this.detector.shifted(key, ENTRIES)) shifts++;
+      this.detector.refused(key, ENTRIES);
+      this.#recent.push(key);
+      if (this.#recent.length > 50) this.#recent.shift();
+    }
+    return shifts;
+  }
+}
+
+const ENTRIES = 100_000;
+
+describe('the shift detector', () => {
+  test('a steady workload, noise and all, is no shift', () => {
+    assert.equal(new Workload().feed(2_000_000, 0.4, 0.1), 0);
+  });
+
+  test('a hit ratio that falls by a fifth while misses for keys refused lately rise is one shift, seen within a cache’s worth of requests', () => {
+    const workload = new Workload();
+    assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
+    assert.equal(workload.feed(ENTRIES, 0.4, 0.4), 1);
+    assert.equal(workload.feed(500_000, 0.4, 0.4), 0, 'the new workload is the new normal');
+  });
+
+  test('a fall in the hit ratio alone is no shift, however long: a scan, or a loop over more keys than the cache holds', () => {
+    const workload = new Workload();
+    workload.feed(500_000, 0.6, 0.1);
+    assert.equal(workload.feed(4 * ENTRIES, 0, 0), 0, 'a scan');
+    assert.equal(workload.feed(4 * ENTRIES, 0.2, 0, (n) => `/loop/${n % (3 * ENTRIES)}`), 0, 'a loop');
+    assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
+  });
+
+  test('two samples that look like a shift are not one', () => {
+    const workload = new Workload();
+    workload.feed(500_000, 0.6, 0.1);
+    assert.equal(workload.feed(ENTRIES / 2, 0.3, 0.5), 0);
+    assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
+  });
+});
+
+describe('W-TinyLFU across a popularity shift', () => {
+  // Small entries, so that the sketch's own ageing (after 30 requests per entry) is far off.
+  const ENTRY = 100;
+  const ENTRIES = 20_000;
+  const BOUND = ENTRIES * ENTRY;
+  const HOT = 16_000;
+
+  test('a disjoint new hot set takes the old one’s place within a bounded number of requests, the bound held exactly', () => {
+    let shifts = 0;
+    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => shifts++ });
+    const random = new SeededRandom(4);
+    const requestFrom = (set: string): boolean => {
+      const key = `/${set}/${random.below(HOT)}`;
+      const hit = cache.get(key) !== undefined;
+      if (!hit) cache.set(key, { key }, { size: ENTRY });
+      assert.ok(cache.calculatedSize + cache.sketchBytes <= BOUND, `${cache.calculatedSize} B and the sketch's ${cache.sketchBytes} over ${BOUND}`);
+      return hit;
+    };
+    // Each old key asked about 15 times: its count saturates, as a favourite's does.
+    for (let i = 0; i < 250_000; i++) requestFrom('old');
+    assert.equal(shifts, 0, 'a stationary workload is no shift');
+    let hits = 0;
+    for (let i = 0; i < 100_000; i++) if (requestFrom('new') && i >= 80_000) hits++;
+    assert.ok(hits >= 0.9 * 20_000, `${hits} hits of the last 20,000 requests for the new set`);
+    assert.equal(shifts, 1);
+  });
+});
