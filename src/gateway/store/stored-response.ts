@@ -70,20 +70,9 @@ export class Representation {
     return list;
   }
 
-  /** A field's first value as it is sent. */
-  field(name: string): string | undefined {
-    const { names, values } = this.shape;
-    let own = 0;
-    for (let i = 0; i < names.length; i++) {
-      const value = values[i] ?? this.own[own++];
-      if (names[i] === name) return value;
-    }
-    return undefined;
-  }
-
   /** Its entity tag (each coding has its own), looked up only off the hit path (conditionals, ranges). */
   get etag(): string | undefined {
-    return this.field('etag');
+    return fieldOf(this.headers, 'etag');
   }
 }
 
@@ -231,7 +220,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   field(name: string): string | undefined {
     if (name === 'content-length') return undefined;
     if (this.originValues !== undefined && this.originValues !== AS_SENT && REPRESENTATION_FIELDS.has(name)) return fieldOf(this.originValues, name);
-    return this.kept.field(name);
+    return fieldOf(this.kept.headers, name);
   }
 
   /** The origin's entity tag, kept as sent (RFC 9110 §8.8.3). */
@@ -329,18 +318,23 @@ export class EntryMaker {
     return undefined;
   }
 
-  /** `fields` as an exact-size list of shared strings where possible, with the bytes of the strings only it holds. */
-  #list(fields: readonly string[]): { headers: string[]; own: number } {
+  /**
+   * `fields` as an exact-size list of shared strings where possible, with the bytes of the strings
+   * only it holds and, per string, whether the table had it before.
+   */
+  #list(fields: readonly string[]): { headers: string[]; own: number; known: boolean[] } {
     const headers = new Array<string>(fields.length);
+    const wasKnown = new Array<boolean>(fields.length);
     // A string already in the table is counted by the entry that brought it.
     let own = 0;
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i] ?? '';
       const known = i % 2 === 1 && UNSHARED.has(fields[i - 1] ?? '') ? undefined : this.#share(field);
+      wasKnown[i] = known !== undefined;
       headers[i] = known ?? field;
       if (known !== field) own += stringBytes(field);
     }
-    return { headers, own };
+    return { headers, own, known: wasKnown };
   }
 
   #assemble(status: number, fields: readonly string[], keptCoding: string, body: Buffer, offered: readonly Coding[], facts: ReuseFacts, varies: SecondaryKey | undefined, tagText: string, made: readonly Representation[]): StoredResponse {
@@ -378,23 +372,18 @@ export class EntryMaker {
     }
     // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
     if (!hasNoContent(status, 'GET')) list.push('content-length', String(body.length));
-    const names = new Array<string>(list.length / 2);
+    const { headers, own: ownBytes, known } = this.#list(list);
+    const names = new Array<string>(headers.length / 2);
     const values = new Array<string | undefined>(names.length);
     const own: string[] = [];
-    // A string already in the table is counted by the entry that brought it.
-    let ownBytes = 0;
     for (let i = 0; i < names.length; i++) {
-      const name = list[2 * i] ?? '';
-      const value = list[2 * i + 1] ?? '';
-      const knownName = this.#share(name);
-      if (knownName === undefined) ownBytes += stringBytes(name);
-      names[i] = knownName ?? name;
-      const knownValue = UNSHARED.has(name) ? undefined : this.#share(value);
-      if (knownValue === undefined) ownBytes += stringBytes(value);
+      const name = headers[2 * i] ?? '';
+      const value = headers[2 * i + 1] ?? '';
+      names[i] = name;
       // In the shape, a value seen before that does not change from one answer to the next.
-      const inShape = knownValue !== undefined && !PER_ANSWER.has(name);
-      values[i] = inShape ? knownValue : undefined;
-      if (!inShape) own.push(knownValue ?? value);
+      const inShape = known[2 * i + 1] === true && !PER_ANSWER.has(name);
+      values[i] = inShape ? value : undefined;
+      if (!inShape) own.push(value);
     }
     const shape = this.#shapes.shape(names, values);
     // A copy: an array grown by `push` keeps room for more, which an entry would hold for nothing.
