@@ -10,7 +10,11 @@
  * - the same (α 0.9) with a crawler paging through every search mixed in: 30 % of requests, each
  *   for a search nobody else asks, in order (one-hit wonders, the scan that LRU loses most to);
  * - a popularity shift half-way: the second half draws its ranks from a shuffled order, so that
- *   yesterday's hot queries go cold and others get hot.
+ *   yesterday's hot queries go cold and others get hot;
+ * - recency-biased: 30 % of requests are searches nobody asked before, every other one asks again
+ *   the search asked some requests earlier, how many drawn from a heavy tail (Pareto, α 1, median
+ *   5,000 requests): what was asked lately is what is asked next, and counts say little (news, a
+ *   session's own searches). The one where LRU does best.
  *
  * A trace file holds one request per line, `key [size]`: the size is the entry's bytes in the
  * cache, a fixed entry size when absent, so that a block trace replays with the bound set in
@@ -48,6 +52,10 @@ export interface SyntheticOptions {
 /** Real answers sampled for their sizes. */
 const ANSWER_SAMPLE = 3000;
 const CRAWLER_SHARE = 0.3;
+/** The recency-biased trace's share of searches asked for the first time (its keys are the crawler's). */
+const RECENCY_NEW_SHARE = 0.3;
+/** Its median distance, in requests, from a search to the one it asks again. */
+const RECENCY_SCALE = 5000;
 const SEED = 27;
 /** Every catalog answer carries tags (one per book shown), so its key has a place in the tag index. */
 const TAGGED = 'bk';
@@ -101,6 +109,16 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
     shifted[i] = i < shifted.length / 2 ? rank : (order[rank] ?? rank);
   }
   traces.push({ name: 'shift', description: 'Zipf α 0.9, popularity reshuffled half-way', keys: zipfKeys, sizes: zipfSizes, requests: shifted });
+
+  const recent = new Uint32Array(options.requests);
+  let fresh = options.distinct;
+  for (let i = 0; i < recent.length; i++) {
+    const isNew = random.next() < RECENCY_NEW_SHARE;
+    const distance = Math.floor(RECENCY_SCALE * (1 / (1 - random.next()) - 1)) + 1;
+    const again = distance <= i && !isNew ? recent[i - distance] : undefined;
+    recent[i] = again ?? (fresh < sizes.length ? fresh++ : random.below(options.distinct));
+  }
+  traces.push({ name: 'recency', description: `${RECENCY_NEW_SHARE * 100} % new searches, the rest asking again a search asked a Pareto-distributed number of requests earlier (median ${RECENCY_SCALE.toLocaleString('en-US')})`, keys, sizes, requests: recent });
   return traces;
 }
 

@@ -77,7 +77,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     admission: config['gateway.cache.admission'],
     codec: new Codec(compression.levels),
   });
-  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused, shifts: cache.shifts });
+  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused, shifts: cache.shifts, windowShare: cache.windowShare });
   const unfinished = new Set<ServerResponse>();
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {

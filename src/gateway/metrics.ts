@@ -26,6 +26,8 @@ export interface CacheGauges {
   readonly refused: number;
   /** Times the admission filter saw popularity shift and forgot its counts, since the start. */
   readonly shifts: number;
+  /** The admission window's share of the bound now; undefined without admission. */
+  readonly windowShare: number | undefined;
 }
 
 /** What the gauges read at scrape time. */
@@ -120,6 +122,15 @@ export class GatewayMetrics {
         const shifts = cache().shifts;
         this.inc(shifts - shiftsCounted);
         shiftsCounted = shifts;
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_cache_admission_window_ratio',
+      help: "The admission window's share of the cache bound: 0.01 while frequency decides, growing toward 0.99 while plain LRU would hit more (recency-biased requests). Absent without admission.",
+      registers,
+      collect() {
+        const share = cache().windowShare;
+        if (share !== undefined) this.set(share);
       },
     });
     this.#originRequests = new Counter({

@@ -26,9 +26,9 @@ export class TinyLfuAdmission {
     this.#sketch = sketch;
   }
 
-  /** Counts a request for `key`, hit or miss: the one cost admission adds to a hit. */
-  record(key: string): void {
-    this.#sketch.increment(key);
+  /** Counts a request for `key`, hit or miss: the one cost admission adds to a hit. Returns the key's hash (keyHash). */
+  record(key: string): number {
+    return this.#sketch.increment(key);
   }
 
   /**

@@ -82,8 +82,8 @@ export class FrequencySketch {
     return this.#table.byteLength + this.#doorkeeper.byteLength;
   }
 
-  /** Counts one request for `key`. */
-  increment(key: string): void {
+  /** Counts one request for `key`; returns its hash, for the store's other per-key bookkeeping. */
+  increment(key: string): number {
     const h = keyHash(key);
     if (this.#doorkeeperAdd(h)) {
       // Counters are incremented only where they equal the minimum (conservative update), which
@@ -101,6 +101,7 @@ export class FrequencySketch {
       }
     }
     if (++this.#additions >= this.#sampleSize) this.#age();
+    return h;
   }
 
   /** Estimated requests for `key` since about the last halving, from 0 to MAX_FREQUENCY. */

@@ -278,6 +278,11 @@ export class ResponseCache {
     return this.#shifts;
   }
 
+  /** The admission window's share of the bound now; undefined without admission. */
+  get windowShare(): number | undefined {
+    return this.#lru instanceof WindowedLru ? this.#lru.windowShare : undefined;
+  }
+
   get entries(): number {
     return this.#lru.size;
   }

@@ -1,7 +1,7 @@
 /**
  * Tells when popularity has shifted. The sketch ages after 30 requests per entry
  * (frequency-sketch.ts), and until then the keys that were hot keep the counts that refuse the
- * ones that are hot now, so that only the 1 % window serves them; the store then clears the
+ * ones that are hot now, so that only the window serves them; the store then clears the
  * sketch (windowed-lru.ts).
  *
  * Two signs must agree over three samples in a row (a sample is a quarter of a cache's worth of
@@ -15,7 +15,8 @@
  * Caffeine answers a shift by hill climbing the window's share (Einziger, Eytan, Friedman and
  * Manes, "Adaptive Software Cache Management", Middleware 2018); the replays measured that here
  * and it lost: it wanders on a stationary workload, and a larger window alone does not lift the
- * shift above LRU while the old counts stay.
+ * shift above LRU while the old counts stay. (The window is tuned, but against a shadow LRU,
+ * window-tuner.ts.)
  *
  * Counting is the only cost on a lookup; the rest runs when an entry is stored.
  */

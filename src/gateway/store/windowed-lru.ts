@@ -1,8 +1,10 @@
 /**
- * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a small window
- * LRU (1 % of the bound) that takes every new entry, and the main space (the rest) that an entry
- * pushed out of the window enters only when TinyLFU admits it against the main space's victims
- * (admission.ts). The window lets a key that is suddenly hot collect hits while its count grows,
+ * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a window LRU
+ * that takes every new entry, and the main space (the rest) that an entry pushed out of the
+ * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
+ * window is 1 % of the bound while counts decide well; it grows toward all of it while a shadow
+ * LRU on a sample of the keys would hit more (window-tuner.ts), which is what recency-biased
+ * requests need. The window lets a key that is suddenly hot collect hits while its count grows,
  * so it is not refused on its first few requests; the filter keeps scans and one-off searches
  * out of the main space, where the entries that are asked again live.
  *
@@ -24,8 +26,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
-import { FrequencySketch } from './frequency-sketch.ts';
+import { FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
+import { MIN_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
 
 /** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
 export interface EntryLru<K, V> {
@@ -48,9 +51,6 @@ export interface WindowedLruOptions<K, V> {
   /** Called when popularity shifted and the sketch forgot its counts (shift-detector.ts). */
   readonly onShift: () => void;
 }
-
-/** The window's share of the bound: Caffeine's starting point; 10 % replayed slightly worse on every trace. */
-const WINDOW_SHARE = 0.01;
 
 /**
  * Main-space entries, from the oldest, that a candidate's victims are chosen from by requests per
@@ -87,18 +87,20 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   readonly #window: LRUCache<K, V>;
   readonly #probation: LRUCache<K, V>;
   readonly #protected: LRUCache<K, V>;
-  readonly #windowBytes: number;
-  readonly #mainBytes: number;
-  readonly #protectedBytes: number;
+  readonly #maxSize: number;
+  #windowBytes = 0;
+  #mainBytes = 0;
+  #protectedBytes = 0;
   readonly #sketch: FrequencySketch;
   readonly #admission: TinyLfuAdmission;
   readonly #shifts: ShiftDetector;
+  readonly #tuner: WindowTuner;
   /** Entries stored since popularity last shifted. */
   #sinceShift = Infinity;
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly #onShift: () => void;
-  /** What the sketch and the shift detector hold in memory, taken from the main space's share. */
+  /** What the sketch, the shift detector and the window's tuner hold in memory, taken from the main space's share. */
   readonly sketchBytes: number;
   /**
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
@@ -112,21 +114,21 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
     this.#sketch = new FrequencySketch(capacity);
     this.#shifts = new ShiftDetector(capacity);
-    this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes;
+    this.#tuner = new WindowTuner(options.maxSize, capacity);
+    this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes + this.#tuner.bytes;
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
     this.#onAdmission = options.onAdmission;
     this.#onShift = options.onShift;
-    this.#windowBytes = Math.max(1, Math.floor(options.maxSize * WINDOW_SHARE));
-    this.#mainBytes = Math.max(1, options.maxSize - this.#windowBytes - this.sketchBytes);
-    this.#protectedBytes = Math.floor(this.#mainBytes * PROTECTED_SHARE);
+    this.#maxSize = options.maxSize;
+    this.#share(MIN_WINDOW_SHARE);
     const forward = (value: V, key: K, reason: LRUCache.DisposeReason): void => {
       if (!this.#moving) this.#disposeAfter(value, key, reason);
     };
-    this.#window = new LRUCache<K, V>({ maxSize: this.#windowBytes, disposeAfter: forward });
-    // Both main segments are bounded by the main space; what each may hold is kept here.
-    this.#probation = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
-    this.#protected = new LRUCache<K, V>({ maxSize: this.#mainBytes, disposeAfter: forward });
+    // Every segment is bounded by the whole bound, as the window's share moves; what each may hold is kept here.
+    this.#window = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
+    this.#probation = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
+    this.#protected = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
   }
 
   /**
@@ -135,16 +137,22 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
    * large cache's hits are; a hit on probation promotes the entry.
    */
   get(key: K): V | undefined {
-    this.#admission.record(key);
+    const h = this.#admission.record(key);
     const found = this.#window.get(key, this.#lookup) ?? this.#protected.get(key, this.#lookup);
     if (found !== undefined) {
-      this.#shifts.record(true);
+      this.#counted(h, true);
       return found;
     }
     const proving = this.#probation.peek(key, this.#lookup);
     if (proving !== undefined) this.#promote(key, proving);
-    this.#shifts.record(proving !== undefined);
+    this.#counted(h, proving !== undefined);
     return proving;
+  }
+
+  /** Counts a lookup for the shift detector and the window's tuner, and moves the window when the tuner says so. */
+  #counted(h: number, hit: boolean): void {
+    this.#shifts.record(hit);
+    if (this.#tuner.looked(h, hit)) this.#resize(this.#tuner.share);
   }
 
   peek(key: K): V | undefined {
@@ -163,6 +171,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
       this.#onShift();
     }
     this.#sinceShift++;
+    this.#tuner.stored(keyHash(key), size);
     const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
     if (segment !== undefined) {
       segment.set(key, value, { size });
@@ -183,6 +192,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   }
 
   delete(key: K): boolean {
+    this.#tuner.deleted(keyHash(key));
     return this.#protected.delete(key) || this.#probation.delete(key) || this.#window.delete(key);
   }
 
@@ -194,6 +204,11 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
 
   get size(): number {
     return this.#protected.size + this.#probation.size + this.#window.size;
+  }
+
+  /** The window's share of the bound now (window-tuner.ts). */
+  get windowShare(): number {
+    return this.#tuner.share;
   }
 
   get calculatedSize(): number {
@@ -211,11 +226,39 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
       this.#probation.delete(key);
       this.#protected.set(key, value, { size });
     });
+    this.#fitProtected();
+  }
+
+  #fitProtected(): void {
     while (this.#protected.calculatedSize > this.#protectedBytes) {
       const oldest = this.#takeOldest(this.#protected);
       if (oldest === undefined) return;
       this.#quietly(() => this.#probation.set(oldest.key, oldest.value, { size: oldest.size }));
     }
+  }
+
+  /** The window's share of the bound, and the main space's and protected segment's that follow from it. */
+  #share(share: number): void {
+    const entries = Math.max(2, this.#maxSize - this.sketchBytes);
+    this.#windowBytes = Math.max(1, Math.floor(entries * share));
+    this.#mainBytes = entries - this.#windowBytes;
+    this.#protectedBytes = Math.floor(this.#mainBytes * PROTECTED_SHARE);
+  }
+
+  /**
+   * Moves the boundary between window and main space without evicting to do it,
+   * as Caffeine does: a larger window takes the main space's oldest (probation first), a smaller
+   * one offers its oldest to the main space, through admission.
+   */
+  #resize(share: number): void {
+    this.#share(share);
+    while (this.#mainSize > this.#mainBytes) {
+      const oldest = this.#takeOldest(this.#probation.size > 0 ? this.#probation : this.#protected);
+      if (oldest === undefined) break;
+      this.#quietly(() => this.#window.set(oldest.key, oldest.value, { size: oldest.size }));
+    }
+    this.#fitProtected();
+    this.#makeRoomInWindow(0);
   }
 
   #makeRoomInWindow(size: number): void {
