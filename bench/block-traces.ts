@@ -1,0 +1,108 @@
+/**
+ * Writes the block traces that docs/performance.md replays beside the synthetic ones, for
+ * `npm run bench -- --hit-ratio --trace FILE --bound-entries …` (one key per line, 4 KiB entries):
+ *
+ *   rec1   recency-biased: 30 % new keys, the rest asking again the key asked d requests earlier,
+ *          d Pareto (α 1, scale 2,000)
+ *   rec2   30 % Zipf 0.8 over 500,000 keys; of the rest, 20 % new keys, else d Pareto (α 0.7,
+ *          scale 1,000)
+ *   rec3   40 % new keys, else d Pareto (α 1.5, scale 5,000)
+ *   loop1  half the requests a loop over 30,000 keys, half Zipf 0.8 over 500,000 keys
+ *   loop2  a loop over 25,000 keys
+ *
+ * 2,000,000 requests each, from a fixed linear congruential generator, so the files, and the
+ * figures replayed from them, are the same on every machine.
+ *
+ *   node bench/block-traces.ts DIR
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const REQUESTS = 2_000_000;
+const ZIPF_KEYS = 500_000;
+const ZIPF_ALPHA = 0.8;
+
+/**
+ * A linear congruential generator, in floating point as JavaScript multiplies: poor randomness,
+ * but the same on every machine, which is all a reproducible trace needs.
+ */
+function lcg(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state / 0x80000000;
+  };
+}
+
+/** Zipf ranks by inverse CDF over a table of the cumulative weights. */
+function zipfSampler(random: () => number): () => number {
+  const cdf = new Float64Array(ZIPF_KEYS);
+  let total = 0;
+  for (let i = 0; i < ZIPF_KEYS; i++) {
+    total += 1 / (i + 1) ** ZIPF_ALPHA;
+    cdf[i] = total;
+  }
+  return () => {
+    const u = random() * total;
+    let lo = 0;
+    let hi = ZIPF_KEYS - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] ?? 0) < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+interface Recency {
+  readonly newShare: number;
+  readonly alpha: number;
+  readonly scale: number;
+  readonly zipfShare: number;
+}
+
+function recency({ newShare, alpha, scale, zipfShare }: Recency): string[] {
+  const random = lcg(12345);
+  const zipf = zipfSampler(random);
+  const asked = new Int32Array(REQUESTS);
+  const lines: string[] = [];
+  let fresh = 1_000_000;
+  for (let t = 0; t < REQUESTS; t++) {
+    let key: number;
+    if (random() < zipfShare) key = zipf();
+    else if (t === 0 || random() < newShare) key = fresh++;
+    else {
+      const distance = Math.max(1, Math.floor(scale * ((1 - random()) ** (-1 / alpha) - 1)) + 1);
+      key = t - distance >= 0 ? (asked[t - distance] ?? 0) : fresh++;
+    }
+    asked[t] = key;
+    lines.push(`k${key}`);
+  }
+  return lines;
+}
+
+function loop(length: number, zipfShare: number): string[] {
+  const random = lcg(99);
+  const zipf = zipfSampler(random);
+  const lines: string[] = [];
+  let at = 0;
+  for (let t = 0; t < REQUESTS; t++) lines.push(random() < zipfShare ? `z${zipf()}` : `l${at++ % length}`);
+  return lines;
+}
+
+const dir = process.argv[2];
+if (dir === undefined) throw new Error('usage: node bench/block-traces.ts DIR');
+mkdirSync(dir, { recursive: true });
+const traces: Record<string, () => string[]> = {
+  rec1: () => recency({ newShare: 0.3, alpha: 1, scale: 2000, zipfShare: 0 }),
+  rec2: () => recency({ newShare: 0.2, alpha: 0.7, scale: 1000, zipfShare: 0.3 }),
+  rec3: () => recency({ newShare: 0.4, alpha: 1.5, scale: 5000, zipfShare: 0 }),
+  loop1: () => loop(30_000, 0.5),
+  loop2: () => loop(25_000, 0),
+};
+for (const [name, make] of Object.entries(traces)) {
+  const file = join(dir, `${name}.txt`);
+  writeFileSync(file, `${make().join('\n')}\n`);
+  console.log(`wrote ${file}`);
+}
