@@ -54,23 +54,24 @@ const PATIENCE = 8;
 const MOST_PATIENCE = 64;
 /**
  * Sampled requests between two decisions, per shadow key: a quarter of a cache's worth of
- * requests, so that the window reaches the top within two caches' worth. A whole cache's worth
- * left the recency-biased traces up to 1.8 points below LRU (the climb took most of the trace);
- * an eighth replayed like a quarter.
+ * requests, so that the window reaches the top within about two caches' worth. A whole cache's
+ * worth left the recency-biased traces up to 2.1 points below LRU (the climb took most of the
+ * trace); an eighth replayed like a quarter.
  */
 const DECISION_PER_KEY = 0.25;
 /** Nor fewer than this: a decision on fewer is mostly noise. */
 const MIN_DECISION_REQUESTS = 512;
 /**
  * How many standard deviations of chance the difference in hits must exceed to move the window:
- * little toward LRU, which is the safe side (where the cache is no better than LRU a larger
- * window costs nothing), three standard deviations away from it, and then by at least 1 % of the
- * sampled requests. With two either way and the 1 % for both, the window sat for whole stretches
- * at half its size on the recency-biased traces after a chance halving, up to 1.8 points below
- * LRU; with these, within 0.6 points, and the other traces within 0.2 points of before.
+ * one toward LRU, which is the safe side (where the cache is no better than LRU a larger window
+ * costs nothing), three away from it, and then by at least 1 % of the sampled requests. With two
+ * either way and the 1 % for both, the window sat for whole stretches at half its size on the
+ * recency-biased traces after a chance halving, up to 1.8 points below LRU; with these (and
+ * BEHIND_IN_A_ROW), within 1.2 points, and the synthetic traces within 0.4 of the fixed window.
  */
 const GROW_SIGNIFICANCE = 1;
 const SHRINK_SIGNIFICANCE = 3;
+const MIN_SHRINK_DIFFERENCE = 0.01;
 /**
  * And toward LRU only when it is ahead this many decisions in a row: on a loop over more keys than
  * the cache holds, the cache's hits come in runs (the part of the loop it keeps), so a single
@@ -79,7 +80,6 @@ const SHRINK_SIGNIFICANCE = 3;
  * recency-biased traces).
  */
 const BEHIND_IN_A_ROW = 3;
-const MIN_SHRINK_DIFFERENCE = 0.01;
 /**
  * What a shadow key costs in memory, counted against the bound: lru-cache's slots and Map entry,
  * and a heap number for half the hashes (above V8's small integers); 114 B measured on a full shadow.
