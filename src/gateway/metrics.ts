@@ -87,18 +87,21 @@ export class GatewayMetrics {
         this.set(cache().bytes);
       },
     });
-    // Read from the cache's own count at scrape time, so the cache needs no callback into metrics.
-    let evictionsCounted = 0;
-    new Counter({
-      name: 'catalog_gateway_cache_evictions_total',
-      help: 'Stored responses pushed out of the cache to make room for new ones.',
-      registers,
-      collect() {
-        const evictions = cache().evictions;
-        this.inc(evictions - evictionsCounted);
-        evictionsCounted = evictions;
-      },
-    });
+    // Read from the cache's own running totals at scrape time, so the cache needs no callback into metrics.
+    const cacheTotal = (name: string, help: string, total: (gauges: CacheGauges) => number): void => {
+      let counted = 0;
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const now = total(cache());
+          this.inc(now - counted);
+          counted = now;
+        },
+      });
+    };
+    cacheTotal('catalog_gateway_cache_evictions_total', 'Stored responses pushed out of the cache to make room for new ones.', (c) => c.evictions);
     const admissionsCounted = { admitted: 0, refused: 0 };
     new Counter({
       name: 'catalog_gateway_cache_admissions_total',
@@ -113,17 +116,11 @@ export class GatewayMetrics {
         }
       },
     });
-    let shiftsCounted = 0;
-    new Counter({
-      name: 'catalog_gateway_cache_popularity_shifts_total',
-      help: 'Times the admission filter saw popularity shift (hit ratio down, requests for keys it had just refused up) and forgot its counts.',
-      registers,
-      collect() {
-        const shifts = cache().shifts;
-        this.inc(shifts - shiftsCounted);
-        shiftsCounted = shifts;
-      },
-    });
+    cacheTotal(
+      'catalog_gateway_cache_popularity_shifts_total',
+      'Times the admission filter saw popularity shift (hit ratio down, requests for keys it had just refused up) and forgot its counts.',
+      (c) => c.shifts,
+    );
     new Gauge({
       name: 'catalog_gateway_cache_admission_window_ratio',
       help: "The admission window's share of the cache bound: 0.01 while frequency decides, growing toward 0.99 while plain LRU would hit more (recency-biased requests). Absent without admission.",
