@@ -34,6 +34,7 @@ export function scenarioTable(scenarios: readonly ScenarioResult[]): string {
       fixed(s.p50Ms.median, 2),
       withRange(s.p99Ms, (n) => fixed(n, 2)),
       s.id.startsWith('bare') ? '1.00' : fixed(s.p99VsBare.median, 2),
+      fixed(s.tailShape.median, 2),
       fixed(s.serverCpuUs.median, 1),
       s.gcPausesPerRun === null || s.gcMsPerRun === null ? '—' : `${whole(s.gcPausesPerRun.median)} (${fixed(s.gcMsPerRun.median, 1)} ms)`,
       s.originCallsPerRun.max === 0 ? '0' : withRange(s.originCallsPerRun, whole),
@@ -41,8 +42,8 @@ export function scenarioTable(scenarios: readonly ScenarioResult[]): string {
     ].join(' | '),
   );
   return [
-    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | server CPU µs/req | GC pauses per run (total) | origin calls per run | non-2xx / errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | p99 ÷ p50 | server CPU µs/req | GC pauses per run (total) | origin calls per run | non-2xx / errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r} |`),
   ].join('\n');
 }

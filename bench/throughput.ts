@@ -77,6 +77,12 @@ export interface ScenarioResult {
   /** Per round: this scenario's figure over the bare server's, same workload, same round. */
   readonly rpsVsBare: Spread;
   readonly p99VsBare: Spread;
+  /**
+   * Per run: p99 over p50, the tail's shape whatever the speed. wrk holds each connection to one
+   * request at a time, so a server that answers fewer per second makes every request wait longer
+   * in proportion (Little's law); this tells a longer tail from a slower server.
+   */
+  readonly tailShape: Spread;
   readonly serverCpuUs: Spread;
   /** GC pauses and their total length per run, next to p99 (null: a server without /metrics). */
   readonly gcPausesPerRun: Spread | null;
@@ -184,6 +190,7 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       p99Ms: spread(runsOf.map((r) => r.p99Ms)),
       rpsVsBare: ratio((r) => r.requestsPerSecond),
       p99VsBare: ratio((r) => r.p99Ms),
+      tailShape: spread(runsOf.map((r) => r.p99Ms / r.p50Ms)),
       serverCpuUs: spread(runsOf.map((r) => r.serverCpuUs)),
       gcPausesPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.count ?? 0)) : null,
       gcMsPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.totalMs ?? 0)) : null,
