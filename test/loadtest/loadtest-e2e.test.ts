@@ -82,8 +82,9 @@ test('the origin calls in the summary are the increase of the origin’s own req
 test('against a fleet: two gateways sharing one Redis, loaded side by side, ask the origin at most once per distinct query', async () => {
   const redis = await startRedis();
   // A Redis command slower than the timeout makes that fill go without the fleet's lock, by design
-  // (fleet-faults.test.ts): on a starved machine the default 250 ms was reached once (199 origin
-  // calls for 193 queries while a replay loaded both cores), which is not what this test is about.
+  // (fleet-faults.test.ts), which is not what this test is about. Once, with a replay loading both
+  // cores, this test read 199 origin calls for 193 queries; a reply later than the 250 ms default
+  // is the likely cause (the members' logs were gone with the run, and it did not come back).
   const fleetEnv = { ...env, CATALOG_GATEWAY_REDIS_URL: redis.url, CATALOG_GATEWAY_REDIS_KEY_PREFIX: 'loadtest-fleet:', CATALOG_GATEWAY_REDIS_COMMAND_TIMEOUT_MS: '5s' };
   const members: ServerProcess[] = [];
   try {
