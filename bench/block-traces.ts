@@ -17,6 +17,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ZipfSampler } from '../src/loadtest/zipf.ts';
 
 const REQUESTS = 2_000_000;
 const ZIPF_KEYS = 500_000;
@@ -34,27 +35,6 @@ function lcg(seed: number): () => number {
   };
 }
 
-/** Zipf ranks by inverse CDF over a table of the cumulative weights. */
-function zipfSampler(random: () => number): () => number {
-  const cdf = new Float64Array(ZIPF_KEYS);
-  let total = 0;
-  for (let i = 0; i < ZIPF_KEYS; i++) {
-    total += 1 / (i + 1) ** ZIPF_ALPHA;
-    cdf[i] = total;
-  }
-  return () => {
-    const u = random() * total;
-    let lo = 0;
-    let hi = ZIPF_KEYS - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((cdf[mid] ?? 0) < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
-
 interface Recency {
   readonly newShare: number;
   readonly alpha: number;
@@ -64,13 +44,13 @@ interface Recency {
 
 function recency({ newShare, alpha, scale, zipfShare }: Recency): string[] {
   const random = lcg(12345);
-  const zipf = zipfSampler(random);
+  const zipf = new ZipfSampler(ZIPF_KEYS, ZIPF_ALPHA, { next: random });
   const asked = new Int32Array(REQUESTS);
   const lines: string[] = [];
   let fresh = 1_000_000;
   for (let t = 0; t < REQUESTS; t++) {
     let key: number;
-    if (random() < zipfShare) key = zipf();
+    if (random() < zipfShare) key = zipf.next();
     else if (t === 0 || random() < newShare) key = fresh++;
     else {
       const distance = Math.max(1, Math.floor(scale * ((1 - random()) ** (-1 / alpha) - 1)) + 1);
@@ -84,10 +64,10 @@ function recency({ newShare, alpha, scale, zipfShare }: Recency): string[] {
 
 function loop(length: number, zipfShare: number): string[] {
   const random = lcg(99);
-  const zipf = zipfSampler(random);
+  const zipf = new ZipfSampler(ZIPF_KEYS, ZIPF_ALPHA, { next: random });
   const lines: string[] = [];
   let at = 0;
-  for (let t = 0; t < REQUESTS; t++) lines.push(random() < zipfShare ? `z${zipf()}` : `l${at++ % length}`);
+  for (let t = 0; t < REQUESTS; t++) lines.push(random() < zipfShare ? `z${zipf.next()}` : `l${at++ % length}`);
   return lines;
 }
 

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { keyHash } from '../../src/gateway/store/frequency-sketch.ts';
 import { ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
 import { WindowedLru } from '../../src/gateway/store/windowed-lru.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
@@ -28,8 +29,9 @@ class Workload {
       this.detector.record(hit);
       if (hit) continue;
       const key = this.#random.next() < repeat && this.#recent.length > 0 ? (this.#recent[this.#random.below(this.#recent.length)] ?? '') : misses(this.#fresh++);
-      if (this.detector.shifted(key, ENTRIES)) shifts++;
-      this.detector.refused(key, ENTRIES);
+      const h = keyHash(key);
+      if (this.detector.shifted(h, ENTRIES)) shifts++;
+      this.detector.refused(h, ENTRIES);
       this.#recent.push(key);
       if (this.#recent.length > 50) this.#recent.shift();
     }

@@ -89,18 +89,19 @@ describe('the window tuner', () => {
       feed(t, DECISION, lruHits, cacheHits, at);
       at += DECISION;
     };
+    /** `patience` decisions without a clear difference: the last one probes. */
+    const probeAfter = (patience: number): void => {
+      for (let i = 0; i < patience - 1; i++) round(true, true);
+      assert.equal(t.share, 16 * MIN_WINDOW_SHARE, `${patience - 1} undecided`);
+      round(true, true);
+      assert.equal(t.share, 8 * MIN_WINDOW_SHARE, `decision ${patience} probes`);
+    };
     for (let i = 0; i < 6; i++) round(true, false);
     assert.equal(t.share, 16 * MIN_WINDOW_SHARE);
-    for (let i = 0; i < 7; i++) round(true, true);
-    assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'seven undecided');
-    round(true, true);
-    assert.equal(t.share, 8 * MIN_WINDOW_SHARE, 'the eighth probes');
+    probeAfter(8);
     round(true, false);
     assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'LRU proves the probe wrong');
-    for (let i = 0; i < 15; i++) round(true, true);
-    assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'fifteen undecided');
-    round(true, true);
-    assert.equal(t.share, 8 * MIN_WINDOW_SHARE, 'the sixteenth probes');
+    probeAfter(16);
     round(true, true);
     assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'a probe that shows no clear gain is undone too');
     for (let i = 0; i < 32; i++) round(true, true);

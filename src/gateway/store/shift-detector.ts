@@ -20,7 +20,7 @@
  *
  * Counting is the only cost on a lookup; the rest runs when an entry is stored.
  */
-import { keyHash, powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
+import { powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
 
 /** A sample is this many requests per entry the cache holds. */
 const SAMPLE_PER_ENTRY = 0.25;
@@ -61,20 +61,18 @@ class RefusedKeys {
     return this.#young.byteLength + this.#old.byteLength;
   }
 
-  add(key: string, entries: number): void {
+  add(h: number, entries: number): void {
     if (++this.#added > entries) {
       const older = this.#old;
       this.#old = this.#young;
       this.#young = older.fill(0);
       this.#added = 1;
     }
-    const h = keyHash(key);
     setBit(this.#young, h & this.#mask);
     setBit(this.#young, spread(h ^ 0x5bd1e995) & this.#mask);
   }
 
-  has(key: string): boolean {
-    const h = keyHash(key);
+  has(h: number): boolean {
     const a = h & this.#mask;
     const b = spread(h ^ 0x5bd1e995) & this.#mask;
     return (isSet(this.#young, a) && isSet(this.#young, b)) || (isSet(this.#old, a) && isSet(this.#old, b));
@@ -118,17 +116,17 @@ export class ShiftDetector {
     if (hit) this.#hits++;
   }
 
-  /** Admission kept `key` out (`entries`: what the cache holds now). */
-  refused(key: string, entries: number): void {
-    this.#refused.add(key, entries);
+  /** Admission kept out the key hashed `h` (keyHash; `entries`: what the cache holds now). */
+  refused(h: number, entries: number): void {
+    this.#refused.add(h, entries);
   }
 
   /**
-   * Counts a store of `key` (after a miss), and after a sample of requests tells whether
-   * popularity shifted; then it starts again.
+   * Counts a store of the key hashed `h` (after a miss), and after a sample of requests tells
+   * whether popularity shifted; then it starts again.
    */
-  shifted(key: string, entries: number): boolean {
-    if (this.#refused.has(key)) this.#regrets++;
+  shifted(h: number, entries: number): boolean {
+    if (this.#refused.has(h)) this.#regrets++;
     if (this.#requests < Math.max(MIN_SAMPLE, SAMPLE_PER_ENTRY * entries)) return false;
     const ratio = this.#hits / this.#requests;
     const regrets = this.#regrets / this.#requests;

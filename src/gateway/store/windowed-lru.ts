@@ -165,13 +165,15 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
    * once, and is not kept when refused (`peek` then finds nothing).
    */
   set(key: K, value: V, { size }: { size: number }): this {
-    if (this.#shifts.shifted(key, this.size)) {
+    // Hashed once, for both the shift detector and the tuner.
+    const h = keyHash(key);
+    if (this.#shifts.shifted(h, this.size)) {
       this.#sketch.clear();
       this.#sinceShift = 0;
       this.#onShift();
     }
     this.#sinceShift++;
-    this.#tuner.stored(keyHash(key), size);
+    this.#tuner.stored(h, size);
     const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
     if (segment !== undefined) {
       segment.set(key, value, { size });
@@ -276,7 +278,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     const victims = needed > 0 && size <= this.#mainBytes ? this.#victims(needed) : [];
     const admitted = size <= this.#mainBytes && this.#admission.admits(key, needed, victims);
     this.#onAdmission(admitted);
-    if (!admitted) this.#shifts.refused(key, this.size);
+    if (!admitted) this.#shifts.refused(keyHash(key), this.size);
     if (admitted) {
       for (const victim of victims) this.#evictVictim(victim.key);
       this.#evictMain(size);
