@@ -122,12 +122,68 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   return traces;
 }
 
-/** Reads a `key [size]` trace; `entryBytes` is the size of a request that gives none. */
+/**
+ * Key ids of a trace file's keys. A V8 Map holds at most 2^24 keys (16,777,216), fewer than a
+ * long block trace has, so a full one is followed by another, each asked in turn.
+ */
+export class KeyIds {
+  readonly keys: string[] = [];
+  readonly #maps = [new Map<string, number>()];
+  readonly #mapKeys: number;
+
+  /** `mapKeys`: the keys one Map takes before the next is begun (tests make it small). */
+  constructor(mapKeys = 2 ** 24 - 1) {
+    this.#mapKeys = mapKeys;
+  }
+
+  /** `key`'s id; a new key takes the next one. */
+  id(key: string): number {
+    for (const map of this.#maps) {
+      const id = map.get(key);
+      if (id !== undefined) return id;
+    }
+    let last = this.#maps.at(-1) ?? new Map<string, number>();
+    if (last.size >= this.#mapKeys) {
+      last = new Map<string, number>();
+      this.#maps.push(last);
+    }
+    const id = this.keys.length;
+    last.set(key, id);
+    this.keys.push(key);
+    return id;
+  }
+}
+
+/** A Uint32Array that doubles as it fills: a JavaScript array of numbers stops at 2^27 elements, and costs twice the bytes. */
+class GrowingUint32 {
+  #items = new Uint32Array(1 << 16);
+  length = 0;
+
+  set(index: number, value: number): void {
+    while (index >= this.#items.length) {
+      const larger = new Uint32Array(this.#items.length * 2);
+      larger.set(this.#items);
+      this.#items = larger;
+    }
+    this.#items[index] = value;
+    if (index >= this.length) this.length = index + 1;
+  }
+
+  /** An exact-size copy. */
+  done(): Uint32Array {
+    return this.#items.slice(0, this.length);
+  }
+}
+
+/**
+ * Reads a `key [size]` trace; `fixedEntryBytes` is the size of a request that gives none. Requests
+ * and sizes go to typed arrays and keys to as many Maps as they need, so that a public trace of
+ * hundreds of millions of requests and tens of millions of keys reads in the default heap.
+ */
 export async function readTrace(path: string, fixedEntryBytes: number): Promise<Trace> {
-  const ids = new Map<string, number>();
-  const keys: string[] = [];
-  const sizes: number[] = [];
-  const requests: number[] = [];
+  const ids = new KeyIds();
+  const sizes = new GrowingUint32();
+  const requests = new GrowingUint32();
   let line = 0;
   for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
     line++;
@@ -135,17 +191,11 @@ export async function readTrace(path: string, fixedEntryBytes: number): Promise<
     const [key, sizeText] = fields;
     if (key === undefined || key === '' || key.startsWith('#')) continue;
     if (fields.length > 2 || (sizeText !== undefined && !/^[0-9]+$/.test(sizeText))) throw new Error(`${path}:${line}: expected "key [size]", got "${text}"`);
-    let id = ids.get(key);
-    if (id === undefined) {
-      id = keys.length;
-      ids.set(key, id);
-      keys.push(key);
-      sizes.push(0);
-    }
+    const id = ids.id(key);
     // A key whose size changes takes its latest size, as a re-stored entry does.
-    sizes[id] = Math.max(leastEntryBytes(key), sizeText === undefined ? fixedEntryBytes : Number(sizeText));
-    requests.push(id);
+    sizes.set(id, Math.max(leastEntryBytes(key), sizeText === undefined ? fixedEntryBytes : Number(sizeText)));
+    requests.set(requests.length, id);
   }
   if (requests.length === 0) throw new Error(`${path}: no requests`);
-  return { name: path.split('/').at(-1) ?? path, description: `${path}, ${keys.length.toLocaleString('en-US')} distinct keys`, keys, sizes: Uint32Array.from(sizes), requests: Uint32Array.from(requests) };
+  return { name: path.split('/').at(-1) ?? path, description: `${path}, ${ids.keys.length.toLocaleString('en-US')} distinct keys`, keys: ids.keys, sizes: sizes.done(), requests: requests.done() };
 }

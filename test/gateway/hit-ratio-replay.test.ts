@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { beladyHits } from '../../bench/belady.ts';
 import { staticOptimumHits } from '../../bench/static-optimum.ts';
-import { leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
+import { KeyIds, leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
 import { tempDir } from '../support/config.ts';
 
 /** `sequence`: one letter per request. */
@@ -43,4 +43,22 @@ test('a trace file is one request per line, key and an optional size; a key take
   assert.deepEqual([...read.sizes], [12_000, 4096, leastEntryBytes('/c')], 'no entry is smaller than its key and fixed part');
   writeFileSync(path, '/a 12 extra\n');
   await assert.rejects(readTrace(path, 4096), /trace\.txt:1: expected "key \[size\]"/);
+});
+
+test('key ids stay dense and stable when the keys outgrow one Map (a V8 Map stops at 2^24)', () => {
+  const ids = new KeyIds(3);
+  const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+  assert.deepEqual(keys.map((k) => ids.id(k)), [0, 1, 2, 3, 4, 5, 6]);
+  assert.deepEqual([...keys].reverse().map((k) => ids.id(k)), [6, 5, 4, 3, 2, 1, 0], 'each found again, in whichever Map holds it');
+  assert.deepEqual(ids.keys, keys);
+});
+
+test('a trace longer than the reader\'s first arrays reads whole, in order', async () => {
+  const path = join(tempDir(), 'long.txt');
+  const n = (1 << 16) + 5;
+  writeFileSync(path, Array.from({ length: n }, (_, i) => `k${i % 7}`).join('\n'));
+  const read = await readTrace(path, 4096);
+  assert.equal(read.requests.length, n);
+  assert.equal(read.keys.length, 7);
+  assert.deepEqual([...read.requests.subarray(n - 3)], [(n - 3) % 7, (n - 2) % 7, (n - 1) % 7]);
 });
