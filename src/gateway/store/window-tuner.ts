@@ -8,8 +8,8 @@
  * grown while LRU would do better and shrunk while it would do worse.
  *
  * What LRU would do is simulated on a sample of the keys (spatial sampling, as SHARDS does:
- * Waldspurger et al., FAST 2015): the keys whose hash falls in a 2^-k slice, held by an LRU of keys
- * and sizes bounded to the same slice of the bytes, at most 4,096 keys and 1 % of the bound. The
+ * Waldspurger et al., FAST 2015): the keys whose hash falls in a 2^-k slice, held by an LRU of key
+ * hashes and sizes (shadow-lru.ts) bounded to the same slice of the bytes, at most 4,096 keys. The
  * cache's own hits on the same keys are counted beside it, so both are measured on the same
  * requests; the window moves (doubled or halved, between 1 % and 99 %) only when the difference
  * is larger than chance would make it, by far when it is to shrink. Set dueling in CPU caches
@@ -20,7 +20,7 @@
  * A lookup of a key outside the sample costs a comparison; the sample's share is looked up in
  * the shadow LRU as well.
  */
-import { LRUCache } from 'lru-cache';
+import { ShadowLru } from './shadow-lru.ts';
 
 /** The share of the bound the window starts at and never goes below: Caffeine's. */
 export const MIN_WINDOW_SHARE = 0.01;
@@ -31,12 +31,26 @@ export const MIN_WINDOW_SHARE = 0.01;
 const MAX_WINDOW_SHARE = 0.99;
 /** A move doubles or halves the share: seven moves go from 1 % to 99 %; fourfold steps replayed alike. */
 const STEP = 2;
-/** At most this many keys in the shadow LRU: enough for its hit ratio to follow LRU's closely (SHARDS). */
+/**
+ * At most this many keys in the shadow LRU: enough for its hit ratio to follow LRU's closely
+ * (SHARDS). 8,192 replayed within 0.3 points of it, either way, at the bounds where the cap
+ * holds (block traces at 20,000 and 80,000 entries, the synthetic ones at 256 MiB), for twice the memory.
+ */
 const SHADOW_KEYS = 4096;
 /** At least this many, whatever the bound. */
 const LEAST_SHADOW_KEYS = 256;
-/** And no more than this share of the bound, within those two. */
-const SHADOW_SHARE = 0.01;
+/**
+ * And one per this many bytes of the bound, within those two: about 1 % of the bound, at 48 to
+ * 64 B a key (shadow-lru.ts). When the shadow was an lru-cache at 128 B a key, 1 % held 2.5 times
+ * fewer keys; the larger sample decides better where the bound is small (recency-biased block
+ * traces at 2,000 and 5,000 entries: 0.2 to 0.5 points closer to LRU, docs/performance.md).
+ */
+const BOUND_BYTES_PER_SHADOW_KEY = 5_000;
+/**
+ * Room for this many times the keys the sample is expected to hold: the expectation is for
+ * entries of the sketch's size, and an LRU of smaller ones holds more keys in the same bytes.
+ */
+const SHADOW_KEY_ROOM = 2;
 /**
  * After this many decisions in a row without a clear difference, the window is halved anyway (a
  * probe): with a window as large as LRU's the cache hits as LRU does, so no difference would ever
@@ -80,16 +94,10 @@ const MIN_SHRINK_DIFFERENCE = 0.01;
  * recency-biased traces).
  */
 const BEHIND_IN_A_ROW = 3;
-/**
- * What a shadow key costs in memory, counted against the bound: lru-cache's slots and Map entry,
- * and a heap number for half the hashes (above V8's small integers); 114 B measured on a full shadow.
- */
-const SHADOW_BYTES_PER_KEY = 128;
-
 export class WindowTuner {
   /** Keys hashed below this are in the sample (the high bits: the sketch indexes by the low ones). */
   readonly #below: number;
-  readonly #shadow: LRUCache<number, true>;
+  readonly #shadow: ShadowLru;
   readonly #decideEvery: number;
   /** What the shadow holds in memory, at most: counted against the bound. */
   readonly bytes: number;
@@ -108,13 +116,13 @@ export class WindowTuner {
 
   /** `maxSize`: the cache's bound in bytes; `capacity`: how many entries it is expected to hold at most. */
   constructor(maxSize: number, capacity: number) {
-    const wanted = Math.min(SHADOW_KEYS, Math.max(LEAST_SHADOW_KEYS, Math.floor((maxSize * SHADOW_SHARE) / SHADOW_BYTES_PER_KEY)));
+    const wanted = Math.min(SHADOW_KEYS, Math.max(LEAST_SHADOW_KEYS, Math.floor(maxSize / BOUND_BYTES_PER_SHADOW_KEY)));
     const k = Math.max(0, Math.ceil(Math.log2(capacity / wanted)));
     this.#below = 2 ** (32 - k);
     const keys = Math.ceil(capacity / 2 ** k);
     this.#decideEvery = Math.max(MIN_DECISION_REQUESTS, Math.ceil(keys * DECISION_PER_KEY));
-    this.#shadow = new LRUCache<number, true>({ maxSize: Math.max(1, Math.floor(maxSize / 2 ** k)) });
-    this.bytes = keys * SHADOW_BYTES_PER_KEY;
+    this.#shadow = new ShadowLru(Math.max(1, Math.floor(maxSize / 2 ** k)), keys * SHADOW_KEY_ROOM);
+    this.bytes = this.#shadow.bytes;
   }
 
   /** The window's share of the bound now. */
@@ -128,7 +136,7 @@ export class WindowTuner {
    */
   looked(h: number, hit: boolean): boolean {
     if (h >= this.#below) return false;
-    const lruHit = this.#shadow.get(h) !== undefined;
+    const lruHit = this.#shadow.get(h);
     if (lruHit !== hit) {
       if (lruHit) this.#lruOnly++;
       else this.#cacheOnly++;
@@ -138,7 +146,7 @@ export class WindowTuner {
 
   /** Counts a store of `size` bytes under the key hashed `h`: LRU keeps every one. */
   stored(h: number, size: number): void {
-    if (h < this.#below && size > 0) this.#shadow.set(h, true, { size });
+    if (h < this.#below && size > 0) this.#shadow.set(h, size);
   }
 
   /** Counts a removal (a purge): LRU loses the entry too. */
