@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { LatencyHistogram } from './latency-histogram.ts';
+import type { SecondSample } from './result.ts';
 
 export interface PlannedRequest {
   readonly path: string;
@@ -41,17 +42,6 @@ export interface LoadRunOptions {
   readonly progress?: boolean;
   /** Called once a second while the run lasts, with the second just completed (from 1). */
   readonly onSecond?: (second: number) => void;
-}
-
-export interface SecondSample {
-  /** Seconds since the start; the sample covers (second − 1, second]. */
-  readonly second: number;
-  readonly responses: number;
-  readonly non2xx: number;
-  readonly errors: number;
-  readonly p50Ms: number;
-  readonly p90Ms: number;
-  readonly p99Ms: number;
 }
 
 export interface LoadRunResult {

@@ -16,6 +16,17 @@ import { UnreachableError } from './target.ts';
 
 const EXPECTED = [CatalogUnavailableError, LoadtestSetupError, ServerStartError, UnreachableError];
 
+/** Prints the summary, and with `--json` the result on stdout (the summary then goes to stderr); exit 0. */
+function printed(summary: string, result: unknown, json: boolean): number {
+  if (json) {
+    process.stderr.write(summary);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } else {
+    process.stdout.write(summary);
+  }
+  return 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let options;
   let config;
@@ -42,13 +53,7 @@ async function main(argv: readonly string[]): Promise<number> {
       );
       const file = writeJson(options.out, 'circulation', result);
       const summary = `${formatCirculation(result)}report       ${file}\n`;
-      if (options.json) {
-        process.stderr.write(summary);
-        process.stdout.write(`${JSON.stringify(result)}\n`);
-      } else {
-        process.stdout.write(summary);
-      }
-      return 0;
+      return printed(summary, result, options.json);
     }
     const result = await runLoadtest(options, config, {
       log: (message) => process.stderr.write(`loadtest: ${message}\n`),
@@ -57,13 +62,7 @@ async function main(argv: readonly string[]): Promise<number> {
     });
     const files = writeReport(options.out, result);
     const summary = `${formatSummary(result)}report      ${files.html}\n            ${files.json}\n`;
-    if (options.json) {
-      process.stderr.write(summary);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    } else {
-      process.stdout.write(summary);
-    }
-    return 0;
+    return printed(summary, result, options.json);
   } catch (err) {
     if (EXPECTED.some((kind) => err instanceof kind)) {
       process.stderr.write(`loadtest: ${(err as Error).message}\n`);

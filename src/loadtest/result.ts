@@ -7,7 +7,9 @@ import type { DistributionPoint } from './latency-histogram.ts';
 import type { MachineInfo } from './machine.ts';
 import type { QueryKind } from './workload.ts';
 
-export interface TimelinePoint {
+/** What the load generator measured in one second of the run. */
+export interface SecondSample {
+  /** Seconds since the start; the sample covers (second − 1, second]. */
   readonly second: number;
   readonly responses: number;
   readonly non2xx: number;
@@ -16,6 +18,10 @@ export interface TimelinePoint {
   readonly p50Ms: number;
   readonly p90Ms: number;
   readonly p99Ms: number;
+}
+
+/** A second of the run with what the gateway's metrics said of it. */
+export interface TimelinePoint extends SecondSample {
   /** The gateway's hit ratio in this second (server-metrics.ts `hitRatio`). */
   readonly hitRatio: number | null;
   /** Share of the gateway's requests in this second that it did not send on to the origin, by its own count. */
