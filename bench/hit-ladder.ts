@@ -90,6 +90,7 @@ const server = createServer((req, res) => {
   const now = Date.now();
   const reqId = requestId(req.headers['x-request-id']);
   const delivered = deliver(res, response, response.kept, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
+  if ('kind' in delivered) throw new Error(`an unconditional GET without Range was answered ${delivered.kind}`);
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {

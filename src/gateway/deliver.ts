@@ -2,15 +2,18 @@
  * The deliver step: the only code that writes a stored or filled response. It sends the
  * representation it is handed (the one negotiation chose, ../shared/encoding/negotiate.ts), adds
  * what every send must carry (`Age`, `Cache-Status`, `X-Request-Id`), answers a client's
- * conditional request with 304 or 412 and its Range with 206 or 416 (RFC 9110 §13, §14; RFC 9111
- * §4.3.2), and leaves the body out for HEAD. Header fields were prepared when the representation
- * was made, so a hit is one `writeHead` and one `end`.
+ * conditional request with 304 and its Range with 206 (RFC 9110 §13, §14; RFC 9111 §4.3.2), and
+ * leaves the body out for HEAD. A failed precondition (412) or a range that cannot be satisfied
+ * (416) is an error like any other, so it is handed back as a problem for the caller to send.
+ * Header fields were prepared when the representation was made, so a hit is one `writeHead` and
+ * one `end`.
  */
 import type { ServerResponse } from 'node:http';
 import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
+import { problem, type Problem } from '../shared/problem.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
 
 export interface DeliverContext {
@@ -33,9 +36,6 @@ export interface Delivered {
 
 /** RFC 9110 §15.4.5: the fields a 304 must repeat from the 200 it stands for. */
 const NOT_MODIFIED_FIELDS: ReadonlySet<string> = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary']);
-
-/** For a 412 or 416: no stored field is the answer's. */
-const NO_STORED_FIELDS: ReadonlySet<string> = new Set();
 
 function isConditional(conditions: Conditions): boolean {
   return conditions.ifNoneMatch !== undefined || conditions.ifModifiedSince !== undefined || conditions.ifMatch !== undefined || conditions.ifUnmodifiedSince !== undefined;
@@ -72,12 +72,7 @@ function sendFields(response: StoredResponse, representation: Representation, co
   return fields;
 }
 
-/** A 412 or 416: the three fields every send carries, and `more`; no content. */
-function sendEmpty(res: ServerResponse, status: number, response: StoredResponse, representation: Representation, context: DeliverContext, more: readonly string[]): Delivered {
-  res.writeHead(status, [...sendFields(response, representation, context, NO_STORED_FIELDS), 'content-length', '0', ...more]);
-  res.end();
-  return { status, bytes: 0 };
-}
+const PRECONDITION_FAILED = problem('precondition-failed', 'If-Match or If-Unmodified-Since does not hold for the stored response (RFC 9110 §13.1.1, §13.1.4)');
 
 /**
  * RFC 9110 §8.8: the validators of the representation sent, its own entity tag (each coding has
@@ -91,14 +86,14 @@ function sentValidators(response: StoredResponse, representation: Representation
 /**
  * RFC 9110 §14.2 and §15.3.7: a single range of the representation sent (a range applies to the
  * selected representation, so to its coded bytes, §14.1) as a 206, with its fields, `Content-Length`
- * of the part and `Content-Range`; 416 when no range is satisfiable (§15.5.17); undefined when
- * the whole representation is to be sent.
+ * of the part and `Content-Range`; the 416 problem when no range is satisfiable (§15.5.17);
+ * undefined when the whole representation is to be sent.
  */
-function deliverRange(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext, range: RangeRequest): Delivered | undefined {
+function deliverRange(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext, range: RangeRequest): Delivered | Problem | undefined {
   const { body } = representation;
   const answer = rangeAnswer(range, body.length, sentValidators(response, representation), response.field('date'));
   if (answer.kind === 'whole') return undefined;
-  if (answer.kind === 'unsatisfiable') return sendEmpty(res, 416, response, representation, context, ['content-range', `bytes */${body.length}`]);
+  if (answer.kind === 'unsatisfiable') return problem('range-not-satisfiable', `no range asked for overlaps the ${body.length} bytes of the representation`, { 'content-range': `bytes */${body.length}` });
   const part = sendFields(response, representation, context);
   for (let i = 0; i < part.length; i += 2) if (part[i] === 'content-length') part[i + 1] = String(answer.end - answer.start + 1);
   part.push('content-range', `bytes ${answer.start}-${answer.end}/${body.length}`);
@@ -107,8 +102,11 @@ function deliverRange(res: ServerResponse, response: StoredResponse, representat
   return { status: 206, bytes: answer.end - answer.start + 1, encoding: representation.coding };
 }
 
-/** Sends `representation` of `response`: the one negotiation chose for this request. */
-export function deliver(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext): Delivered {
+/**
+ * Sends `representation` of `response`: the one negotiation chose for this request; or, when a
+ * precondition fails or no range can be satisfied, sends nothing and returns the problem.
+ */
+export function deliver(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext): Delivered | Problem {
   // RFC 9110 §13.2.1: conditions are evaluated only where a 2xx would otherwise be sent; the
   // validators are looked up only when the request is conditional. A client may hold the tag of
   // any representation of the stored answer (§13.1.2: one sent before it changed the codings it
@@ -117,7 +115,7 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
     response.status >= 200 && response.status < 300 && isConditional(context.conditions)
       ? preconditionStatus(context.conditions, sentValidators(response, representation), response.field('date'), response.etags)
       : 200;
-  if (precondition === 412) return sendEmpty(res, 412, response, representation, context, []);
+  if (precondition === 412) return PRECONDITION_FAILED;
   if (precondition === 304) {
     res.writeHead(304, sendFields(response, representation, context, NOT_MODIFIED_FIELDS));
     res.end();

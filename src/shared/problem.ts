@@ -23,9 +23,11 @@ export const PROBLEM_KINDS = {
   'request-timeout': { status: 408, title: 'Request timeout' },
   'no-copy-free': { status: 409, title: 'No copy available' },
   'webhook-replayed': { status: 409, title: 'Webhook already received' },
+  'precondition-failed': { status: 412, title: 'Precondition failed' },
   'body-too-large': { status: 413, title: 'Request body too large' },
   'uri-too-long': { status: 414, title: 'Request target too long' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'range-not-satisfiable': { status: 416, title: 'Range not satisfiable' },
   'invalid-body': { status: 422, title: 'Invalid request body' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request header fields too large' },
@@ -43,7 +45,7 @@ export type ProblemHeaders = Readonly<Record<string, string>>;
 export interface Problem {
   readonly kind: ProblemKind;
   readonly detail: string;
-  /** Extra response headers the kind requires: `Allow`, `WWW-Authenticate`, `Retry-After`. */
+  /** Extra response headers the kind requires: `Allow`, `WWW-Authenticate`, `Retry-After`, `Content-Range`. */
   readonly headers?: ProblemHeaders;
 }
 

@@ -10,7 +10,15 @@ import { cachingFields } from '../../src/origin/origin.ts';
 import { testConfig } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, type Reply } from '../support/harness.ts';
+import { conforms, doc, type ResponseObject } from '../support/openapi.ts';
 import { startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
+
+/** A response of docs/openapi.json's components, which the gateway's own errors must conform to. */
+function documented(name: string): ResponseObject {
+  const response = doc.components.responses[name];
+  assert.ok(response !== undefined, name);
+  return response;
+}
 
 const BODY = '0123456789abcdefghij';
 
@@ -91,6 +99,8 @@ describe('HTTP caching conformance: targeted fields, ranges, 1xx, disconnected, 
     const unsatisfiable = await range('bytes=20-30');
     assert.equal(unsatisfiable.status, 416);
     assert.equal(unsatisfiable.headers['content-range'], 'bytes */20');
+    assert.equal(unsatisfiable.headers['content-type'], 'application/problem+json', 'an error like any other (RFC 9457)');
+    conforms(unsatisfiable, documented('RangeNotSatisfiable'), 'get', '416');
     assert.equal((await range('items=0-1')).status, 200, 'another unit is ignored');
     assert.equal((await range('bytes=5-2')).status, 200, 'an invalid range set is ignored');
     assert.equal((await range('bytes=0-1', { 'if-range': '"e1"' })).status, 206, '§13.1.5 the strong ETag matches');
@@ -104,7 +114,11 @@ describe('HTTP caching conformance: targeted fields, ranges, 1xx, disconnected, 
   test('RFC 9110 §13.2.2: If-Match and If-Unmodified-Since are evaluated against the stored response (412)', async () => {
     on('/precondition', 200, { 'cache-control': 'max-age=60', etag: '"p1"', 'last-modified': 'Wed, 31 Dec 2025 00:00:00 GMT' });
     await send('/precondition');
-    assert.equal((await send('/precondition', { 'if-match': '"p2"' })).status, 412);
+    const failed = await send('/precondition', { 'if-match': '"p2"' });
+    assert.equal(failed.status, 412);
+    assert.equal(failed.headers['content-type'], 'application/problem+json', 'an error like any other (RFC 9457)');
+    conforms(failed, documented('PreconditionFailed'), 'get', '412');
+    assert.match(String(failed.headers['cache-status']), /; hit;/, 'the Cache-Status the 200 would have carried');
     assert.equal((await send('/precondition', { 'if-match': '"p1"' })).status, 200);
     assert.equal((await send('/precondition', { 'if-unmodified-since': 'Tue, 30 Dec 2025 00:00:00 GMT' })).status, 412);
     assert.equal((await send('/precondition', { 'if-unmodified-since': 'Tue, 30 Dec 2025 00:00:00 UTC' })).status, 200, 'not an HTTP-date: ignored');

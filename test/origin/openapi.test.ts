@@ -257,7 +257,7 @@ describe('docs/openapi.json and the origin agree', () => {
       conforms(reply, response, 'get', `${name}: ${reply.body}`);
       seen.add((JSON.parse(reply.body) as { type: string }).type);
     }
-    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'webhook-signature', 'webhook-replayed'];
+    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'precondition-failed', 'range-not-satisfiable', 'webhook-signature', 'webhook-replayed'];
     // Refused by the HTTP parser before any operation is known: test/shared/client-errors.test.ts.
     const connectionLevel = ['malformed-request', 'headers-too-large', 'request-timeout'];
     const originKinds = Object.keys(PROBLEM_KINDS).filter((k) => !gatewayOnly.includes(k) && !connectionLevel.includes(k));
