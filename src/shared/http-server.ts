@@ -105,6 +105,16 @@ export function createHttpServer(
  * beside HTTP/2 on a TLS listener, where a failed handshake arrives the same way).
  */
 export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
+  // Node answers `Expect: 100-continue` with an interim 100 as soon as the header section is read,
+  // before the body; when the parser then refuses the body (a transfer coding other than chunked)
+  // and the handler has not answered yet, the final answer is still owed. What the 100 wrote is
+  // remembered so that it is not mistaken for an answer begun. Otherwise as Node does it.
+  const interimBytes = new WeakMap<Duplex, number>();
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    res.writeContinue();
+    interimBytes.set(req.socket, req.socket.bytesWritten);
+    server.emit('request', req, res);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     // A TLS socket's ALPN protocol stays null until its handshake completes: no HTTP to answer in.
     if (socket instanceof TLSSocket && socket.alpnProtocol === null) {
@@ -114,7 +124,8 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
     }
     const refused = clientErrorProblem(err.code);
     if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(err.rawPacket) });
-    if (refused !== undefined && socket.writable && (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0) socket.end(rawProblemResponse(refused, '/'));
+    const written = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
+    if (refused !== undefined && socket.writable && (written === 0 || written === interimBytes.get(socket))) socket.end(rawProblemResponse(refused, '/'));
     else socket.destroy();
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
