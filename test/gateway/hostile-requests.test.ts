@@ -1,11 +1,13 @@
 /**
  * Seeded random hostile requests, written as raw bytes to a real gateway in front of a real
- * origin: odd methods and versions, targets with broken escapes, repeated and unknown
- * parameters, absurd sizes, and garbage in every field the gateway reads (credentials,
- * negotiation, cache directives, validators, ranges, framing). Whatever comes, the answer is a
- * status line within seconds, never a 500, an error is a problem+json whose `status` is the
- * response's, no stack trace or token comes back, no error is logged, and afterwards a clean
- * search through the gateway is what the origin answers (nothing poisoned the cache).
+ * origin, and to the origin itself: odd methods and versions, targets with broken escapes,
+ * repeated and unknown parameters, absurd sizes, and garbage in every field the servers read
+ * (credentials, negotiation, cache directives, validators, ranges, framing). Whatever comes, the
+ * answer is a status line within seconds, never a 500, an error is a problem+json whose `status`
+ * is the response's, no stack trace or token comes back, the gateway logs no error, and afterwards
+ * a clean search through the gateway is what the origin answers (nothing poisoned the cache).
+ * Pipelined on one connection, valid and hostile requests are answered in order, and nothing is
+ * answered after an answer that closed the connection (no desynchronised framing).
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -118,24 +120,30 @@ function faults(method: string, answer: { text: string; hung: boolean }, token: 
   return found;
 }
 
-test(`${REQUESTS} seeded hostile requests: a status line each, no 500, errors as problem+json, nothing logged as an error, nothing poisoned`, async () => {
-  const { origin, fx } = setup;
-  const token = await fx.token();
-  const random = new SeededRandom(20261126);
+/** Sends `count` seeded hostile requests to `url`, one a connection; what was wrong, and the statuses seen. */
+async function hostile(url: string, seed: number, count: number, token: string): Promise<{ bad: string[]; statuses: Set<number> }> {
+  const random = new SeededRandom(seed);
   const bad: string[] = [];
   const statuses = new Set<number>();
-  for (let i = 0; i < REQUESTS; i++) {
+  for (let i = 0; i < count; i++) {
     const method = random.pick(METHODS);
     const lines = fields(random, token);
     const body = ['POST', 'PUT', 'PATCH'].includes(method) && random.next() < 0.7 ? random.pick(['{}', 'garbage', '{"tags":["x"]}', `[${'1,'.repeat(1000)}1]`]) : '';
     if (body !== '' && !lines.some((f) => /^(content-length|transfer-encoding):/i.test(f))) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
     const eol = random.next() < 0.05 ? '\n' : '\r\n';
     const bytes = `${method} ${target(random)} ${random.pick(VERSIONS)}${eol}${lines.join(eol)}${eol}Connection: close${eol}${eol}${body}`;
-    const answer = await exchange(fx.gateway.url, bytes);
+    const answer = await exchange(url, bytes);
     statuses.add(Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer.text)?.[1] ?? 0));
     const found = faults(method, answer, token);
     if (found.length > 0) bad.push(`${found.join(', ')}\n  sent: ${JSON.stringify(bytes.slice(0, 300))}\n  got: ${JSON.stringify(answer.text.slice(0, 300))}`);
   }
+  return { bad, statuses };
+}
+
+test(`${REQUESTS} seeded hostile requests through the gateway: a status line each, no 500, errors as problem+json, nothing logged as an error, nothing poisoned`, async () => {
+  const { origin, fx } = setup;
+  const token = await fx.token();
+  const { bad, statuses } = await hostile(fx.gateway.url, 20261126, REQUESTS, token);
   assert.deepEqual(bad, []);
   // The mix reached the cache and the parsers, not only the front door.
   for (const status of [200, 400, 401, 404, 405, 414, 431]) assert.ok(statuses.has(status), `some answer was ${status}: ${[...statuses].join(', ')}`);
@@ -147,4 +155,49 @@ test(`${REQUESTS} seeded hostile requests: a status line each, no 500, errors as
     assert.equal(through.status, 200, clean);
     assert.deepEqual(JSON.parse(through.body), await direct.body.json(), clean);
   }
+});
+
+test(`${REQUESTS / 2} seeded hostile requests to the origin itself: the same answers to the same kinds of input`, async () => {
+  const { origin, fx } = setup;
+  const { bad } = await hostile(origin.url, 7, REQUESTS / 2, await fx.token());
+  assert.deepEqual(bad, []);
+});
+
+test('pipelined requests, valid and hostile mixed on one connection, are answered in order, and none after one that closed it', async () => {
+  const { origin, fx } = setup;
+  const token = await fx.token();
+  const random = new SeededRandom(11);
+  const valid = (id: string): string => `GET ${random.pick(['/v1/books?q=river', '/v1/books?q=war&limit=3', '/v1/branches', '/v1/books/bk_1'])} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: ${id}\r\n${random.pick(['', 'Accept-Encoding: gzip\r\n', 'Range: bytes=0-5\r\n'])}\r\n`;
+  const hostileOnes = [
+    (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Length: 3\r\n\r\nabc`,
+    (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nX-Request-Id: ${id}\r\n\r\n`,
+    (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nHost: y\r\nX-Request-Id: ${id}\r\n\r\n`,
+    (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
+    (id: string): string => `DELETE /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`,
+    (id: string): string => `HEAD /v1/books?q=river HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: ${id}\r\n\r\n`,
+  ];
+  const bad: string[] = [];
+  for (const url of [fx.gateway.url, origin.url]) {
+    for (let n = 0; n < 30; n++) {
+      const ids = Array.from({ length: 2 + random.below(3) }, (_, i) => `pipe-${n}-${i}`);
+      const bytes = ids.map((id) => (random.next() < 0.5 ? valid(id) : random.pick(hostileOnes)(id))).join('');
+      const answer = await exchange(url, bytes);
+      const answered = [...answer.text.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].filter((m) => !(m[1] ?? '').startsWith('1'));
+      // A request the parser refused is answered without a request id (no request was made of
+      // it); the connection is closed after it, as after any answer that says `connection: close`.
+      const order = answered.map((m) => ids.indexOf(/^x-request-id: (\S+)/im.exec(m[2] ?? '')?.[1] ?? ''));
+      const known = order.filter((at) => at !== -1);
+      const closing = answered.findIndex((m, i) => order[i] === -1 || /^connection: close/im.test(m[2] ?? ''));
+      const faults = [
+        answer.hung ? 'no end within 8 s' : '',
+        answered.length > ids.length ? `${answered.length} answers to ${ids.length} requests` : '',
+        known.some((at, i) => i > 0 && at <= (known[i - 1] ?? -1)) ? `answers out of order: ${order.join(',')}` : '',
+        closing !== -1 && closing < answered.length - 1 ? `answers after the one that closed the connection: ${order.join(',')}` : '',
+        answered.some((m) => Number(m[1]) >= 500) ? 'a 5xx' : '',
+      ].filter((f) => f !== '');
+      if (faults.length > 0) bad.push(`${url}: ${faults.join(', ')}\n  sent: ${JSON.stringify(bytes.slice(0, 400))}`);
+    }
+  }
+  assert.deepEqual(bad, []);
 });
