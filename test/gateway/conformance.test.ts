@@ -119,6 +119,11 @@ describe('HTTP caching conformance: targeted fields, ranges, 1xx, disconnected, 
     assert.equal(failed.headers['content-type'], 'application/problem+json', 'an error like any other (RFC 9457)');
     conforms(failed, documented('PreconditionFailed'), 'get', '412');
     assert.match(String(failed.headers['cache-status']), /; hit;/, 'the Cache-Status the 200 would have carried');
+    on('/precondition-cold', 200, { 'cache-control': 'max-age=60', etag: '"p1"' });
+    const cold = await send('/precondition-cold', { 'if-match': '"p2"' });
+    assert.equal(cold.status, 412, 'evaluated against the response its fill brought');
+    const line = fx.logs.lines().find((l) => l.reqId === cold.headers['x-request-id']);
+    assert.equal(typeof line?.originMs, 'number', 'the access line keeps the time the fill took');
     assert.equal((await send('/precondition', { 'if-match': '"p1"' })).status, 200);
     assert.equal((await send('/precondition', { 'if-unmodified-since': 'Tue, 30 Dec 2025 00:00:00 GMT' })).status, 412);
     assert.equal((await send('/precondition', { 'if-unmodified-since': 'Tue, 30 Dec 2025 00:00:00 UTC' })).status, 200, 'not an HTTP-date: ignored');

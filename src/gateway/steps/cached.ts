@@ -147,7 +147,7 @@ function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredRespo
     now: deps.now(),
     outcome,
   });
-  if ('kind' in delivered) return refuse(ex, c.label, delivered, outcome, c.sub);
+  if ('kind' in delivered) return { ...refuse(ex, c.label, delivered, outcome, c.sub), originMs };
   return { route: c.label, status: delivered.status, bytes: delivered.bytes, encoding: delivered.encoding, outcome, sub: c.sub, originMs };
 }
 
