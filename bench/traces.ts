@@ -128,7 +128,9 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
  */
 export class KeyIds {
   readonly keys: string[] = [];
-  readonly #maps = [new Map<string, number>()];
+  /** The Map new keys go into, last of `#maps`. */
+  #current = new Map<string, number>();
+  readonly #maps = [this.#current];
   readonly #mapKeys: number;
 
   /** `mapKeys`: the keys one Map takes before the next is begun (tests make it small). */
@@ -142,13 +144,12 @@ export class KeyIds {
       const id = map.get(key);
       if (id !== undefined) return id;
     }
-    let last = this.#maps.at(-1) ?? new Map<string, number>();
-    if (last.size >= this.#mapKeys) {
-      last = new Map<string, number>();
-      this.#maps.push(last);
+    if (this.#current.size >= this.#mapKeys) {
+      this.#current = new Map<string, number>();
+      this.#maps.push(this.#current);
     }
     const id = this.keys.length;
-    last.set(key, id);
+    this.#current.set(key, id);
     this.keys.push(key);
     return id;
   }

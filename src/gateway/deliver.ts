@@ -9,11 +9,11 @@
  * one `end`.
  */
 import type { ServerResponse } from 'node:http';
+import { problem, type Problem } from '../shared/problem.ts';
 import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
-import { problem, type Problem } from '../shared/problem.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
 
 export interface DeliverContext {

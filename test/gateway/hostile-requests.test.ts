@@ -93,8 +93,8 @@ function exchange(url: string, bytes: string): Promise<{ text: string; hung: boo
   });
 }
 
-/** What is wrong with one answer, if anything. */
-function faults(method: string, answer: { text: string; hung: boolean }, token: string): string[] {
+/** The final status of one answer (after any interim 1xx), and what is wrong with it, if anything. */
+function judged(method: string, answer: { text: string; hung: boolean }, token: string): { status: number; found: string[] } {
   let text = answer.text;
   while (/^HTTP\/1\.1 1\d\d /.test(text)) text = text.slice(text.indexOf('\r\n\r\n') + 4);
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
@@ -117,7 +117,7 @@ function faults(method: string, answer: { text: string; hung: boolean }, token: 
       }
     }
   }
-  return found;
+  return { status, found };
 }
 
 /** Sends `count` seeded hostile requests to `url`, one a connection; what was wrong, and the statuses seen. */
@@ -133,8 +133,8 @@ async function hostile(url: string, seed: number, count: number, token: string):
     const eol = random.next() < 0.05 ? '\n' : '\r\n';
     const bytes = `${method} ${target(random)} ${random.pick(VERSIONS)}${eol}${lines.join(eol)}${eol}Connection: close${eol}${eol}${body}`;
     const answer = await exchange(url, bytes);
-    statuses.add(Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer.text)?.[1] ?? 0));
-    const found = faults(method, answer, token);
+    const { status, found } = judged(method, answer, token);
+    statuses.add(status);
     if (found.length > 0) bad.push(`${found.join(', ')}\n  sent: ${JSON.stringify(bytes.slice(0, 300))}\n  got: ${JSON.stringify(answer.text.slice(0, 300))}`);
   }
   return { bad, statuses };
