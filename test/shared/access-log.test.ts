@@ -1,7 +1,7 @@
 /** Access lines are written without pino's serializer; they must still be JSON a log pipeline parses, field for field. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAccessLog, type AccessRecord } from '../../src/shared/access-log.ts';
+import { createAccessLog, roundMs, type AccessRecord } from '../../src/shared/access-log.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { testConfig } from '../support/config.ts';
 import { captureLogs } from '../support/harness.ts';
@@ -51,4 +51,19 @@ test('an access log below its level, or turned off, writes nothing', () => {
   const quiet = createAccessLog(createLogger(testConfig({ 'log.level': 'warn' }), 'catalog-origin', logs), { enabled: true, format: 'json', credentialNames: [], service: 'catalog-origin' });
   quiet({ reqId: 'r', method: 'GET', path: '/', status: 200, bytes: 0, durationMs: 1, sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
   assert.equal(logs.text(), '');
+});
+
+test('durationMs is written as String writes the duration rounded to the microsecond, at any size', () => {
+  const logs = captureLogs();
+  const log = createAccessLog(createLogger(testConfig({ 'log.level': 'info' }), 'catalog-gateway', logs), { enabled: true, format: 'json', credentialNames: [], service: 'catalog-gateway' });
+  let seed = 7;
+  const random = (): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const durations = [0, 0.001, 0.01, 0.1, 0.12, 0.125, 0.5, 1, 1.5, 10.05, 100, 999.999, 1_234_567.891];
+  for (let i = 0; i < 3000; i++) durations.push(random() * 10 ** Math.floor(random() * 9 - 2));
+  for (const durationMs of durations) log({ reqId: 'r', method: 'GET', path: '/', status: 200, bytes: 0, durationMs: roundMs(durationMs), sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
+  const written = logs.text().split('\n').filter((line) => line !== '').map((line) => /"durationMs":([^,]*),/.exec(line)?.[1]);
+  assert.deepEqual(written, durations.map((d) => String(roundMs(d))));
 });

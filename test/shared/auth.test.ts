@@ -39,6 +39,27 @@ describe('token verifier', () => {
     assert.match(later.detail, /expired/);
   });
 
+  test('a remembered token is answered at once with its verdict, whichever token came between, until its exp', async () => {
+    let now = Date.now();
+    const v = verifier(() => now);
+    const ada = `Bearer ${await mintToken(secret, { subject: 'ada', scope: 'catalog:read', ttlSeconds: 60 })}`;
+    const bob = `Bearer ${await mintToken(secret, { subject: 'bob', scope: 'catalog:read', ttlSeconds: 600 })}`;
+    const first = await v.verify(ada);
+    assert.ok(first.ok);
+    // The same field value as a new string each time, as a request's header arrives.
+    const again = (field: string): AuthVerdict | Promise<AuthVerdict> => v.verify(field.split('').join(''));
+    assert.equal(again(ada), first);
+    assert.equal(again(ada), first);
+    const other = await v.verify(bob);
+    assert.ok(other.ok && other.principal.subject === 'bob');
+    assert.equal(again(ada), first, 'still remembered after another token');
+    assert.equal(again(bob), other);
+    assert.equal(refusal(v.verify(ada, 'catalog:write') as AuthVerdict).kind, 'insufficient-scope');
+    now += 61_000;
+    assert.equal(refusal(await again(ada)).kind, 'invalid-token');
+    assert.equal(again(bob), other);
+  });
+
   test('missing, malformed, forged and under-scoped tokens get RFC 6750 challenges without the token', async () => {
     const v = verifier(Date.now);
     assert.deepEqual(refusal(await v.verify(undefined)).challenge, 'Bearer realm="catalog"');
