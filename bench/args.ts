@@ -70,7 +70,8 @@ Flags:
                        with W-TinyLFU admission and with Bélády's offline optimum (MIN), and
                        report request and byte hit ratios per trace and bound
   --trace FILE         in --hit-ratio mode, replay FILE (one request per line: key [size]; may be
-                       repeated) instead of the synthetic Zipf, crawler and shift traces
+                       repeated; FILE.gz and FILE.zst are decompressed) instead of the synthetic
+                       Zipf, crawler and shift traces
   --entry-bytes N      size of a trace line without one (default 4096)
   --bounds LIST        cache bounds in MiB, comma-separated (default 16,64,256)
   --bound-entries LIST cache bounds in entries of --entry-bytes instead (a block trace's bound)

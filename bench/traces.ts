@@ -18,11 +18,14 @@
  *
  * A trace file holds one request per line, `key [size]`: the size is the entry's bytes in the
  * cache, a fixed entry size when absent, so that a block trace replays with the bound set in
- * entries. Blank lines and lines starting with `#` are skipped.
+ * entries. Blank lines and lines starting with `#` are skipped. A file named `….gz` or `….zst` is
+ * read through gunzip or zstd, as public traces are shipped.
  */
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pipeline, type Readable } from 'node:stream';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { ZipfSampler } from '../src/loadtest/zipf.ts';
 import { SeededRandom } from '../src/origin/random.ts';
@@ -177,6 +180,16 @@ class GrowingUint32 {
 }
 
 /**
+ * A trace file's bytes, decompressed when its name says it is compressed. A failure of either
+ * stream destroys the one read with it, so the reader sees it.
+ */
+function traceBytes(path: string): Readable {
+  const file = createReadStream(path);
+  const decompress = path.endsWith('.gz') ? createGunzip() : path.endsWith('.zst') ? createZstdDecompress() : undefined;
+  return decompress === undefined ? file : pipeline(file, decompress, () => undefined);
+}
+
+/**
  * Reads a `key [size]` trace; `fixedEntryBytes` is the size of a request that gives none. Requests
  * and sizes go to typed arrays and keys to as many Maps as they need, so that a public trace of
  * hundreds of millions of requests and tens of millions of keys reads in the default heap.
@@ -186,7 +199,7 @@ export async function readTrace(path: string, fixedEntryBytes: number): Promise<
   const sizes = new GrowingUint32();
   const requests = new GrowingUint32();
   let line = 0;
-  for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+  for await (const text of createInterface({ input: traceBytes(path), crlfDelay: Infinity })) {
     line++;
     const fields = text.trim().split(/\s+/);
     const [key, sizeText] = fields;

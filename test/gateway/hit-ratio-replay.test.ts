@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { beladyHits } from '../../bench/belady.ts';
 import { staticOptimumHits } from '../../bench/static-optimum.ts';
 import { KeyIds, leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
@@ -43,6 +44,25 @@ test('a trace file is one request per line, key and an optional size; a key take
   assert.deepEqual([...read.sizes], [12_000, 4096, leastEntryBytes('/c')], 'no entry is smaller than its key and fixed part');
   writeFileSync(path, '/a 12 extra\n');
   await assert.rejects(readTrace(path, 4096), /trace\.txt:1: expected "key \[size\]"/);
+});
+
+test('a trace file ending in .gz or .zst is read decompressed, line for line as the plain one', async () => {
+  const dir = tempDir();
+  const lines = `# compressed\r\n${Array.from({ length: 5000 }, (_, i) => `blk${(i * 7919) % 1201} ${512 + (i % 3)}`).join('\r\n')}\r\n`;
+  writeFileSync(join(dir, 'plain.txt'), lines);
+  writeFileSync(join(dir, 'trace.txt.gz'), gzipSync(lines));
+  writeFileSync(join(dir, 'trace.txt.zst'), zstdCompressSync(lines));
+  const plain = await readTrace(join(dir, 'plain.txt'), 4096);
+  assert.equal(plain.requests.length, 5000);
+  for (const name of ['trace.txt.gz', 'trace.txt.zst']) {
+    const read = await readTrace(join(dir, name), 4096);
+    assert.deepEqual(read.keys, plain.keys, name);
+    assert.deepEqual(read.requests, plain.requests, name);
+    assert.deepEqual(read.sizes, plain.sizes, name);
+  }
+  writeFileSync(join(dir, 'broken.gz'), lines);
+  await assert.rejects(readTrace(join(dir, 'broken.gz'), 4096), /incorrect header check/);
+  await assert.rejects(readTrace(join(dir, 'missing.gz'), 4096), /ENOENT/);
 });
 
 test('key ids stay dense and stable when the keys outgrow one Map (a V8 Map stops at 2^24)', () => {
