@@ -129,6 +129,7 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
     res.end();
     return { status: response.status, bytes: 0, encoding: representation.coding };
   }
-  res.end(representation.body);
-  return { status: response.status, bytes: representation.body.length, encoding: representation.coding };
+  const { body } = representation;
+  res.end(body);
+  return { status: response.status, bytes: body.length, encoding: representation.coding };
 }

@@ -1,7 +1,7 @@
 /** The body slabs on their own: holding, dropping and evacuating, and what the waste is held to. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BodySlabs, LARGEST_SLABBED, SLAB_BYTES, WASTE_ALLOWED, type BodyHolder } from '../../src/gateway/store/body-slabs.ts';
+import { BodySlabs, HeldBody, LARGEST_SLABBED, SLAB_BYTES, WASTE_ALLOWED } from '../../src/gateway/store/body-slabs.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 function body(length: number, fill: number): Buffer {
@@ -11,10 +11,10 @@ function body(length: number, fill: number): Buffer {
 /** A cache's part: holders by name, held while stored, as ResponseCache holds representations. */
 class Holder {
   readonly slabs = new BodySlabs();
-  readonly held = new Map<string, BodyHolder>();
+  readonly held = new Map<string, HeldBody>();
 
-  store(name: string, bytes: Buffer): BodyHolder {
-    const holder = { body: bytes };
+  store(name: string, bytes: Buffer): HeldBody {
+    const holder = new HeldBody(bytes);
     this.slabs.hold(holder);
     this.held.set(name, holder);
     return holder;
@@ -32,33 +32,36 @@ class Holder {
   }
 }
 
-test('a held body is copied into a shared slab and kept as a view of it; one already in a slab stays where it is', () => {
+test('a held body is copied into a shared slab and known by its place in it; one already in a slab stays where it is', () => {
   const slabs = new BodySlabs();
-  const a = { body: body(700, 1) };
-  const b = { body: body(900, 2) };
+  const a = new HeldBody(body(700, 1));
+  const b = new HeldBody(body(900, 2));
   slabs.hold(a);
   slabs.hold(b);
-  assert.equal(a.body.buffer, b.body.buffer, 'both in one slab');
-  assert.equal(a.body.buffer.byteLength, SLAB_BYTES);
+  assert.equal(a.bodyStore, b.bodyStore, 'both in one slab');
+  assert.equal(a.bodyStore.length, SLAB_BYTES);
+  assert.equal(b.bodyOffset, 700);
   assert.deepEqual(a.body, body(700, 1));
   assert.deepEqual(b.body, body(900, 2));
-  const sharing = { body: a.body };
+  assert.equal(b.body.buffer, a.body.buffer, 'a body sent is a view of its slab');
+  const sharing = new HeldBody(b.body);
   slabs.hold(sharing);
-  assert.equal(sharing.body, a.body, 'a representation made again with the same body shares it');
+  assert.equal(sharing.bodyStore, b.bodyStore, 'a representation made again from a body sent shares its bytes, held as the slab and a place');
+  assert.equal(sharing.bodyOffset, b.bodyOffset);
   assert.equal(slabs.bytes, 1600);
-  assert.equal(slabs.live, 2300);
+  assert.equal(slabs.live, 2500);
   slabs.drop(a);
   slabs.drop(a);
-  assert.equal(slabs.live, 1600, 'each hold is dropped once');
+  assert.equal(slabs.live, 1800, 'each hold is dropped once');
 });
 
 test('empty bodies share one view, large ones keep a Buffer of their own with exactly their bytes', () => {
   const slabs = new BodySlabs();
-  const empty = [{ body: Buffer.alloc(0) }, { body: Buffer.from('') }];
+  const empty = [new HeldBody(Buffer.alloc(0)), new HeldBody(Buffer.from(''))];
   for (const holder of empty) slabs.hold(holder);
   assert.equal(empty[0]?.body, empty[1]?.body);
   const pooled = Buffer.from('x'.repeat(LARGEST_SLABBED + 2));
-  const large = { body: pooled.subarray(1) };
+  const large = new HeldBody(pooled.subarray(1));
   slabs.hold(large);
   assert.equal(large.body.buffer.byteLength, LARGEST_SLABBED + 1);
   assert.equal(slabs.bytes, 0);
@@ -82,12 +85,18 @@ test('slabs no held body is in are let go of first, without a copy', () => {
   const size = 1000;
   const perSlab = Math.floor(SLAB_BYTES / size);
   for (let i = 0; i < 3 * perSlab; i++) cache.store(`k${i}`, body(size, i % 251));
-  const kept = [...cache.held.values()].slice(perSlab).map((holder) => holder.body);
+  const place = (holder: HeldBody | undefined): [Buffer | undefined, number | undefined] => [holder?.bodyStore, holder?.bodyOffset];
+  const kept = [...cache.held.values()].slice(perSlab).map(place);
   for (let i = 0; i < perSlab; i++) cache.evict(`k${i}`);
   assert.equal(cache.slabs.wasteful, true);
   cache.tidy();
   assert.equal(cache.slabs.bytes, SLAB_BYTES + perSlab * size, 'the first slab is no longer counted (the current one is counted as far as it is used)');
-  assert.deepEqual([...cache.held.values()].map((holder) => holder.body), kept, 'nothing moved');
+  const now = [...cache.held.values()].map(place);
+  assert.equal(now.length, kept.length);
+  now.forEach(([store, offset], i) => {
+    assert.equal(store, kept[i]?.[0], 'nothing moved');
+    assert.equal(offset, kept[i]?.[1]);
+  });
 });
 
 test('when emptied slabs are not enough, held bodies are copied out of the slabs with the most holes', () => {
@@ -98,7 +107,8 @@ test('when emptied slabs are not enough, held bodies are copied out of the slabs
   const first = cache.held.get('k0')?.body.buffer;
   // Most of the first slab goes: its survivors must move, the other slabs stay as they are.
   for (let i = 0; i < perSlab - 5; i++) cache.evict(`k${i}`);
-  const untouched = cache.held.get(`k${perSlab}`)?.body;
+  const untouched = cache.held.get(`k${perSlab}`);
+  const untouchedAt = [untouched?.bodyStore, untouched?.bodyOffset];
   assert.equal(cache.slabs.wasteful, true);
   cache.tidy();
   assert.equal(cache.slabs.wasteful, false);
@@ -108,7 +118,7 @@ test('when emptied slabs are not enough, held bodies are copied out of the slabs
     assert.notEqual(moved?.buffer, first, 'a survivor left the evacuated slab');
     assert.deepEqual(moved, body(size, i % 251), 'with its bytes');
   }
-  assert.equal(cache.held.get(`k${perSlab}`)?.body, untouched, 'a body in a full slab is not copied');
+  assert.deepEqual([untouched?.bodyStore, untouched?.bodyOffset], untouchedAt, 'a body in a full slab is not copied');
   assert.equal(cache.slabs.live, (2 * perSlab + 5) * size);
   cache.evict('k0');
   cache.evict(`k${perSlab - 1}`);

@@ -1,9 +1,11 @@
 /**
- * Where a cache keeps its bodies: copied into large shared slabs, each body a Buffer view of its
- * part of one, so that an entry pays for a view (104 B of heap) instead of a Buffer of its own
- * (a view, an ArrayBuffer and V8's native record for it: 475 B counted, more than most compressed
- * bodies). Space in a slab is never reused. The garbage collector frees a slab once no view of it
- * is left, so a socket still writing a body keeps the body's slab alive with no reference counts.
+ * Where a cache keeps its bodies: copied into large shared slabs, each body known by its slab and
+ * its place in it, so that an entry pays for two numbers instead of a Buffer of its own (a view,
+ * an ArrayBuffer and V8's native record for it: 475 B counted, more than most compressed bodies)
+ * or even a view of its part (104 B of heap, 146 B counted, kept by every entry for the moment it
+ * is sent). A view is made when the body is sent. Space in a slab is never reused. The garbage
+ * collector frees a slab once no view of it is left, so a socket still writing a body keeps the
+ * body's slab alive with no reference counts.
  *
  * What that leaves is holes: a body no stored entry holds any more stays in its slab until the
  * slab goes. The store is told what holds each body the cache keeps (`hold`, `drop`: a
@@ -14,9 +16,45 @@
  * allowed and its place in its slab's list of holders (entry-size.ts).
  */
 
-/** What holds a body the cache keeps (a Representation): the store moves the body by writing `body`. */
-export interface BodyHolder {
-  body: Buffer;
+/**
+ * A body the cache may keep (a Representation is one). Its bytes are `bodyLength` bytes of
+ * `bodyStore` from `bodyOffset`: the body as given until the cache holds it, then a slab (or, when
+ * large, a Buffer of its own), set by BodySlabs when it copies the body into a slab and when it
+ * moves it out of one it evacuates. The bytes stay the same.
+ */
+export class HeldBody {
+  #store: Buffer;
+  #offset = 0;
+  readonly bodyLength: number;
+
+  constructor(body: Buffer) {
+    this.#store = body;
+    this.bodyLength = body.length;
+  }
+
+  /**
+   * The body: a view made for the caller when it is part of a slab. A view kept by every entry
+   * cost it 146 B counted; making one to send costs about 30 ns.
+   */
+  get body(): Buffer {
+    const store = this.#store;
+    if (this.#offset === 0 && store.length === this.bodyLength) return store;
+    return Buffer.from(store.buffer, store.byteOffset + this.#offset, this.bodyLength);
+  }
+
+  get bodyStore(): Buffer {
+    return this.#store;
+  }
+
+  get bodyOffset(): number {
+    return this.#offset;
+  }
+
+  /** Where the body is now; only the slabs that hold it say so. */
+  placeBody(store: Buffer, offset: number): void {
+    this.#store = store;
+    this.#offset = offset;
+  }
 }
 
 /**
@@ -46,7 +84,7 @@ export const LARGEST_SLABBED = SLAB_BYTES / 8;
  */
 const COPY_BUDGET = 4 * SLAB_BYTES;
 
-/** Every empty body: one shared view costs nothing per entry. */
+/** Every empty body: one shared Buffer. */
 const EMPTY = Buffer.alloc(0);
 
 interface Slab {
@@ -54,7 +92,7 @@ interface Slab {
   /** Bytes of the bodies in it that are held. */
   live: number;
   /** What holds them, once per hold: a representation that two stored values share is in it twice. */
-  readonly holders: BodyHolder[];
+  readonly holders: HeldBody[];
 }
 
 /**
@@ -80,42 +118,46 @@ export class BodySlabs {
 
   /**
    * `holder` keeps its body in the cache (once more). The body is copied into a slab unless it is
-   * in one, or, when large, into a Buffer of its own unless it is one, and `holder.body` set to it.
+   * in one (a representation made again from a stored one's body), or, when large, into a Buffer of
+   * its own unless it is one, and the holder pointed at it.
    */
-  hold(holder: BodyHolder): void {
-    const body = holder.body;
-    if (body.length === 0) {
-      holder.body = EMPTY;
+  hold(holder: HeldBody): void {
+    const length = holder.bodyLength;
+    if (length === 0) {
+      holder.placeBody(EMPTY, 0);
       return;
     }
-    let slab = this.#slabs.get(body.buffer);
+    const store = holder.bodyStore;
+    let slab = this.#slabs.get(store.buffer);
     if (slab === undefined) {
-      if (body.length > LARGEST_SLABBED) {
-        holder.body = ownBuffer(body);
+      if (length > LARGEST_SLABBED) {
+        holder.placeBody(ownBuffer(holder.body), 0);
         return;
       }
-      slab = this.#current === undefined || this.#used + body.length > SLAB_BYTES ? this.#begin() : this.#current;
-      const view = slab.bytes.subarray(this.#used, this.#used + body.length);
-      body.copy(view);
-      this.#used += body.length;
-      holder.body = view;
+      slab = this.#current === undefined || this.#used + length > SLAB_BYTES ? this.#begin() : this.#current;
+      store.copy(slab.bytes, this.#used, holder.bodyOffset, holder.bodyOffset + length);
+      holder.placeBody(slab.bytes, this.#used);
+      this.#used += length;
+    } else if (store !== slab.bytes) {
+      // A view of a slab (a body sent or decoded from a stored one): held as the slab and its place.
+      holder.placeBody(slab.bytes, store.byteOffset - slab.bytes.byteOffset + holder.bodyOffset);
     }
     slab.holders.push(holder);
-    slab.live += body.length;
-    this.#live += body.length;
+    slab.live += length;
+    this.#live += length;
   }
 
   /** `holder` keeps its body in the cache once less. */
-  drop(holder: BodyHolder): void {
-    const slab = this.#slabs.get(holder.body.buffer);
+  drop(holder: HeldBody): void {
+    const slab = this.#slabs.get(holder.bodyStore.buffer);
     if (slab === undefined) return;
     const at = slab.holders.indexOf(holder);
     if (at === -1) return;
     // Their order does not matter: the last takes its place.
     const last = slab.holders.pop();
     if (last !== undefined && at < slab.holders.length) slab.holders[at] = last;
-    slab.live -= holder.body.length;
-    this.#live -= holder.body.length;
+    slab.live -= holder.bodyLength;
+    this.#live -= holder.bodyLength;
   }
 
   /** Bytes of the slabs counted: what they cost the process, besides those evacuated until the collector frees them. */
@@ -148,7 +190,7 @@ export class BodySlabs {
       if (slab === undefined) return;
       this.#forget(slab);
       for (const holder of slab.holders) {
-        copied += holder.body.length;
+        copied += holder.bodyLength;
         this.hold(holder);
       }
     }

@@ -68,19 +68,19 @@ export function headerListBytes(length: number): number {
 }
 
 /**
- * A Buffer view of part of a slab (a Uint8Array: measured 104 B of heap, 200,000 of them), and
- * its holder's place in the slab's list of holders (8 B, and up to half again of the room an array
- * grown by `push` keeps).
+ * A slabbed body's holder's place in its slab's list of holders (8 B, and up to half again of the
+ * room an array grown by `push` keeps). The body is known by its slab and offset, two fields of
+ * the Representation (REPRESENTATION_FIXED_BYTES), not by a view of its own.
  */
-const VIEW_HEAP_BYTES = 104 + 12;
+const SLAB_HOLDER_BYTES = 12;
 
 /**
- * A body of `length` bytes as the cache keeps it (body-slabs.ts): a view of a slab, with its share
+ * A body of `length` bytes as the cache keeps it (body-slabs.ts): part of a slab, with its share
  * of the waste its slabs may hold, or, when large, a Buffer owning its bytes.
  */
 function bodyBytes(length: number): number {
   if (length === 0) return 0;
-  if (length <= LARGEST_SLABBED) return heapBytes(VIEW_HEAP_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
+  if (length <= LARGEST_SLABBED) return heapBytes(SLAB_HOLDER_BYTES) + Math.ceil(length * (1 + WASTE_ALLOWED));
   return heapBytes(BUFFER_HEAP_BYTES) + BUFFER_NATIVE_BYTES + length;
 }
 
@@ -119,8 +119,8 @@ export function responseBytes(fields: number, ownStrings: number, varyLength: nu
   return heapBytes(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
 }
 
-/** A Representation object: 24 B of header and 5 fields of 8 B. */
-const REPRESENTATION_FIXED_BYTES = 64;
+/** A Representation object: 24 B of header and 7 fields of 8 B (the body's store, offset and length among them). */
+const REPRESENTATION_FIXED_BYTES = 80;
 
 /**
  * One representation: the object, the list of the `ownFields` values of its own (field-shapes.ts),

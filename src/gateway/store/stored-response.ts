@@ -18,6 +18,7 @@ import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs } from '../rules/freshness.ts';
+import { HeldBody } from './body-slabs.ts';
 import { headerListBytes, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
 import { FieldShapes, type FieldShape } from './field-shapes.ts';
 import { NO_TAGS } from './tag-index.ts';
@@ -32,7 +33,7 @@ export interface SecondaryKey {
 const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
 
 /** One form of a stored response: its body in one content coding, and the fields it is sent with. */
-export class Representation {
+export class Representation extends HeldBody {
   /** The `Content-Encoding` sent, `identity` for none. */
   readonly coding: string;
   /**
@@ -42,19 +43,14 @@ export class Representation {
   readonly shape: FieldShape;
   /** …and, in order, the values where the shape has none. */
   readonly own: readonly string[];
-  /**
-   * Written only by the cache storing it: when it places the body in a slab, and when it moves
-   * it out of a slab it evacuates (body-slabs.ts). The bytes stay the same.
-   */
-  body: Buffer;
   /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
   readonly bytes: number;
 
   constructor(coding: string, shape: FieldShape, own: readonly string[], body: Buffer, bytes: number) {
+    super(body);
     this.coding = coding;
     this.shape = shape;
     this.own = own;
-    this.body = body;
     this.bytes = bytes;
   }
 
