@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { keyHash } from '../../src/gateway/store/frequency-sketch.ts';
-import { ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
+import { SAMPLE_PER_ENTRY, ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
 import { WindowedLru } from '../../src/gateway/store/windowed-lru.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
@@ -61,11 +61,12 @@ describe('the shift detector', () => {
     assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
   });
 
-  test('two samples that look like a shift are not one', () => {
+  test('two samples that look like a shift are not one, three are', () => {
     const workload = new Workload();
     workload.feed(500_000, 0.6, 0.1);
-    assert.equal(workload.feed(ENTRIES / 2, 0.3, 0.5), 0);
+    assert.equal(workload.feed(2 * SAMPLE_PER_ENTRY * ENTRIES, 0.3, 0.5), 0);
     assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
+    assert.equal(workload.feed(4 * SAMPLE_PER_ENTRY * ENTRIES, 0.3, 0.5), 1);
   });
 });
 

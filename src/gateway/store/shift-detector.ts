@@ -4,7 +4,7 @@
  * ones that are hot now, so that only the window serves them; the store then clears the
  * sketch (windowed-lru.ts).
  *
- * Two signs must agree over three samples in a row (a sample is a quarter of a cache's worth of
+ * Two signs must agree over three samples in a row (a sample is an eighth of a cache's worth of
  * requests, 10,000 at least): the hit ratio stays a fifth below its best since the last shift,
  * and one and a half times the usual share of the requests are for keys that admission refused
  * a little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
@@ -22,8 +22,14 @@
  */
 import { powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
 
-/** A sample is this many requests per entry the cache holds. */
-const SAMPLE_PER_ENTRY = 0.25;
+/**
+ * A sample is this many requests per entry the cache holds. A quarter took the shift as long to
+ * see at the largest bounds as the drop it answers lasts: 96,000 requests after the shift at 256 MiB
+ * (133,000 entries), where the replay then tied LRU (−0.03 points); an eighth sees it after 57,000
+ * (+0.20 points), and took the phased block trace at 80,000 entries from 2.6 to 1.3 points below
+ * LRU, with every Zipf, crawler and loop trace where it was (docs/performance.md).
+ */
+export const SAMPLE_PER_ENTRY = 0.125;
 /** A sample is never shorter than this, so that its ratios are not mostly noise. */
 const MIN_SAMPLE = 10_000;
 /** How far below its best the hit ratio must fall. */
