@@ -52,12 +52,11 @@ const fields: string[] = [];
 /** The representation's fields (those named in `only`, when given) and the three every send carries. */
 function sendFields(response: StoredResponse, representation: Representation, context: DeliverContext, only?: ReadonlySet<string>): string[] {
   const { names, values } = representation.shape;
-  const own = representation.own;
   let at = 0;
   let owned = 0;
   for (let i = 0; i < names.length; i++) {
     const name = names[i] ?? '';
-    const value = values[i] ?? own[owned++] ?? '';
+    const value = values[i] ?? representation.ownValue(owned++);
     if (only !== undefined && !only.has(name)) continue;
     fields[at++] = name;
     fields[at++] = value;

@@ -235,4 +235,8 @@ test('representations that differ in per-answer values share one field shape, an
   assert.equal(other.kept.shape, a.kept.shape);
   const text = own.prepare(200, { 'content-type': 'text/plain', 'cache-control': 'public, max-age=60', etag: '"d"' }, Buffer.from('x'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
   assert.notEqual(text.kept.shape, a.kept.shape, 'another shared value or another field: another shape');
+  // More values of its own than a representation holds as fields: all of them, still in order.
+  const many = own.prepare(200, { 'content-type': 'application/json', etag: '"m"', date: 'Thu, 26 Nov 2026 01:00:04 GMT', expires: 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified': 'Wed, 25 Nov 2026 01:00:00 GMT', link: '</next>; rel="next"' }, Buffer.from('{"m":1}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  assert.deepEqual(many.kept.own, ['"m"', 'Thu, 26 Nov 2026 01:00:04 GMT', 'Thu, 26 Nov 2026 01:01:04 GMT', 'Wed, 25 Nov 2026 01:00:00 GMT', '</next>; rel="next"', '7']);
+  assert.deepEqual(many.kept.headers, ['content-type', 'application/json', 'etag', '"m"', 'date', 'Thu, 26 Nov 2026 01:00:04 GMT', 'expires', 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified', 'Wed, 25 Nov 2026 01:00:00 GMT', 'link', '</next>; rel="next"', 'content-length', '7']);
 });

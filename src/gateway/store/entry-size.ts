@@ -119,15 +119,25 @@ export function responseBytes(fields: number, ownStrings: number, varyLength: nu
   return heapBytes(RESPONSE_FIXED_BYTES) + (fields === 0 ? 0 : headerListBytes(fields)) + ownStrings + key + tagBytes(tagText);
 }
 
-/** A Representation object: 24 B of header and 7 fields of 8 B (the body's store, offset and length among them). */
-const REPRESENTATION_FIXED_BYTES = 80;
+/**
+ * How many of a representation's own values are fields of it rather than a list: the usual three
+ * or four (a date, a length, an entity tag, a link) then cost no list of their own (101 B counted).
+ */
+export const OWN_INLINE = 4;
 
 /**
- * One representation: the object, the list of the `ownFields` values of its own (field-shapes.ts),
- * `ownStrings` bytes of the strings only it holds, `shapeBytes` of a shape it brought, and its body.
+ * A Representation object: 24 B of header and 11 fields of 8 B (the body's store, offset and
+ * length, and up to OWN_INLINE of its own values among them).
+ */
+const REPRESENTATION_FIXED_BYTES = 112;
+
+/**
+ * One representation: the object, the list of the `ownFields` values of its own when they are
+ * more than its fields hold (field-shapes.ts), `ownStrings` bytes of the strings only it holds,
+ * `shapeBytes` of a shape it brought, and its body.
  */
 export function representationBytes(ownFields: number, ownStrings: number, shapeBytes: number, bodyLength: number): number {
-  return heapBytes(REPRESENTATION_FIXED_BYTES) + (ownFields === 0 ? 0 : headerListBytes(ownFields)) + ownStrings + shapeBytes + bodyBytes(bodyLength);
+  return heapBytes(REPRESENTATION_FIXED_BYTES) + (ownFields <= OWN_INLINE ? 0 : headerListBytes(ownFields)) + ownStrings + shapeBytes + bodyBytes(bodyLength);
 }
 
 /**

@@ -19,7 +19,7 @@ import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs } from '../rules/freshness.ts';
 import { HeldBody } from './body-slabs.ts';
-import { headerListBytes, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
+import { headerListBytes, OWN_INLINE, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
 import { FieldShapes, type FieldShape } from './field-shapes.ts';
 import { NO_TAGS } from './tag-index.ts';
 
@@ -41,8 +41,15 @@ export class Representation extends HeldBody {
    * them): their names and the values it shares with other representations (field-shapes.ts)…
    */
   readonly shape: FieldShape;
-  /** …and, in order, the values where the shape has none. */
-  readonly own: readonly string[];
+  /**
+   * …and, in order, the values where the shape has none: up to OWN_INLINE of them as fields of
+   * the representation; with more, all of them in a list.
+   */
+  readonly #own0: string | undefined;
+  readonly #own1: string | undefined;
+  readonly #own2: string | undefined;
+  readonly #own3: string | undefined;
+  readonly #ownList: readonly string[] | undefined;
   /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
   readonly bytes: number;
 
@@ -50,8 +57,29 @@ export class Representation extends HeldBody {
     super(body);
     this.coding = coding;
     this.shape = shape;
-    this.own = own;
+    const inline = own.length <= OWN_INLINE;
+    this.#own0 = inline ? own[0] : undefined;
+    this.#own1 = inline ? own[1] : undefined;
+    this.#own2 = inline ? own[2] : undefined;
+    this.#own3 = inline ? own[3] : undefined;
+    this.#ownList = inline ? undefined : own.slice();
     this.bytes = bytes;
+  }
+
+  /** The `i`-th of its own values (a send reads them in order, in the shape's gaps). */
+  ownValue(i: number): string {
+    if (this.#ownList !== undefined) return this.#ownList[i] ?? '';
+    if (i === 0) return this.#own0 ?? '';
+    if (i === 1) return this.#own1 ?? '';
+    return (i === 2 ? this.#own2 : this.#own3) ?? '';
+  }
+
+  /** Its own values as a list, made for the caller (off the hit path). */
+  get own(): readonly string[] {
+    if (this.#ownList !== undefined) return this.#ownList;
+    const own: string[] = [];
+    for (const value of [this.#own0, this.#own1, this.#own2, this.#own3]) if (value !== undefined) own.push(value);
+    return own;
   }
 
   /** The fields it is sent with, as a flat `[name, value, …]` list made for the caller (off the hit path). */
@@ -61,7 +89,7 @@ export class Representation extends HeldBody {
     let own = 0;
     for (let i = 0; i < names.length; i++) {
       list[2 * i] = names[i] ?? '';
-      list[2 * i + 1] = values[i] ?? this.own[own++] ?? '';
+      list[2 * i + 1] = values[i] ?? this.ownValue(own++);
     }
     return list;
   }
@@ -383,7 +411,7 @@ export class EntryMaker {
     }
     const shape = this.#shapes.shape(names, values);
     // A copy: an array grown by `push` keeps room for more, which an entry would hold for nothing.
-    return new Representation(coding, shape.shape, own.length === 0 ? NO_VALUES : own.slice(), body, representationBytes(own.length, ownBytes, shape.bytes, body.length));
+    return new Representation(coding, shape.shape, own, body, representationBytes(own.length, ownBytes, shape.bytes, body.length));
   }
 }
 
