@@ -79,7 +79,7 @@ export const SLAB_BYTES = 64 * 1024;
 export const LARGEST_SLABBED = SLAB_BYTES / 8;
 
 /**
- * Bytes one `compact` copies at most: about a millisecond's work (copies, and a view each), so that
+ * Bytes one `compact` copies at most: about a millisecond's work, so that
  * evacuating does not pause the requests waiting.
  */
 const COPY_BUDGET = 4 * SLAB_BYTES;

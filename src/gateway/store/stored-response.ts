@@ -4,8 +4,9 @@
  * bytes per entry: one object with the reuse facts as its own fields, header strings shared between
  * the entries of one cache where they repeat (EntryMaker), and each representation (one per
  * content coding sent, RFC 9110 §8.4) with its body and the fields it is sent with: a shape shared
- * with the representations that send the same (field-shapes.ts) and its own values. Once stored, a body is a view of one of the cache's slabs outside
- * the V8 heap (body-slabs.ts). The body kept is usually compressed; the other codings are made
+ * with the representations that send the same (field-shapes.ts) and its own values. Once stored,
+ * a body is part of one of the cache's slabs outside the V8 heap, known by the slab and its place
+ * in it (body-slabs.ts). The body kept is usually compressed; the other codings are made
  * from it when first asked for and kept beside it (docs/performance.md, "Compression"). What one
  * costs is worked out in entry-size.ts.
  */
