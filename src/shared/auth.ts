@@ -101,10 +101,14 @@ export class TokenVerifier {
     }
     const nowMs = this.#now();
     // Remembered by the whole field value, so a hit skips taking the field apart too.
-    const remembered = authorization === this.#lastAuthorization ? this.#lastGranted : this.#remembered?.get(authorization);
+    const isLast = authorization === this.#lastAuthorization;
+    const remembered = isLast ? this.#lastGranted : this.#remembered?.get(authorization);
     if (remembered !== undefined && remembered.principal.expiresAt * 1000 > nowMs) {
-      this.#lastAuthorization = authorization;
-      this.#lastGranted = remembered;
+      // Written only when it changes: the field's string is new with every request.
+      if (!isLast) {
+        this.#lastAuthorization = authorization;
+        this.#lastGranted = remembered;
+      }
       return this.#authorize(remembered, scope);
     }
     const token = BEARER.exec(authorization)?.[1];
