@@ -15,6 +15,7 @@ import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
+import { sendWhole } from './listeners/whole-answer.ts';
 
 export interface DeliverContext {
   readonly isHead: boolean;
@@ -96,8 +97,7 @@ function deliverRange(res: ServerResponse, response: StoredResponse, representat
   const part = sendFields(response, representation, context);
   for (let i = 0; i < part.length; i += 2) if (part[i] === 'content-length') part[i + 1] = String(answer.end - answer.start + 1);
   part.push('content-range', `bytes ${answer.start}-${answer.end}/${body.length}`);
-  res.writeHead(206, part);
-  res.end(body.subarray(answer.start, answer.end + 1));
+  sendWhole(res, 206, part, body.subarray(answer.start, answer.end + 1));
   return { status: 206, bytes: answer.end - answer.start + 1, encoding: representation.coding };
 }
 
@@ -116,19 +116,17 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
       : 200;
   if (precondition === 412) return PRECONDITION_FAILED;
   if (precondition === 304) {
-    res.writeHead(304, sendFields(response, representation, context, NOT_MODIFIED_FIELDS));
-    res.end();
+    sendWhole(res, 304, sendFields(response, representation, context, NOT_MODIFIED_FIELDS), undefined);
     return { status: 304, bytes: 0 };
   }
   // RFC 9110 §13.2.2 step 5: Range, with its If-Range, after the other conditions.
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
-  res.writeHead(response.status, sendFields(response, representation, context));
   if (context.isHead) {
-    res.end();
+    sendWhole(res, response.status, sendFields(response, representation, context), undefined);
     return { status: response.status, bytes: 0, encoding: representation.coding };
   }
   const { body } = representation;
-  res.end(body);
+  sendWhole(res, response.status, sendFields(response, representation, context), body);
   return { status: response.status, bytes: body.length, encoding: representation.coding };
 }

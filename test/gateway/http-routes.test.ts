@@ -73,6 +73,28 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     assert.equal(origin.count('/doc?a=1'), 1);
   });
 
+  test('stored answers are sent whole from the cache: a range of one (206), a 204, an empty 200, HEAD and a 304', async () => {
+    on('/whole/ranged', { body: 'abcdefghij' });
+    on('/whole/no-content', { status: 204, body: '' });
+    on('/whole/empty', { body: '' });
+    for (const target of ['/whole/ranged', '/whole/no-content', '/whole/empty']) await send(target);
+    const part = await send('/whole/ranged', { range: 'bytes=2-4' });
+    assert.equal(part.status, 206);
+    assert.equal(part.body, 'cde');
+    assert.equal(part.headers['content-range'], 'bytes 2-4/10');
+    assert.equal(part.headers['content-length'], '3');
+    const noContent = await send('/whole/no-content');
+    assert.deepEqual([noContent.status, noContent.body], [204, '']);
+    const empty = await send('/whole/empty');
+    assert.deepEqual([empty.status, empty.body, empty.headers['content-length']], [200, '', '0']);
+    const head = await send('/whole/ranged', {}, 'HEAD');
+    assert.deepEqual([head.status, head.body, head.headers['content-length']], [200, '', '10']);
+    const unchanged = await send('/whole/ranged', { 'if-none-match': etagOf('abcdefghij') });
+    assert.deepEqual([unchanged.status, unchanged.body], [304, '']);
+    for (const reply of [part, noContent, empty, head, unchanged]) assert.match(status(reply), /^catalog-gateway; hit; ttl=60$/);
+    for (const target of ['/whole/ranged', '/whole/no-content', '/whole/empty']) assert.equal(origin.count(target), 1);
+  });
+
   test('§5.2.2.4/§5.2.2.7 named fields are not stored; §4.2.1 Expires and §4.2.2 heuristic freshness set the lifetime', async () => {
     on('/fields', { headers: { 'cache-control': 'max-age=60, no-cache="x-once", private="set-cookie"', 'x-once': 'leader only', 'set-cookie': 'a=b' } });
     const first = await send('/fields');
