@@ -114,7 +114,7 @@ test('an event committed before the origin is killed (SIGKILL) is delivered by t
   const receiver = await startWebhookReceiver(port);
   const second = await startOriginProcess(db, dataDir);
   try {
-    await until(() => new Promise((resolve) => setTimeout(() => { resolve(receiver.received.length > 0); }, 50)), 200);
+    await until(() => new Promise((resolve) => setTimeout(() => { resolve(receiver.received.length > 0); }, 50)), 10_000);
     const event = new Webhook(whsec).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers as Record<string, string>) as { data: { book: string; available: boolean } };
     assert.deepEqual(event.data, { book: `bk_${holding?.book_id as number}`, branch: holding?.branch_id, available: false });
   } finally {
