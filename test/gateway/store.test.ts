@@ -76,6 +76,26 @@ test('the tag index answers as a plain map of sets would, while removed nodes pi
   assert.equal(index.postings, [...reference.values()].reduce((n, tags) => n + tags.size, 0));
 });
 
+test('the tag index finds each key in its table after removals moved others back', () => {
+  const index = new TagIndex();
+  const seeded = new SeededRandom(7);
+  const live = new Set<number>();
+  for (let i = 0; i < 50_000; i++) {
+    index.set(cacheKey(`/q${i}`), [`t${i % 97}`]);
+    live.add(i);
+  }
+  for (let i = 0; i < 50_000; i++) {
+    if (seeded.below(2) === 1) continue;
+    index.remove(cacheKey(`/q${i}`));
+    live.delete(i);
+  }
+  // A key found again has its old postings replaced; one not found would keep them beside the new.
+  for (const i of live) index.set(cacheKey(`/q${i}`), [`u${i % 89}`]);
+  assert.equal(index.postings, live.size);
+  assert.equal(index.keys(['t5']).size, 0);
+  assert.equal(index.keys(['u5']).size, [...live].filter((i) => i % 89 === 5).length);
+});
+
 test('carriesTag matches whole tags only', () => {
   assert.equal(carriesTag('bk_1 bk_12 avail_any', 'bk_12'), true);
   assert.equal(carriesTag('bk_12 bk_123', 'bk_1'), false);

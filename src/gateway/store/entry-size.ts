@@ -152,8 +152,8 @@ function tagBytes(tagText: string): number {
 }
 
 /**
- * What the tag index holds for a key with tags, besides its postings: its Map entry (3 pointers,
- * the bucket's share and the table's growth slack, ~40 B), its slot in the list of keys (8 B,
- * with slack 12 B) and in the typed array of first nodes (4 B).
+ * What the tag index holds for a key with tags, besides its postings: its slot in the list of keys
+ * (8 B, with slack 12 B), in the typed arrays of first nodes and of key hashes (4 B each), and its
+ * place in the table of slots by key (4 B at a load between a half and a quarter: 8–16 B).
  */
-const TAGGED_KEY_BYTES = heapBytes(52) + 4;
+const TAGGED_KEY_BYTES = heapBytes(12) + 4 + 4 + 16;

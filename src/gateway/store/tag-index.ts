@@ -116,25 +116,38 @@ export class TagIndex {
   #scanned = 0;
   #scanEnd = 0;
   /** A key's slot: where its first node and the key itself are found from a node. */
-  readonly #slots = new Map<CacheKey, number>();
   readonly #keys: (CacheKey | undefined)[] = [undefined];
   #firstOfKey = new Int32Array(FIRST_CAPACITY);
   readonly #freeSlots: number[] = [];
+  /**
+   * The slots by their keys: an open-addressed table (linear probing, at most half full) of slot
+   * numbers, each slot's key hash kept beside it. A Map from key to slot cost every tagged entry
+   * about 40 B of heap (its entry, its share of the hash table, the table's growth slack); this
+   * costs 8–16 B outside the heap, and a hash of the key's characters when it is stored or goes.
+   */
+  #table = new Int32Array(2 * FIRST_CAPACITY);
+  #slotHash = new Int32Array(FIRST_CAPACITY);
+  #tabled = 0;
 
   /** Indexes `key` under exactly `tags`, replacing what it was indexed under. */
   set(key: CacheKey, tags: Iterable<string>): void {
-    this.remove(key);
+    const hash = tagHash(key);
+    this.#forget(this.#find(key, hash));
     let slot: number | undefined;
     for (const tag of tags) {
-      slot ??= this.#slotFor(key);
+      slot ??= this.#slotFor(key, hash);
       this.#link(slot, tagHash(tag));
     }
   }
 
   /** Forgets every tag of `key`. */
   remove(key: CacheKey): void {
-    const slot = this.#slots.get(key);
-    if (slot === undefined) return;
+    this.#forget(this.#find(key, tagHash(key)));
+  }
+
+  /** Forgets every tag of the key in `slot`; NONE: nothing to forget. */
+  #forget(slot: number): void {
+    if (slot === NONE) return;
     const nodes = this.#nodes;
     let removed = 0;
     for (let node = this.#firstOfKey[slot] ?? NONE; node > NONE; ) {
@@ -147,7 +160,7 @@ export class TagIndex {
       node = next;
     }
     this.#postings -= removed;
-    this.#slots.delete(key);
+    this.#untable(slot);
     this.#keys[slot] = undefined;
     this.#firstOfKey[slot] = NONE;
     this.#freeSlots.push(slot);
@@ -177,12 +190,61 @@ export class TagIndex {
     return this.#postings;
   }
 
-  #slotFor(key: CacheKey): number {
+  #slotFor(key: CacheKey, hash: number): number {
     const slot = this.#freeSlots.pop() ?? this.#keys.length;
-    this.#slots.set(key, slot);
     this.#keys[slot] = key;
     this.#firstOfKey = grown(this.#firstOfKey, slot + 1);
+    this.#slotHash = grown(this.#slotHash, slot + 1);
+    this.#slotHash[slot] = hash;
+    if (2 * (this.#tabled + 1) > this.#table.length) this.#growTable();
+    this.#table[this.#vacancy(hash)] = slot;
+    this.#tabled++;
     return slot;
+  }
+
+  /** The slot of `key`, whose hash is `hash`, or NONE. */
+  #find(key: CacheKey, hash: number): number {
+    const table = this.#table;
+    const mask = table.length - 1;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const slot = table[at] ?? NONE;
+      if (slot === NONE || this.#keys[slot] === key) return slot;
+    }
+  }
+
+  /** The first empty place in the table for a key of hash `hash`. */
+  #vacancy(hash: number): number {
+    const table = this.#table;
+    const mask = table.length - 1;
+    let at = hash & mask;
+    while (table[at] !== NONE) at = (at + 1) & mask;
+    return at;
+  }
+
+  /** Takes `slot` out of the table, moving back the slots after it that would no longer be found. */
+  #untable(slot: number): void {
+    const table = this.#table;
+    const mask = table.length - 1;
+    let hole = (this.#slotHash[slot] ?? 0) & mask;
+    while (table[hole] !== slot) hole = (hole + 1) & mask;
+    table[hole] = NONE;
+    for (let at = (hole + 1) & mask; table[at] !== NONE; at = (at + 1) & mask) {
+      const moved = table[at] ?? NONE;
+      const home = (this.#slotHash[moved] ?? 0) & mask;
+      // `moved` stays where it is when its home lies after the hole, up to where it stands (cyclically).
+      const stays = hole <= at ? hole < home && home <= at : hole < home || home <= at;
+      if (stays) continue;
+      table[hole] = moved;
+      table[at] = NONE;
+      hole = at;
+    }
+    this.#tabled--;
+  }
+
+  #growTable(): void {
+    const old = this.#table;
+    this.#table = new Int32Array(2 * old.length);
+    for (const slot of old) if (slot !== NONE) this.#table[this.#vacancy(this.#slotHash[slot] ?? 0)] = slot;
   }
 
   /** The key slot of `node`, at the end of its key's list. */
