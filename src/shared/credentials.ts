@@ -5,7 +5,8 @@
  * ends up in logs, caches and browser history. A request carrying one is refused with 400 before
  * anything else, and the target is redacted wherever it is written: access log, error log,
  * problem `instance`. A fragment (never sent by a conforming client, but where OAuth implicit
- * flows put tokens) is redacted whole.
+ * flows put tokens) is redacted whole, and so is a user name and password in an absolute-form
+ * target (`http://user:secret@host/…`), which RFC 9110 §4.2.4 has a recipient treat as an error.
  */
 import { problem, type Problem } from './problem.ts';
 
@@ -44,13 +45,16 @@ function suspect(names: readonly string[]): RegExp {
   let re = suspects.get(names);
   if (re === undefined) {
     const alternatives = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-    re = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%`, 'i');
+    re = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%|${USERINFO.source}`, 'i');
     suspects.set(names, re);
   }
   lastNames = names;
   lastSuspect = re;
   return re;
 }
+
+/** The scheme, authority's user information and its `@` of an absolute-form target that has any. */
+const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
 
 // The two asks of one request name the same target string: the second one is answered from here.
 let lastTarget = '';
@@ -86,19 +90,24 @@ function parts(target: string): Parts {
 /** The target with the value of every credential parameter, and any fragment, replaced by `REDACTED`. */
 export function redactTarget(target: string, names: readonly string[]): string {
   if (!mayCarry(target, names)) return target;
-  const { head, pairs, fragment } = parts(target);
+  const userinfo = USERINFO.exec(target)?.[0];
+  const scheme = userinfo === undefined ? '' : `${userinfo.slice(0, userinfo.indexOf('://') + 3)}${REDACTED}@`;
+  const { head, pairs, fragment } = parts(userinfo === undefined ? target : target.slice(userinfo.length));
   const redacted = pairs.map((pair) => {
     if (!names.includes(decodedName(pair))) return pair;
     const eq = pair.indexOf('=');
     return `${eq === -1 ? pair : pair.slice(0, eq)}=${REDACTED}`;
   });
-  return `${head}${redacted.join('&')}${fragment ? `#${REDACTED}` : ''}`;
+  return `${scheme}${head}${redacted.join('&')}${fragment ? `#${REDACTED}` : ''}`;
 }
 
 const IN_TARGET = problem('credentials-in-target', 'send the token in the Authorization header; a token in the URI is not accepted (RFC 6750 §2.3)');
 
-/** A 400 problem when the target's query names a credential parameter. */
+const USERINFO_IN_TARGET = problem('credentials-in-target', 'a user name or password in the URI is not accepted (RFC 9110 §4.2.4)');
+
+/** A 400 problem when the target carries user information or its query names a credential parameter. */
 export function credentialsInTarget(target: string, names: readonly string[]): Problem | undefined {
   if (!mayCarry(target, names)) return undefined;
+  if (USERINFO.test(target)) return USERINFO_IN_TARGET;
   return parts(target).pairs.some((pair) => names.includes(decodedName(pair))) ? IN_TARGET : undefined;
 }

@@ -14,7 +14,7 @@ import { TLSSocket } from 'node:tls';
 import type { Config } from '../config/schema.ts';
 import { redactTarget } from './credentials.ts';
 import type { Logger } from './logger.ts';
-import { problem, rawProblemResponse, type Problem } from './problem.ts';
+import { problem, rawProblemResponse, sendProblem, type Problem } from './problem.ts';
 
 export interface HttpLimits {
   /** Time a client has to send the request's header section (Node's `headersTimeout`). */
@@ -77,6 +77,20 @@ function requestLine(packet: Buffer | undefined): { method: string | undefined; 
 
 const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported: this is not a forward proxy', { allow: 'GET, HEAD' });
 
+const EXPECTATION_FAILED = problem('expectation-failed', 'the only expectation met is 100-continue (RFC 9110 §10.1.1)');
+
+/**
+ * Answers a request whose `Expect` is not `100-continue` (Node holds it back from the handler) with
+ * a problem instead of Node's bare 417, and reports it. node:http and node:http2 servers alike.
+ */
+export function refuseExpectations(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    onRefused({ reason: 'expectation', method: req.method, target: req.url?.slice(0, 128) });
+    res.shouldKeepAlive = false;
+    sendProblem(res, EXPECTATION_FAILED, '/', req.method === 'HEAD');
+  });
+}
+
 /** Node's HTTP/1.1 server options for these limits, for any server that speaks HTTP/1.1. */
 export function http1Options(limits: HttpLimits): ServerOptions {
   return {
@@ -109,6 +123,7 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
   // before the body; when the parser then refuses the body (a transfer coding other than chunked)
   // and the handler has not answered yet, the final answer is still owed. What the 100 wrote is
   // remembered so that it is not mistaken for an answer begun. Otherwise as Node does it.
+  refuseExpectations(server, onRefused);
   const interimBytes = new WeakMap<Duplex, number>();
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.writeContinue();

@@ -28,6 +28,7 @@ export const PROBLEM_KINDS = {
   'uri-too-long': { status: 414, title: 'Request target too long' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'range-not-satisfiable': { status: 416, title: 'Range not satisfiable' },
+  'expectation-failed': { status: 417, title: 'Expectation failed' },
   'invalid-body': { status: 422, title: 'Invalid request body' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request header fields too large' },

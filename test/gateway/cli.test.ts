@@ -162,7 +162,7 @@ test('access lines name the service and the client; SIGUSR1 and SIGHUP reopen a 
     listening = found === undefined ? undefined : (JSON.parse(found) as { url: string });
     if (listening === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
     return listening !== undefined;
-  }, 500);
+  }, 10_000);
   const url = listening?.url ?? '';
   const access = async (file: string, path: string): Promise<Record<string, unknown>> => {
     let found: string | undefined;
@@ -170,7 +170,7 @@ test('access lines name the service and the client; SIGUSR1 and SIGHUP reopen a 
       found = existsSync(file) ? readFileSync(file, 'utf8').split('\n').find((l) => l.includes(`"path":"${path}"`)) : undefined;
       if (found === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
       return found !== undefined;
-    }, 500);
+    }, 10_000);
     return JSON.parse(found ?? '{}') as Record<string, unknown>;
   };
   await get(`${url}/v1/books?q=first`, { 'user-agent': 'cli-test/1.0' });

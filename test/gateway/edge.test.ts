@@ -75,6 +75,33 @@ describe('strict framing and credentials, on both servers', () => {
     assert.ok(!logs.includes(secret), 'a log line holds the token');
   });
 
+  test('an expectation other than 100-continue gets a 417 problem, counted as a refused request', async () => {
+    for (const [name, url] of servers()) {
+      const response = await rawExchange(url, `GET /v1/branches HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      assert.equal(statusOf(response), 417, `${name}: ${response.slice(0, 200)}`);
+      assert.equal(typeOf(response), 'https://catalog.example/problems/expectation-failed');
+      assert.match(response, /\r\ncontent-type: application\/problem\+json\r\n/i, name);
+    }
+    assert.ok(fx.logs.lines().some((l) => JSON.stringify(l).includes('"reason":"expectation"')), 'the refusal is logged');
+  });
+
+  test('a user name and password in an absolute-form target are refused, and written nowhere', async () => {
+    const secret = 'S3CR3T-userinfo-password';
+    for (const [name, url] of servers()) {
+      const host = new URL(url).host;
+      for (const target of [`http://user:${secret}@${host}/v1/branches`, `http://user:${secret}@${host}/v1/nothing?q=x`, `HTTP://${secret}@${host}/v1/books?q=x`]) {
+        const response = await rawExchange(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+        assert.equal(statusOf(response), 400, `${name} ${target}: ${response.slice(0, 200)}`);
+        assert.equal(typeOf(response), 'https://catalog.example/problems/credentials-in-target');
+        assert.ok(!response.includes(secret), `${name}: the problem echoes the password: ${response}`);
+        assert.match(response, /REDACTED@/);
+      }
+    }
+    const logs = JSON.stringify([...fx.logs.lines(), ...origin.logs.lines()]);
+    assert.ok(logs.includes('REDACTED@'), 'the refused requests were logged');
+    assert.ok(!logs.includes(secret), 'a log line holds the password');
+  });
+
   test('requests the parser refuses are logged with a redacted excerpt and counted', async () => {
     const secret = 'SECRET-in-a-broken-request';
     const response = await rawExchange(fx.gateway.url, `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);

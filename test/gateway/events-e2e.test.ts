@@ -80,7 +80,7 @@ describe('availability events from the real origin purge the gateway', () => {
       origin.clock.advance(2000);
       await pause(20);
       return (await purgedEvents()) >= 1;
-    }, 300);
+    }, 6_000);
     assert.equal(metricValue(await origin.metrics(), 'catalog_origin_outbox_depth'), 0);
     assert.equal(availableAt(JSON.parse((await fx.get(`/v1/books/${second.book}`)).body) as Book, second.branch), false);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import { request as httpRequest, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
@@ -331,4 +331,31 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     await post.body.dump();
     assert.equal(post.statusCode, 502, 'a request with a body is not replayed');
   });
+});
+
+test('requests with Expect: 100-continue are forwarded without it, and take no origin connection for good', async () => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(201, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+    res.end(`${req.body} ${req.headers.expect ?? 'no expect'}`);
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.connections': 2, 'gateway.routes': [{ prefix: '/', mode: 'pass', auth: 'off' }] });
+  try {
+    const post = (body: string): Promise<{ status: number; text: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(`${fx.gateway.url}/loans`, { method: 'POST', headers: { expect: '100-continue', 'content-type': 'text/plain', 'content-length': String(body.length) } });
+        // The body goes only once the gateway has said 100 Continue.
+        req.on('continue', () => { req.end(body); });
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => { resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }); });
+        });
+        req.on('error', reject);
+      });
+    for (let i = 0; i < 5; i++) assert.deepEqual(await post(`loan ${i}`), { status: 201, text: `loan ${i} no expect` }, `request ${i + 1} over a pool of 2`);
+    assert.equal((await get(`${fx.gateway.url}/after`)).status, 201);
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
 });

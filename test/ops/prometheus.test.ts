@@ -64,7 +64,7 @@ test('a real Prometheus scrapes both admin listeners', async () => {
       const up = await query('up == 1');
       if (up.length < 2) await new Promise((resolve) => setTimeout(resolve, 250));
       return up.length === 2;
-    }, 120);
+    }, 30_000);
     const builds = await query('catalog_gateway_build_info or catalog_origin_build_info');
     assert.equal(builds.length, 2);
     assert.ok(builds.every((b) => b.metric.version !== undefined && b.metric.node === process.version));

@@ -173,7 +173,7 @@ describe('events', () => {
       f.clock.advance(1000);
       await new Promise((resolve) => setTimeout(resolve, 20));
       return receiver.received.filter((r) => r.status === 204).length >= 3;
-    }, 500);
+    }, 10_000);
     const verifier = new Webhook(hook.secret);
     const delivered = receiver.received.filter((r) => r.status === 204).map((r) => verifier.verify(r.body, r.headers as Record<string, string>) as { type: string; data: { book: string; branch: string; available: boolean } });
     const ofA = delivered.filter((e) => e.data.book === a.book).map((e) => e.data.available);
@@ -208,7 +208,7 @@ describe('events', () => {
       f.clock.advance(1000);
       await new Promise((resolve) => setTimeout(resolve, 20));
       return metricValue(await f.metrics(), 'catalog_origin_event_deliveries_total', { outcome: 'failed' }) >= 3;
-    }, 200);
+    }, 4_000);
     await f.stop();
     const back = await startWebhookReceiver(port);
     const restarted = await startOriginFixture({ 'origin.db': f.config['origin.db'], dataDir: f.config.dataDir });
@@ -217,7 +217,7 @@ describe('events', () => {
         restarted.clock.advance(5000);
         await new Promise((resolve) => setTimeout(resolve, 20));
         return back.received.length > 0;
-      }, 500);
+      }, 10_000);
       const event = new Webhook(hook.secret).verify(back.received[0]?.body ?? '', back.received[0]?.headers as Record<string, string>) as { data: unknown };
       assert.deepEqual(event.data, { book: c.book, branch: c.branch, available: false });
     } finally {

@@ -34,8 +34,15 @@ export interface ForwardDeps {
 
 const INVALIDATION: PurgeCause = { kind: 'invalidation' };
 
-/** Fields the gateway sets itself, or that name this connection to the gateway. */
-const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for'];
+/**
+ * Fields the gateway sets itself, or that belong to this connection to the gateway. `Expect:
+ * 100-continue` is met here: Node sends the client its 100 before the body (RFC 9110 §10.1.1), and
+ * the body then comes to the origin with the request. undici refuses the field, and a request it
+ * refuses as it is dispatched leaves one connection of the pool busy for good (undici 8.12:
+ * DispatcherBase.dispatch answers false, and the pool waits for a drain that never comes), so 32
+ * such requests took every origin connection and every miss after them waited forever.
+ */
+const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for', 'expect'];
 
 /**
  * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and
