@@ -139,6 +139,16 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
     }
     const refused = clientErrorProblem(err.code);
     if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(err.rawPacket) });
+    // A request read whole before this one on the connection (HTTP/1.1 pipelining) may still be
+    // being answered: a problem written now would be read as its answer. Node keeps that response
+    // as the socket's `_httpMessage` (no public name); it is finished, and the connection closes
+    // after it, leaving the refused request unanswered. (When its own body is what was refused,
+    // the request is not complete, and the problem is its answer, below.)
+    const owed = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (owed !== undefined && owed !== null && !owed.writableEnded && owed.req.complete) {
+      owed.shouldKeepAlive = false;
+      return;
+    }
     const written = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
     if (refused !== undefined && socket.writable && (written === 0 || written === interimBytes.get(socket))) socket.end(rawProblemResponse(refused, '/'));
     else socket.destroy();

@@ -102,6 +102,17 @@ describe('strict framing and credentials, on both servers', () => {
     assert.ok(!logs.includes(secret), 'a log line holds the password');
   });
 
+  test('a request refused by the parser behind one still being answered leaves that answer whole, then the connection closes', async () => {
+    const word = `pipelined${Date.now()}`;
+    const good = `GET /v1/books?q=${word} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+    const bad = 'GET /v1/branches HTTP/1.1\r\nHost: a\r\nBad Header: y\r\n\r\n';
+    const response = await rawExchange(fx.gateway.url, good + bad, 5000);
+    assert.match(response, /^HTTP\/1\.1 200 /, response.slice(0, 300));
+    assert.match(response, /"results":\[/, 'the search answer is whole');
+    assert.equal(response.match(/^HTTP\/1\.1 \d{3}/gm)?.length, 1, 'no answer was written for the refused request');
+    assert.match(response, /\r\nconnection: close\r\n/i);
+  });
+
   test('requests the parser refuses are logged with a redacted excerpt and counted', async () => {
     const secret = 'SECRET-in-a-broken-request';
     const response = await rawExchange(fx.gateway.url, `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
