@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { request as httpRequest, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get, metricValue, until, type Reply } from '../support/harness.ts';
+import { get, metricValue, rawExchange, until, type Reply } from '../support/harness.ts';
 import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
 import { raw, startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
 
@@ -357,5 +357,21 @@ test('requests with Expect: 100-continue are forwarded without it, and take no o
   } finally {
     await fx.stop();
     await origin.close();
+  }
+});
+
+test('a forwarded request whose body the client never finishes is a 408, not the origin\'s failure', async () => {
+  // An origin that gives up on a body that does not come, as a real one does after its own timeout.
+  const origin = createServer((req) => { setTimeout(() => req.socket.destroy(), 100); });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', () => { resolve(); }));
+  const address = origin.address();
+  const fx = await startGatewayFixture(`http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`, { 'gateway.routes': [{ prefix: '/', mode: 'pass', auth: 'off' }] });
+  try {
+    const response = await rawExchange(fx.gateway.url, 'POST /loans HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{"a\r\n', 3000);
+    assert.match(response, /^HTTP\/1\.1 408 /, response.slice(0, 300));
+    assert.match(response, /problems\/request-timeout/);
+  } finally {
+    await fx.stop();
+    await new Promise((resolve) => origin.close(resolve));
   }
 });

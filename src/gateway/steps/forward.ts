@@ -18,6 +18,7 @@ import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
 import type { OriginClient } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+import { problem } from '../../shared/problem.ts';
 
 /** What the forward step uses. */
 export interface ForwardDeps {
@@ -33,6 +34,8 @@ export interface ForwardDeps {
 }
 
 const INVALIDATION: PurgeCause = { kind: 'invalidation' };
+
+const BODY_NOT_RECEIVED = problem('request-timeout', 'the request body was not received whole, so the origin could not answer it');
 
 /**
  * Fields the gateway sets itself, or that belong to this connection to the gateway. `Expect:
@@ -65,16 +68,19 @@ export async function forward(ex: Exchange, deps: ForwardDeps, label: MetricRout
   const { req } = ex;
   const target = originForm(ex.rawTarget);
   const started = performance.now();
+  const body = hasBody(req) ? req : undefined;
   const opened = await deps.origin.open({
     method: ex.method,
     target,
     headers: forwardedHeaders(ex, deps.clients),
-    body: hasBody(req) ? req : undefined,
+    body,
     onInterim: (status, headers) => { relayInterim(ex.res, status, headers); },
   });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
-    return refuse(ex, label, opened.failure.problem, { kind: 'pass', fwd, detail: opened.failure.code }, sub);
+    // An origin that gave up on a body the client never finished sending failed because of the client.
+    const failure = body !== undefined && !req.complete ? BODY_NOT_RECEIVED : opened.failure.problem;
+    return refuse(ex, label, failure, { kind: 'pass', fwd, detail: opened.failure.code }, sub);
   }
   const { answer } = opened;
   const stale = invalidatedTargets(ex.method, answer.status, target, req.headers.host, answer.headers);
