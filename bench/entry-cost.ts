@@ -79,8 +79,8 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
     const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
     const purges = new PurgeLog();
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
-    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
     const client = new OriginClient(config);
+    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => client.connections });
     const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
     const fill = async (count: number): Promise<void> => {
       let left = count;

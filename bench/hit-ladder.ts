@@ -45,8 +45,8 @@ if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
 const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
-const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true });
 const origin = new OriginClient(config);
+const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => origin.connections });
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');
 const accessLog = createAccessLog(logger, { enabled: true, format: 'json', credentialNames: ['access_token'], service: 'catalog-gateway' });

@@ -79,10 +79,10 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
   });
   const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused, shifts: cache.shifts, windowShare: cache.windowShare });
   const unfinished = new Set<ServerResponse>();
-  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up });
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
+  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up, originConnections: () => origin.connections });
   const purger = new Purger({ cache, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];

@@ -37,6 +37,8 @@ export interface LiveState {
   readonly inFlight: () => number;
   /** The last origin health probe's verdict. */
   readonly originUp: () => boolean;
+  /** The origin connections (OriginClient#connections). */
+  readonly originConnections: () => { readonly open: number; readonly waiting: number };
 }
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -198,6 +200,22 @@ export class GatewayMetrics {
       aggregator: 'min',
       collect() {
         this.set(live.originUp() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_origin_connections',
+      help: 'Origin connections open (gateway.upstream.connections at most).',
+      registers,
+      collect() {
+        this.set(live.originConnections().open);
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_origin_requests_waiting',
+      help: 'Requests to the origin waiting for a connection: above zero for long, every origin connection is busy, or lost to the pool.',
+      registers,
+      collect() {
+        this.set(live.originConnections().waiting);
       },
     });
     this.#refused = new Counter({

@@ -354,6 +354,9 @@ test('requests with Expect: 100-continue are forwarded without it, and take no o
       });
     for (let i = 0; i < 5; i++) assert.deepEqual(await post(`loan ${i}`), { status: 201, text: `loan ${i} no expect` }, `request ${i + 1} over a pool of 2`);
     assert.equal((await get(`${fx.gateway.url}/after`)).status, 201);
+    const metrics = await fx.metrics();
+    assert.ok(metricValue(metrics, 'catalog_gateway_origin_connections') >= 1);
+    assert.equal(metricValue(metrics, 'catalog_gateway_origin_requests_waiting'), 0, 'nothing waits for an origin connection');
   } finally {
     await fx.stop();
     await origin.close();

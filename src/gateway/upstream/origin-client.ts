@@ -140,6 +140,17 @@ export class OriginClient {
     return RESET_BEFORE_ANSWER.has(upstreamFailure(err).code);
   }
 
+  /**
+   * The origin connections open, and the requests waiting for one. undici's own count of free
+   * connections is not kept up to date between requests (a pool with one idle connection reports
+   * none free), so it is not offered; requests that wait for long say what a lost or a saturated
+   * pool would.
+   */
+  get connections(): { readonly open: number; readonly waiting: number } {
+    const { connected, queued } = this.#pool.stats;
+    return { open: connected, waiting: queued };
+  }
+
   /** Called after the API listener has drained: any fill still running has no one to answer. */
   async close(): Promise<void> {
     await this.#pool.destroy();
