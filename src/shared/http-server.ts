@@ -80,14 +80,23 @@ const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported:
 const EXPECTATION_FAILED = problem('expectation-failed', 'the only expectation met is 100-continue (RFC 9110 §10.1.1)');
 
 /**
- * Answers a request whose `Expect` is not `100-continue` (Node holds it back from the handler) with
- * a problem instead of Node's bare 417, and reports it. node:http and node:http2 servers alike.
+ * Answers what no handler is given, on node:http and node:http2 servers alike, with a problem
+ * instead of Node's bare status, and reports it: a `CONNECT` (this is no forward proxy; on
+ * HTTP/1.1 Node hands over the socket, on HTTP/2 a response for the stream) and a request whose
+ * `Expect` is not `100-continue`.
  */
-export function refuseExpectations(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
+export function answerUnsupported(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     onRefused({ reason: 'expectation', method: req.method, target: req.url?.slice(0, 128) });
     res.shouldKeepAlive = false;
     sendProblem(res, EXPECTATION_FAILED, '/', req.method === 'HEAD');
+  });
+  server.on('connect', (req: IncomingMessage, socketOrResponse: Duplex | ServerResponse) => {
+    onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
+    // Told apart by what Node handed over, not by the version the request claims (`HTTP/2.0` on
+    // an HTTP/1.1 connection is only text).
+    if ('writeHead' in socketOrResponse) sendProblem(socketOrResponse, CONNECT_REFUSED, '/', false);
+    else socketOrResponse.end(rawProblemResponse(CONNECT_REFUSED, '/'));
   });
 }
 
@@ -123,7 +132,7 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
   // before the body; when the parser then refuses the body (a transfer coding other than chunked)
   // and the handler has not answered yet, the final answer is still owed. What the 100 wrote is
   // remembered so that it is not mistaken for an answer begun. Otherwise as Node does it.
-  refuseExpectations(server, onRefused);
+  answerUnsupported(server, onRefused);
   const interimBytes = new WeakMap<Duplex, number>();
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.writeContinue();
@@ -152,9 +161,5 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
     const written = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
     if (refused !== undefined && socket.writable && (written === 0 || written === interimBytes.get(socket))) socket.end(rawProblemResponse(refused, '/'));
     else socket.destroy();
-  });
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
-    socket.end(rawProblemResponse(CONNECT_REFUSED, '/'));
   });
 }

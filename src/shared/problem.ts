@@ -82,7 +82,10 @@ export function sendProblem(res: ServerResponse, p: Problem, instance: string, i
   res.setHeader('content-type', 'application/problem+json');
   res.setHeader('content-length', Buffer.byteLength(body));
   res.setHeader('cache-control', 'no-store');
-  for (const [name, value] of Object.entries(p.headers ?? {})) res.setHeader(name, value);
+  // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields (Node warns and drops them); a
+  // problem that closes an HTTP/1.1 connection ends only its stream there.
+  const http2 = 'stream' in res;
+  for (const [name, value] of Object.entries(p.headers ?? {})) if (!(http2 && name === 'connection')) res.setHeader(name, value);
   res.end(isHead ? undefined : body);
   return Buffer.byteLength(body);
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
@@ -72,6 +74,43 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     assert.equal(head.headers['content-length'], String(Buffer.byteLength('GET /doc?a=1')));
     assert.equal(origin.count('/doc?a=1'), 1);
   });
+
+  /** Over HTTP/2 with Node's own client, which sends a body in DATA frames with no `content-length`. */
+  const h2 = (headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> =>
+    new Promise((resolve, reject) => {
+      const cert = fx.config['http.tls.cert'];
+      const session = http2Connect(fx.gateway.url, cert === null ? {} : { ca: readFileSync(cert) });
+      session.on('error', reject);
+      const stream = session.request(headers, { endStream: body === undefined });
+      let text = '';
+      let answer: Record<string, unknown> = {};
+      stream.setEncoding('utf8');
+      stream.on('response', (fields) => { answer = fields; });
+      stream.on('data', (chunk: string) => { text += chunk; });
+      stream.on('end', () => {
+        session.close();
+        resolve({ status: Number(answer[':status']), headers: answer, body: text });
+      });
+      stream.on('error', reject);
+      if (body !== undefined) stream.end(body);
+    });
+
+  if (protocol !== 'http/1.1') {
+    test('a request body in DATA frames with no content-length is forwarded whole (RFC 9113 §8.1)', async () => {
+      const reply = await h2({ ':method': 'POST', ':path': '/pass/echo', 'content-type': 'text/plain' }, 'a body of 24 characters.');
+      assert.equal(reply.status, 200);
+      assert.equal(reply.body, 'POST /pass/echo');
+      assert.equal(origin.seen.findLast((s) => s.target === '/pass/echo')?.body, 'a body of 24 characters.');
+    });
+
+    test('CONNECT gets a 405 problem with Allow, as over HTTP/1.1', async () => {
+      const reply = await h2({ ':method': 'CONNECT', ':authority': 'example.org:443' });
+      assert.equal(reply.status, 405);
+      assert.equal(reply.headers['content-type'], 'application/problem+json');
+      assert.equal(reply.headers.allow, 'GET, HEAD');
+      assert.equal((JSON.parse(reply.body) as { type: string }).type, 'https://catalog.example/problems/method-not-allowed');
+    });
+  }
 
   test('stored answers are sent whole from the cache: a range of one (206), a 204, an empty 200, HEAD and a 304', async () => {
     on('/whole/ranged', { body: 'abcdefghij' });

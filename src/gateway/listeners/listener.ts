@@ -21,7 +21,7 @@ import { createSecureServer, createServer, type Http2SecureServer, type Http2Ser
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import { answerRefusals, createHttpServer, http1Options, refuseExpectations, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
+import { answerRefusals, createHttpServer, http1Options, answerUnsupported, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { CertificateReload } from './certificate-reload.ts';
@@ -84,7 +84,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   let reload: CertificateReload | undefined;
   if (paths === undefined) {
     server = createServer(options, h2Handler);
-    refuseExpectations(server, deps.onRefused);
+    answerUnsupported(server, deps.onRefused);
   } else {
     const tls = new CertificateReload(
       paths,

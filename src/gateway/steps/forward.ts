@@ -4,6 +4,7 @@
  * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4).
  */
 import type { IncomingMessage } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { ClientAddress } from '../../shared/client-address.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -60,6 +61,10 @@ export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: rea
 }
 
 function hasBody(req: IncomingMessage): boolean {
+  // RFC 9113 §8.1: an HTTP/2 request has content unless its HEADERS frame ended the stream,
+  // `Content-Length` or not.
+  const stream = (req as { readonly stream?: ServerHttp2Stream }).stream;
+  if (stream !== undefined) return !stream.endAfterHeaders;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
