@@ -36,9 +36,28 @@ export interface AccessRecord {
 export type Peer = Pick<AccessRecord, 'remote' | 'ua' | 'proto'>;
 
 export function peerFields(req: IncomingMessage, clients: ClientAddress): Peer {
-  const ua = req.headers['user-agent'];
   const proto = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
-  return { remote: clients.client(req), ua: ua === undefined || ua.length <= 256 ? ua : ua.slice(0, 256), proto };
+  return { remote: clients.client(req), ua: loggedAgent(req.headers['user-agent']), proto };
+}
+
+/**
+ * A JWT anywhere in a string: its first segment is base64url JSON, so it starts `eyJ`. A client
+ * that sends its token in `User-Agent` would otherwise have it written to the access log.
+ */
+const JWT_INSIDE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+
+// A client sends one User-Agent on every request: the last one's verdict is kept.
+let lastAgent: string | undefined;
+let lastLogged: string | undefined;
+
+/** `User-Agent` as logged: at most 256 characters, any JWT in it written REDACTED. */
+function loggedAgent(ua: string | undefined): string | undefined {
+  if (ua === undefined) return undefined;
+  if (ua === lastAgent) return lastLogged;
+  const cut = ua.length <= 256 ? ua : ua.slice(0, 256);
+  lastAgent = ua;
+  lastLogged = cut.includes('eyJ') ? cut.replace(JWT_INSIDE, 'REDACTED') : cut;
+  return lastLogged;
 }
 
 /** A caller's request id is kept only if it cannot inject anything into logs or headers. */
