@@ -220,7 +220,7 @@ export class GatewayMetrics {
     });
     this.#refused = new Counter({
       name: 'catalog_gateway_refused_requests_total',
-      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts) or CONNECT.",
+      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts), CONNECT, or expectation (an Expect other than 100-continue).",
       labelNames: ['reason'],
       registers,
     });

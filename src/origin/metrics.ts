@@ -49,7 +49,7 @@ export class OriginMetrics {
     });
     this.#refused = new Counter({
       name: 'catalog_origin_refused_requests_total',
-      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts) or CONNECT.",
+      help: "Requests refused before a handler saw them, by reason: the HTTP parser's error code (bad framing, oversized headers, timeouts), CONNECT, or expectation (an Expect other than 100-continue).",
       labelNames: ['reason'],
       registers: [registry],
     });

@@ -128,11 +128,11 @@ export function createHttpServer(
  * beside HTTP/2 on a TLS listener, where a failed handshake arrives the same way).
  */
 export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
+  answerUnsupported(server, onRefused);
   // Node answers `Expect: 100-continue` with an interim 100 as soon as the header section is read,
   // before the body; when the parser then refuses the body (a transfer coding other than chunked)
   // and the handler has not answered yet, the final answer is still owed. What the 100 wrote is
   // remembered so that it is not mistaken for an answer begun. Otherwise as Node does it.
-  answerUnsupported(server, onRefused);
   const interimBytes = new WeakMap<Duplex, number>();
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.writeContinue();
