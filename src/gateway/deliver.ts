@@ -122,11 +122,7 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
   // RFC 9110 §13.2.2 step 5: Range, with its If-Range, after the other conditions.
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
-  if (context.isHead) {
-    sendWhole(res, response.status, sendFields(response, representation, context), undefined);
-    return { status: response.status, bytes: 0, encoding: representation.coding };
-  }
-  const { body } = representation;
+  const body = context.isHead ? undefined : representation.body;
   sendWhole(res, response.status, sendFields(response, representation, context), body);
-  return { status: response.status, bytes: body.length, encoding: representation.coding };
+  return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };
 }

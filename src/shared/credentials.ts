@@ -27,6 +27,9 @@ function decodedName(pair: string): string {
   }
 }
 
+/** The scheme, authority's user information and its `@` of an absolute-form target that has any. */
+const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
+
 // Keyed by the list itself (each gateway parses its own), so no gateway shares another's and a
 // reloaded list takes its expression with it when it goes.
 const suspects = new WeakMap<readonly string[], RegExp>();
@@ -52,9 +55,6 @@ function suspect(names: readonly string[]): RegExp {
   lastSuspect = re;
   return re;
 }
-
-/** The scheme, authority's user information and its `@` of an absolute-form target that has any. */
-const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
 
 // The two asks of one request name the same target string: the second one is answered from here.
 let lastTarget = '';

@@ -5,6 +5,7 @@
  * is kept in step with it by a test.
  */
 import type { ServerResponse } from 'node:http';
+import { http2Stream } from './http2-stream.ts';
 
 export const PROBLEM_BASE = 'https://catalog.example/problems/';
 
@@ -84,7 +85,7 @@ export function sendProblem(res: ServerResponse, p: Problem, instance: string, i
   res.setHeader('cache-control', 'no-store');
   // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields (Node warns and drops them); a
   // problem that closes an HTTP/1.1 connection ends only its stream there.
-  const http2 = 'stream' in res;
+  const http2 = http2Stream(res) !== undefined;
   for (const [name, value] of Object.entries(p.headers ?? {})) if (!(http2 && name === 'connection')) res.setHeader(name, value);
   res.end(isHead ? undefined : body);
   return Buffer.byteLength(body);

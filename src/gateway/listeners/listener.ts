@@ -21,7 +21,7 @@ import { createSecureServer, createServer, type Http2SecureServer, type Http2Ser
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import { answerRefusals, createHttpServer, http1Options, answerUnsupported, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
+import { answerRefusals, answerUnsupported, createHttpServer, http1Options, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { CertificateReload } from './certificate-reload.ts';

@@ -6,15 +6,14 @@
  * body and then ends the stream as a second write (docs/performance.md, "HTTP/2 hits").
  */
 import type { ServerResponse } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
+import { http2Stream } from '../../shared/http2-stream.ts';
 
 /**
  * Sends `status` with `fields` (flat `[name, value, …]`, lowercase; the caller's own list, which
  * this may add to) and `body`, or no body (HEAD, 304).
  */
 export function sendWhole(res: ServerResponse, status: number, fields: string[], body: Buffer | undefined): void {
-  // An Http2ServerResponse's stream (node:http2); a node:http response has none.
-  const stream = (res as { readonly stream?: ServerHttp2Stream }).stream;
+  const stream = http2Stream(res);
   if (stream === undefined) {
     res.writeHead(status, fields);
     res.end(body);

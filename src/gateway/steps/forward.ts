@@ -4,10 +4,11 @@
  * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4).
  */
 import type { IncomingMessage } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { ClientAddress } from '../../shared/client-address.ts';
+import { http2Stream } from '../../shared/http2-stream.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { problem } from '../../shared/problem.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { cacheStatus, type CacheOutcome, type Forward } from '../cache-outcome.ts';
 import { refuse, type Answered, type Exchange } from '../exchange.ts';
@@ -19,7 +20,6 @@ import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
 import type { OriginClient } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
-import { problem } from '../../shared/problem.ts';
 
 /** What the forward step uses. */
 export interface ForwardDeps {
@@ -63,7 +63,7 @@ export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: rea
 function hasBody(req: IncomingMessage): boolean {
   // RFC 9113 §8.1: an HTTP/2 request has content unless its HEADERS frame ended the stream,
   // `Content-Length` or not.
-  const stream = (req as { readonly stream?: ServerHttp2Stream }).stream;
+  const stream = http2Stream(req);
   if (stream !== undefined) return !stream.endAfterHeaders;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
