@@ -5,8 +5,8 @@
  * conditional request with 304 and its Range with 206 (RFC 9110 §13, §14; RFC 9111 §4.3.2), and
  * leaves the body out for HEAD. A failed precondition (412) or a range that cannot be satisfied
  * (416) is an error like any other, so it is handed back as a problem for the caller to send.
- * Header fields were prepared when the representation was made, so a hit is one `writeHead` and
- * one `end`.
+ * Header fields were prepared when the representation was made, so a hit over HTTP/1.1 joins a
+ * few strings and makes one write.
  */
 import type { ServerResponse } from 'node:http';
 import { problem, type Problem } from '../shared/problem.ts';
@@ -15,7 +15,8 @@ import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
-import { sendWhole } from './listeners/whole-answer.ts';
+import { sendHeadText, sendWhole } from './listeners/whole-answer.ts';
+import { http2Stream } from '../shared/http2-stream.ts';
 
 export interface DeliverContext {
   readonly isHead: boolean;
@@ -72,6 +73,19 @@ function sendFields(response: StoredResponse, representation: Representation, co
   return fields;
 }
 
+/**
+ * What `sendFields` makes, as HTTP/1.1 header text from the shape's (field-shapes.ts), without
+ * `Content-Length`; undefined when the shape has no text.
+ */
+function sendText(response: StoredResponse, representation: Representation, context: DeliverContext): string | undefined {
+  const { text } = representation.shape;
+  if (text === undefined) return undefined;
+  const { pieces, slots } = text;
+  let head = pieces[0] ?? '';
+  for (let j = 0; j < slots.length; j++) head += representation.ownValue(slots[j] ?? 0) + (pieces[j + 1] ?? '');
+  return `${head}age: ${ageSeconds(response, context.now)}\r\ncache-status: ${cacheStatus(context.outcome) ?? ''}\r\nx-request-id: ${context.requestId}\r\n`;
+}
+
 const PRECONDITION_FAILED = problem('precondition-failed', 'If-Match or If-Unmodified-Since does not hold for the stored response (RFC 9110 §13.1.1, §13.1.4)');
 
 /**
@@ -123,6 +137,8 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
   const body = context.isHead ? undefined : representation.body;
-  sendWhole(res, response.status, sendFields(response, representation, context), body);
+  const text = http2Stream(res) === undefined ? sendText(response, representation, context) : undefined;
+  if (text === undefined) sendWhole(res, response.status, sendFields(response, representation, context), body);
+  else sendHeadText(res, response.status, text, representation.shape.text?.dated ?? false, representation.body.length, body);
   return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };
 }

@@ -417,3 +417,37 @@ test('a forwarded request whose body the client never finishes is a 408, not the
     await new Promise((resolve) => origin.close(resolve));
   }
 });
+
+test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one length, the stored Date, Node\'s connection fields', async () => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60', date: 'Thu, 26 Nov 2026 08:00:00 GMT', etag: '"v1"', link: '</next>; rel="next"' });
+    res.end(req.method === 'HEAD' ? undefined : 'twelve bytes');
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  try {
+    await get(`${fx.gateway.url}/doc`);
+    const request = (method: string, version: string): string => `${method} /doc ${version}\r\nHost: a\r\nX-Request-Id: wire-1\r\n\r\n`;
+    // Two requests on one connection: the first answer keeps it open, and the second is read from it.
+    const kept = await rawExchange(fx.gateway.url, request('GET', 'HTTP/1.1') + request('HEAD', 'HTTP/1.1'), 1000);
+    const [first = '', second = ''] = kept.split(/(?=HTTP\/1\.1 )/);
+    const head = (answer: string): string[] => answer.split('\r\n\r\n')[0]?.split('\r\n') ?? [];
+    const lines = head(first);
+    assert.equal(lines[0], 'HTTP/1.1 200 OK');
+    assert.deepEqual(lines.filter((l) => /^content-length:/i.test(l)), ['content-length: 12'], 'one length, from the body sent');
+    assert.deepEqual(lines.filter((l) => /^date:/i.test(l)), ['date: Thu, 26 Nov 2026 08:00:00 GMT'], 'the stored Date alone (RFC 9111 §4): Node adds none');
+    for (const field of ['etag: "v1"', 'link: </next>; rel="next"', 'content-type: text/plain', 'x-request-id: wire-1', 'cache-status: catalog-gateway; hit; ttl=60', 'Connection: keep-alive']) assert.ok(lines.includes(field), `${field} in ${lines.join(' | ')}`);
+    assert.ok(lines.some((l) => /^age: \d+$/.test(l)));
+    assert.equal(first.split('\r\n\r\n')[1], 'twelve bytes');
+    assert.deepEqual(head(second).filter((l) => /^content-length:/i.test(l)), ['content-length: 12'], 'HEAD: the length GET would send');
+    assert.equal(second.split('\r\n\r\n')[1], '', 'HEAD: no body');
+    // An HTTP/1.0 client without keep-alive is told the connection closes, and it does (the exchange ends before its wait).
+    const started = Date.now();
+    const closing = await rawExchange(fx.gateway.url, request('GET', 'HTTP/1.0'), 5000);
+    assert.ok(head(closing).includes('Connection: close'), closing);
+    assert.ok(Date.now() - started < 4000, 'the gateway closed the connection');
+    assert.equal(origin.count('/doc'), 1);
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});

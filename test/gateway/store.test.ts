@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { decodeEntry, encodeEntry } from '../../src/gateway/store/entry-codec.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 import { carriesTag, parseTags, TagIndex, tagHash } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
@@ -259,4 +260,33 @@ test('representations that differ in per-answer values share one field shape, an
   const many = own.prepare(200, { 'content-type': 'application/json', etag: '"m"', date: 'Thu, 26 Nov 2026 01:00:04 GMT', expires: 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified': 'Wed, 25 Nov 2026 01:00:00 GMT', link: '</next>; rel="next"' }, Buffer.from('{"m":1}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
   assert.deepEqual(many.kept.own, ['"m"', 'Thu, 26 Nov 2026 01:00:04 GMT', 'Thu, 26 Nov 2026 01:01:04 GMT', 'Wed, 25 Nov 2026 01:00:00 GMT', '</next>; rel="next"', '7']);
   assert.deepEqual(many.kept.headers, ['content-type', 'application/json', 'etag', '"m"', 'date', 'Thu, 26 Nov 2026 01:00:04 GMT', 'expires', 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified', 'Wed, 25 Nov 2026 01:00:00 GMT', 'link', '</next>; rel="next"', 'content-length', '7']);
+});
+
+test('a shape\'s header text holds its shared fields and leaves a gap for each own value but the length, which Node is handed', () => {
+  const own = new EntryMaker(codec);
+  const fill = (etag: string, body: string) => own.prepare(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60', etag, date: 'Thu, 26 Nov 2026 01:00:00 GMT' }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  fill('"warm"', '{}');
+  const { kept } = fill('"a"', '{"a":1}');
+  const text = kept.shape.text;
+  assert.ok(text !== undefined);
+  assert.deepEqual(text.pieces, ['content-type: application/json\r\ncache-control: max-age=60\r\netag: ', '\r\ndate: ', '\r\n']);
+  assert.deepEqual(text.slots.map((slot) => kept.ownValue(slot)), ['"a"', 'Thu, 26 Nov 2026 01:00:00 GMT']);
+  assert.equal(text.dated, true);
+  const noContent = own.prepare(204, { 'cache-control': 'max-age=60' }, Buffer.alloc(0), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  assert.equal(noContent.kept.shape.text, undefined, 'no length, no text: sent through writeHead');
+});
+
+test('the shared tier\'s codec gives back what it was given, and refuses an entry whose fields could not be sent', () => {
+  const stored = maker.prepare(200, { 'content-type': 'application/json', 'x-note': 'fine' }, Buffer.from('{"a":1}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags('bk_1'));
+  const bytes = encodeEntry(stored, 'mark-1');
+  const back = decodeEntry(bytes, maker);
+  assert.deepEqual([back?.response.headers, back?.response.body.toString(), back?.mark], [stored.headers, '{"a":1}', 'mark-1']);
+  const headLength = bytes.readUInt32BE(0);
+  for (const [from, to] of [['"fine"', '"fine\\r\\nset-cookie: a=b"'], ['"x-note"', '"x note"']] as const) {
+    const head = bytes.toString('utf8', 4, 4 + headLength).replace(from, to);
+    const json = Buffer.from(head);
+    const tampered = Buffer.concat([Buffer.alloc(4), json, bytes.subarray(4 + headLength)]);
+    tampered.writeUInt32BE(json.length, 0);
+    assert.equal(decodeEntry(tampered, maker), undefined, `${to}: treated as absent`);
+  }
 });

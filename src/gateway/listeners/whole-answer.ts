@@ -5,7 +5,7 @@
  * object of its own before the stream builds the frame from that again, and its `end` writes the
  * body and then ends the stream as a second write (docs/performance.md, "HTTP/2 hits").
  */
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { http2Stream } from '../../shared/http2-stream.ts';
 
 /**
@@ -29,4 +29,48 @@ export function sendWhole(res: ServerResponse, status: number, fields: string[],
   }
   stream.respond(fields);
   stream.end(body);
+}
+
+/**
+ * The parts of node:http's response that its own `writeHead` uses and its types do not name:
+ * `_storeHeader` makes the head from a status line and a field list, adding what the connection
+ * needs (`Connection`, `Keep-Alive`, the framing, a `Date` when asked), and is where `writeHead`
+ * ends after checking each field and joining it into the line it passes.
+ */
+interface Http1Response {
+  _storeHeader(firstLine: string, fields: readonly string[]): void;
+  readonly _expect_continue: boolean;
+  readonly _sent100: boolean;
+}
+
+const statusLines = new Map<number, string>();
+
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+/** The one field Node is handed, so that it frames the body by it and adds no length of its own. */
+const lengthField = ['content-length', ''];
+
+/**
+ * Sends, over HTTP/1.1, `status` with header text made from checked parts (`fields`: lines that
+ * end in CRLF, without `Content-Length`, field-shapes.ts), `length` as its `Content-Length`, and
+ * `body`, or no body (HEAD). What `writeHead` then adds is added here too: the status line, and
+ * Node's `Date` unless the text is `dated`.
+ */
+export function sendHeadText(res: ServerResponse, status: number, fields: string, dated: boolean, length: number, body: Buffer | undefined): void {
+  const http1 = res as unknown as Http1Response;
+  res.statusCode = status;
+  res.statusMessage = STATUS_CODES[status] ?? 'unknown';
+  // As `writeHead` does: a client that was to wait for 100 Continue and got an answer instead may send its body next.
+  if (http1._expect_continue && !http1._sent100) res.shouldKeepAlive = false;
+  res.sendDate = !dated;
+  lengthField[1] = String(length);
+  http1._storeHeader(statusLine(status) + fields, lengthField);
+  res.end(body);
 }

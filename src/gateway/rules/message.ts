@@ -4,3 +4,14 @@
 export function hasNoContent(status: number, method: string): boolean {
   return method === 'HEAD' || status === 204 || status === 304 || status < 200;
 }
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * §5.1 and §5.5: a field name is a token, and a value holds no control character but HTAB, so
+ * neither can end a line of the head it is written into (Node's `writeHead` refuses the same).
+ */
+export function isField(name: string, value: string): boolean {
+  return TOKEN.test(name) && FIELD_VALUE.test(value);
+}

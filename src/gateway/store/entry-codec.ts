@@ -4,9 +4,11 @@
  * the purge mark of the fill that made it) followed by the body as kept, so a body is never
  * base64'd or copied into a string, and every process shares the compressed body its fill made
  * (each makes the other codings it is asked for itself). A value that does not decode
- * (another version's, or damaged) is treated as absent, never served.
+ * (another version's, or damaged, or with a field that could not be sent) is treated as absent,
+ * never served.
  */
 import { codingOf, offeredList, type Coding } from '../../shared/encoding/negotiate.ts';
+import { isField } from '../rules/message.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { reuseFacts, type EntryMaker, type StoredResponse } from './stored-response.ts';
 
@@ -57,6 +59,13 @@ function isStrings(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
 
+/** Fields as they can be sent: the shared tier is outside the process, and a hit writes them as text (field-shapes.ts). */
+function isFieldList(fields: readonly string[]): boolean {
+  if (fields.length % 2 !== 0) return false;
+  for (let i = 0; i < fields.length; i += 2) if (!isField(fields[i] ?? '', fields[i + 1] ?? '')) return false;
+  return true;
+}
+
 function isFacts(value: unknown): value is ReuseFacts {
   if (typeof value !== 'object' || value === null) return false;
   const f = value as Record<string, unknown>;
@@ -78,7 +87,7 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): SharedEntry | und
     return undefined;
   }
   const { status, fields, facts, vary, selecting, tags, keep, offered, mark } = head;
-  if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || fields.length % 2 !== 0 || !isFacts(facts)) return undefined;
+  if (head.v !== VERSION || typeof status !== 'number' || !isStrings(fields) || !isFieldList(fields) || !isFacts(facts)) return undefined;
   if (!isStrings(vary) || !Array.isArray(selecting) || selecting.length !== vary.length || !isStrings(tags) || typeof mark !== 'string') return undefined;
   if (!(keep === null || isCoding(keep)) || !Array.isArray(offered) || !offered.every(isCoding)) return undefined;
   const key = { vary, selecting: selecting.map((s) => (typeof s === 'string' ? s : undefined)) };

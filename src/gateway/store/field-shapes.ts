@@ -5,29 +5,88 @@
  * holds a shape shared with the others, which lists the names and the shared values, and a list of
  * only its own values, in order. A flat list of sixteen pointers per entry becomes four.
  *
- * The deliver step writes a shape and its own values into the one field list it hands to
- * `writeHead` (deliver.ts), so a send costs what it did with a flat list.
+ * A shape also keeps its fields as HTTP/1.1 header text (`FieldText`), so that the deliver step
+ * completes a hit's head by joining a few strings (deliver.ts) instead of handing Node a field list
+ * that `writeHead` validates and joins again on every send (docs/performance.md, "A stored head
+ * written as text").
  */
+import { isField } from '../rules/message.ts';
 import { headerListBytes, heapBytes, stringBytes } from './entry-size.ts';
+
+/**
+ * A shape's fields as header text, all but `Content-Length` (its value is handed to Node, which
+ * would add a second one otherwise, whole-answer.ts): `pieces[0]`, then for each `slots[j]` that
+ * own value and `pieces[j + 1]`; every line ends in CRLF.
+ */
+export interface FieldText {
+  readonly pieces: readonly string[];
+  /** The own values written between the pieces, by their index among the representation's own values (the length's is skipped). */
+  readonly slots: readonly number[];
+  /** Whether a `Date` is among the fields (Node adds its own otherwise). */
+  readonly dated: boolean;
+}
+
+/**
+ * The text of `names` with `values`, or undefined when the fields are not a stored body's (no own
+ * `Content-Length`) or a name or shared value would not pass Node's checks (the field list is then
+ * sent through `writeHead`, which refuses it as before). Own values are not checked here: they come
+ * from undici, which refuses a bad field, from the gateway itself, or from the shared tier, whose
+ * decoder checks them (entry-codec.ts).
+ */
+function fieldText(names: readonly string[], values: readonly (string | undefined)[]): FieldText | undefined {
+  const pieces: string[] = [];
+  const slots: number[] = [];
+  let lengthSlot = -1;
+  let dated = false;
+  let piece = '';
+  let own = 0;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] ?? '';
+    const value = values[i];
+    if (!isField(name, value ?? '')) return undefined;
+    dated ||= name === 'date';
+    if (name === 'content-length') {
+      if (value !== undefined || lengthSlot !== -1) return undefined;
+      lengthSlot = own++;
+    } else if (value !== undefined) {
+      piece += `${name}: ${value}\r\n`;
+    } else {
+      pieces.push(`${piece}${name}: `);
+      slots.push(own++);
+      piece = '\r\n';
+    }
+  }
+  if (lengthSlot === -1) return undefined;
+  pieces.push(piece);
+  return { pieces, slots, dated };
+}
 
 export class FieldShape {
   /** Field names, in the order they are sent. */
   readonly names: readonly string[];
   /** Per field: the value every representation of this shape sends, or undefined when each has its own. */
   readonly values: readonly (string | undefined)[];
+  /** The fields as HTTP/1.1 header text, when they can be sent that way. */
+  readonly text: FieldText | undefined;
 
   constructor(names: readonly string[], values: readonly (string | undefined)[]) {
     this.names = names;
     this.values = values;
+    this.text = fieldText(names, values);
   }
 }
 
 /** Shapes kept per cache; emptied when full, so a field whose value never repeats cannot grow it (shapes already held stay valid). */
 const SHAPES_LIMIT = 4096;
 
-/** A shape object, its two exact-size lists, and its name in the table (a Map entry and the string). */
-function shapeBytes(fields: number, name: string): number {
-  return heapBytes(40 + 32) + 2 * headerListBytes(fields) + stringBytes(name);
+/** A shape object, its two exact-size lists, its name in the table (a Map entry and the string), and its text. */
+function shapeBytes(shape: FieldShape, name: string): number {
+  const { text } = shape;
+  let bytes = heapBytes(48 + 32) + 2 * headerListBytes(shape.names.length) + stringBytes(name);
+  if (text === undefined) return bytes;
+  bytes += heapBytes(48) + headerListBytes(text.pieces.length) + headerListBytes(text.slots.length);
+  for (const piece of text.pieces) bytes += stringBytes(piece);
+  return bytes;
 }
 
 export class FieldShapes {
@@ -46,6 +105,6 @@ export class FieldShapes {
     if (this.#shapes.size >= SHAPES_LIMIT) this.#shapes.clear();
     const shape = new FieldShape(names, values);
     this.#shapes.set(name, shape);
-    return { shape, bytes: shapeBytes(names.length, name) };
+    return { shape, bytes: shapeBytes(shape, name) };
   }
 }
