@@ -15,7 +15,7 @@ import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
-import { sendHeadText, sendWhole } from './listeners/whole-answer.ts';
+import { canSendHeadText, sendHeadText, sendWhole } from './listeners/whole-answer.ts';
 import { http2Stream } from '../shared/http2-stream.ts';
 
 export interface DeliverContext {
@@ -137,7 +137,7 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
   const body = context.isHead ? undefined : representation.body;
-  const text = http2Stream(res) === undefined ? sendText(response, representation, context) : undefined;
+  const text = canSendHeadText && http2Stream(res) === undefined ? sendText(response, representation, context) : undefined;
   if (text === undefined) sendWhole(res, response.status, sendFields(response, representation, context), body);
   else sendHeadText(res, response.status, text, representation.shape.text?.dated ?? false, representation.body.length, body);
   return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };

@@ -8,6 +8,7 @@ import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, rawExchange, until, type Reply } from '../support/harness.ts';
 import { PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
+import { canSendHeadText } from '../../src/gateway/listeners/whole-answer.ts';
 import { raw, startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
 
 /** How the origin answers one target: fields, status and body; 304 when If-None-Match matches. */
@@ -425,6 +426,7 @@ test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one l
   });
   const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
   try {
+    assert.ok(canSendHeadText, 'the Node this project pins has the step the text is handed to');
     await get(`${fx.gateway.url}/doc`);
     const request = (method: string, version: string): string => `${method} /doc ${version}\r\nHost: a\r\nX-Request-Id: wire-1\r\n\r\n`;
     // Two requests on one connection: the first answer keeps it open, and the second is read from it.

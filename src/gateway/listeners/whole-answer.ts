@@ -5,7 +5,7 @@
  * object of its own before the stream builds the frame from that again, and its `end` writes the
  * body and then ends the stream as a second write (docs/performance.md, "HTTP/2 hits").
  */
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { ServerResponse, STATUS_CODES } from 'node:http';
 import { http2Stream } from '../../shared/http2-stream.ts';
 
 /**
@@ -42,6 +42,9 @@ interface Http1Response {
   readonly _expect_continue: boolean;
   readonly _sent100: boolean;
 }
+
+/** Whether this Node has that step; where it does not, heads go through `writeHead` (deliver.ts). */
+export const canSendHeadText = typeof (ServerResponse.prototype as unknown as Partial<Http1Response>)._storeHeader === 'function';
 
 const statusLines = new Map<number, string>();
 
