@@ -94,6 +94,44 @@ describe('three workers sharing one port and one Redis', () => {
     });
   });
 
+  test('a scrape that races a worker\'s death leaves the primary up', async () => {
+    // Between a worker's death and the primary reading its channel's end, the worker still reads
+    // as connected and a message sent to it fails with EPIPE, which Node reports as an 'error' on
+    // the worker: fatal to the primary unheard. The primary is stopped so that the scrape's request
+    // (on a connection it already holds) can be read before the channel's end, as under load; which
+    // of the two it reads first varies, so the race is run a few times.
+    const primary = gateway.child.pid;
+    assert.ok(primary !== undefined);
+    const killed = new Set<number>();
+    for (let round = 0; round < 4; round++) {
+      const victim = gateway.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid).filter((pid) => !killed.has(pid)).at(-1);
+      assert.ok(victim !== undefined);
+      killed.add(victim);
+      const restarts = metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_worker_restarts_total');
+      const one = new Agent({ connections: 1 });
+      try {
+        await (await request(`${adminUrl}/metrics`, { dispatcher: one })).body.dump();
+        process.kill(primary, 'SIGSTOP');
+        const scrape = request(`${adminUrl}/metrics`, { dispatcher: one });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        process.kill(victim, 'SIGKILL');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        process.kill(primary, 'SIGCONT');
+        const reply = await scrape;
+        assert.equal(reply.statusCode, 200);
+        await reply.body.dump();
+      } finally {
+        process.kill(primary, 'SIGCONT');
+        await one.close();
+      }
+      assert.equal(gateway.child.exitCode, null, `round ${round + 1}: ${gateway.seen.filter((l) => !l.includes('"msg":"request"')).slice(-3).join('\n')}`);
+      await until(async () => {
+        const metrics = (await get(`${adminUrl}/metrics`)).body;
+        return metricValue(metrics, 'catalog_gateway_worker_restarts_total') === restarts + 1 && metricValue(metrics, 'catalog_gateway_workers') === 3;
+      });
+    }
+  });
+
   test('SIGTERM drains every worker and the primary exits 0', async () => {
     const exited = once(gateway.child, 'exit');
     gateway.child.kill('SIGTERM');

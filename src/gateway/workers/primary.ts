@@ -92,6 +92,13 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   });
   const fork = (): Worker => {
     const worker = cluster.fork();
+    // A message sent to a worker that has just died, before the primary has read its channel's
+    // end, fails with EPIPE (a scrape asks every worker); Node reports that as an 'error' on the
+    // worker, which unheard would take the primary and every worker down with it. The death
+    // itself is handled on 'exit'.
+    worker.on('error', (err) => {
+      logger.warn({ pid: worker.process.pid, err: err.message }, 'a message to a worker failed');
+    });
     live.add(worker);
     startedAt.set(worker, Date.now());
     worker.on('listening', (address) => {
