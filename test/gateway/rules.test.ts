@@ -140,6 +140,8 @@ describe('RFC 9111 rules', () => {
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v2"' }), false);
     assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'x' }), true);
     assert.equal(freshens({ etag: undefined, lastModified: undefined }, {}), true);
+    assert.equal(freshens({ etag: undefined, lastModified: 'x' }, {}), true, 'a bare 304 answers the one validation asked');
+    assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'y' }), false);
     assert.deepEqual(
       updatedFields(['cache-control', 'max-age=1', 'content-length', '10', 'x-kept', 'a', 'link', '<a>', 'link', '<b>'], ['cache-control', 'max-age=60', 'content-length', '0', 'link', '<c>']),
       ['content-length', '10', 'x-kept', 'a', 'cache-control', 'max-age=60', 'link', '<c>'],

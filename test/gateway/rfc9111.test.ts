@@ -1,0 +1,61 @@
+/**
+ * RFC 9111 through real servers, section by section, for the rows an audit against the
+ * cache-tests.fyi kind of suite found missing: a scripted origin, a gateway with one `http` route
+ * in front of it, and undici as the client. The gateway's clock is the fixture's, advanced by hand.
+ */
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
+import { get, type Reply } from '../support/harness.ts';
+import { startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
+
+describe('RFC 9111 shared cache, section by section', () => {
+  const answers = new Map<string, (req: Seen, res: ServerResponse) => void>();
+  let origin: ScriptedOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    origin = await startScriptedOrigin((req, res) => {
+      const script = answers.get(req.target);
+      assert.ok(script !== undefined, `no answer scripted for ${req.target}`);
+      script(req, res);
+    });
+    fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+
+  const send = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers, method);
+  const on = (target: string, status: number, headers: Record<string, string>, body = target): void => {
+    answers.set(target, (_req, res) => {
+      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+      res.end(body);
+    });
+  };
+  /** An HTTP-date `seconds` from the gateway's now. */
+  const dateIn = (seconds: number): string => new Date(fx.clock.now() + seconds * 1000).toUTCString();
+  const cacheStatus = (r: Reply): string => String(r.headers['cache-status']);
+  const last = (target: string): Seen | undefined => origin.seen.filter((s) => s.target === target).at(-1);
+
+  test('§4.3.4: a 304 without validators answers the validation of a Last-Modified response; the stored body is sent, no second request', async () => {
+    const lastModified = dateIn(-86_400);
+    answers.set('/bare-304', (req, res) => {
+      if (req.headers['if-modified-since'] === lastModified) {
+        res.writeHead(304, { 'cache-control': 'max-age=60' });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'cache-control': 'max-age=1', 'last-modified': lastModified });
+      res.end('stored');
+    });
+    await send('/bare-304');
+    fx.clock.advance(2000);
+    const validated = await send('/bare-304');
+    assert.equal(validated.body, 'stored');
+    assert.equal(cacheStatus(validated), 'catalog-gateway; fwd=stale; stored; fwd-status=304; ttl=60');
+    assert.equal(origin.count('/bare-304'), 2);
+    assert.match(cacheStatus(await send('/bare-304')), /; hit; ttl=60$/, 'fresh again by the 304');
+  });
+});
