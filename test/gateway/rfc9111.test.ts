@@ -58,4 +58,23 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/bare-304'), 2);
     assert.match(cacheStatus(await send('/bare-304')), /; hit; ttl=60$/, 'fresh again by the 304');
   });
+
+  test('§3: without explicit freshness a status that is not heuristically cacheable is not stored, even with validators; public allows it', async () => {
+    const validators = { etag: '"v"', 'last-modified': dateIn(-86_400) };
+    for (const status of [201, 202, 302, 303, 307, 400, 403, 500]) {
+      const target = `/not-heuristic/${status}`;
+      on(target, status, validators);
+      await send(target);
+      const again = await send(target);
+      assert.equal(last(target)?.headers['if-none-match'], undefined, `${status}: asked afresh, not validated`);
+      assert.match(cacheStatus(again), /^catalog-gateway; fwd=miss; fwd-status=\d+; detail=no-freshness$/, String(status));
+    }
+    on('/not-heuristic/public', 201, { ...validators, 'cache-control': 'public' });
+    await send('/not-heuristic/public');
+    assert.match(cacheStatus(await send('/not-heuristic/public')), /; hit;/, 'public: a heuristic lifetime');
+    on('/heuristic/etag-only', 404, { etag: '"v"' });
+    await send('/heuristic/etag-only');
+    await send('/heuristic/etag-only');
+    assert.equal(last('/heuristic/etag-only')?.headers['if-none-match'], '"v"', 'a heuristically cacheable status with a validator is kept for validation');
+  });
 });

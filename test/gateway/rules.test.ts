@@ -54,7 +54,9 @@ describe('RFC 9111 rules', () => {
     const lastModified = { date: 'Thu, 01 Jan 2026 00:00:00 GMT', 'last-modified': 'Wed, 31 Dec 2025 00:00:00 GMT' };
     assert.equal(lifetime({ ...lastModified }, 200, { ...request, authorized: false }), 8_640_000);
     assert.equal(lifetime({ ...lastModified, 'cache-control': 'public' }, 201), 8_640_000, 'public allows it for any status');
-    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 0, 'not for a status that is not heuristically cacheable; kept for validation only');
+    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 'no-freshness', '§3: a status that is not heuristically cacheable is not stored without explicit freshness, validator or not');
+    assert.equal(lifetime({ etag: '"v"' }, 500, { ...request, authorized: false }), 'no-freshness');
+    assert.equal(lifetime({ etag: '"v"' }, 404, { ...request, authorized: false }), 0, 'heuristically cacheable: kept for validation');
     assert.equal(lifetime({ date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, 200, { ...request, authorized: false }), 'no-freshness');
   });
 
