@@ -77,4 +77,28 @@ describe('RFC 9111 shared cache, section by section', () => {
     await send('/heuristic/etag-only');
     assert.equal(last('/heuristic/etag-only')?.headers['if-none-match'], '"v"', 'a heuristically cacheable status with a validator is kept for validation');
   });
+
+  test('§4.3.3: a newer full answer that may not be stored retires the stored one; one kept out for the request\'s own sake does not', async () => {
+    const script = (target: string, later: Record<string, string>): void => {
+      let asked = 0;
+      answers.set(target, (_req, res) => {
+        asked++;
+        res.writeHead(200, asked === 1 ? { 'cache-control': 'max-age=100' } : later);
+        res.end(`answer ${asked}`);
+      });
+    };
+    script('/retired', { 'cache-control': 'no-store' });
+    await send('/retired');
+    assert.equal((await send('/retired', { 'cache-control': 'no-cache' })).body, 'answer 2');
+    const after = await send('/retired');
+    assert.equal(after.body, 'answer 3', 'the origin said no-store since: the older answer is not served on');
+    assert.match(cacheStatus(after), /^catalog-gateway; fwd=miss; fwd-status=200; detail=no-store$/);
+    script('/kept', { 'cache-control': 'max-age=100' });
+    await send('/kept');
+    await send('/kept', { 'cache-control': 'no-cache, no-store' });
+    await send('/kept', { 'cache-control': 'no-cache', authorization: 'Basic dTpw' });
+    const hit = await send('/kept');
+    assert.equal(hit.body, 'answer 1', 'answers kept out for the request (its no-store, its Authorization) leave the stored one');
+    assert.match(cacheStatus(hit), /; hit;/);
+  });
 });

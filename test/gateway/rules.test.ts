@@ -8,7 +8,7 @@ import { parseDictionary, responseDirectives } from '../../src/gateway/rules/tar
 import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
 import { mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
-import { storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
+import { retiresStored, storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
 import { freshens, preconditionStatus, updatedFields, validationHeaders, type Validators } from '../../src/gateway/rules/validation.ts';
 import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
 
@@ -133,6 +133,15 @@ describe('RFC 9111 rules', () => {
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(91)), false);
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000, mustRevalidate: true }), at(61)), false);
     assert.equal(mayServeOnError(facts(), at(10)), true, 'a fresh one may always stand in');
+  });
+
+  test('§4.3.3 a full answer to a validation retires the stored response unless the request kept it out, or it is a server error', () => {
+    const plain = { ...request, authorized: false };
+    assert.equal(retiresStored(200, plain), true);
+    assert.equal(retiresStored(404, plain), true);
+    assert.equal(retiresStored(503, plain), false);
+    assert.equal(retiresStored(200, request), false, 'Authorization');
+    assert.equal(retiresStored(200, { ...plain, noStore: true }), false, "the request's no-store");
   });
 
   test('§4.3.1 validation request; §4.3.4 which stored response a 304 freshens; §3.2 what it updates', () => {

@@ -18,7 +18,7 @@ import { encodingPlan } from '../encoding/plan.ts';
 import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
 import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
-import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
+import { retiresStored, storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
@@ -179,6 +179,7 @@ export class Fetcher {
     const plan = encodingPlan(response.status, response.headers, response.body.length, this.#encoding.policy, request.compress);
     const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
+      if (stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime))) this.#cache.replace(request.key, stored, undefined);
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };

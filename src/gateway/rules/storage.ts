@@ -136,6 +136,18 @@ export function storageVerdict(response: ResponseHead, request: StorageRequest, 
   };
 }
 
+/**
+ * §4.3.3, §4: a full response to the validation of a stored response is the origin's newer
+ * answer, and a cache uses the most recent response it has; so when that answer may not be
+ * stored (`no-store`, `private`…), the older one is dropped rather than served on (Varnish's
+ * hit-for-miss object hides it the same way). Not when the answer was kept out for this request's
+ * own sake (its `Authorization`, its `no-store`), nor for a server error, which is no new
+ * representation.
+ */
+export function retiresStored(status: number, request: StorageRequest): boolean {
+  return status < 500 && !request.authorized && !request.noStore;
+}
+
 /** RFC 5861: the response's own window wins; the route's applies when it names none. */
 function staleWindowMs(directive: string | true | undefined, routeDefaultMs: number): number {
   const seconds = deltaSeconds(directive);
