@@ -101,4 +101,23 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(hit.body, 'answer 1', 'answers kept out for the request (its no-store, its Authorization) leave the stored one');
     assert.match(cacheStatus(hit), /; hit;/);
   });
+
+  test('§4.4: an absolute Location or Content-Location on the origin\'s own authority (the Host it hears) is invalidated; another authority is not', async () => {
+    for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) on(target, 200, { 'cache-control': 'max-age=100' });
+    answers.set('/moved', (req, res) => {
+      res.writeHead(201, { location: `http://${req.headers.host}/moved/here`, 'content-location': `http://${req.headers.host}/moved/there` });
+      res.end();
+    });
+    answers.set('/moved-away', (_req, res) => {
+      res.writeHead(201, { location: 'http://other.example/moved/elsewhere' });
+      res.end();
+    });
+    for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) await send(target);
+    await send('/moved', {}, 'POST');
+    await send('/moved-away', {}, 'POST');
+    for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) await send(target);
+    assert.equal(origin.count('/moved/here'), 2, 'Location');
+    assert.equal(origin.count('/moved/there'), 2, 'Content-Location');
+    assert.equal(origin.count('/moved/elsewhere'), 1, 'another origin\'s URI invalidates nothing here');
+  });
 });

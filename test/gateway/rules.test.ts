@@ -190,11 +190,15 @@ describe('RFC 9111 rules', () => {
   });
 
   test('§4.4 invalidation: unsafe methods with 2xx/3xx, the target plus same-origin Location and Content-Location', () => {
+    const names = ['gw.example', '127.0.0.1:8000'];
     const headers = { location: '/items/7', 'content-location': 'http://other.example/items/7' };
-    assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', 'gw.example', headers), ['/items?x=1', '/items/7']);
-    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', 'gw.example', { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
-    assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', 'gw.example', {}), []);
-    assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', 'gw.example', {}), []);
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', names, headers), ['/items?x=1', '/items/7']);
+    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
+    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { location: 'http://127.0.0.1:8000/items/8', 'content-location': 'https://gw.example:443/items/9' }), ['/items/7', '/items/8', '/items/9'], "the origin's own authority, and any scheme");
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items', [undefined, '127.0.0.1:8000'], { location: 'http://127.0.0.1:8000/items/8' }), ['/items', '/items/8'], 'no Host: the origin still names itself');
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items', names, { location: 'http://127.0.0.1:9999/items/8' }), ['/items'], 'another port is another origin');
+    assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', names, {}), []);
+    assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', names, {}), []);
   });
 });
 
