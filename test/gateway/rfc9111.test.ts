@@ -120,4 +120,21 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/moved/there'), 2, 'Content-Location');
     assert.equal(origin.count('/moved/elsewhere'), 1, 'another origin\'s URI invalidates nothing here');
   });
+
+  test('RFC 9110 §6.6.1: a response received without Date is stored dated the time it was received, and its hits keep that Date', async () => {
+    answers.set('/undated', (_req, res) => {
+      res.sendDate = false;
+      res.writeHead(200, { 'cache-control': 'max-age=600' });
+      res.end('undated');
+    });
+    // The gateway's clock an hour from the wall clock Node would date a send by.
+    fx.clock.advance(3_600_000);
+    const received = new Date(fx.clock.now()).toUTCString();
+    const miss = await send('/undated');
+    fx.clock.advance(100_000);
+    const hit = await send('/undated');
+    assert.equal(miss.headers.date, received);
+    assert.equal(hit.headers.date, received, 'the Date of receipt, with Age counting from it');
+    assert.equal(hit.headers.age, '100');
+  });
 });

@@ -17,6 +17,7 @@ import type { CompressionPolicy } from '../../shared/encoding/policy.ts';
 import { encodingPlan } from '../encoding/plan.ts';
 import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
+import { dated } from '../rules/message.ts';
 import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { retiresStored, storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
@@ -164,7 +165,7 @@ export class Fetcher {
     const originMs = performance.now() - started;
     this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
     if (!answer.ok) return this.#failed(request, stored, answer.failure, undefined, originMs);
-    const { response } = answer;
+    const response = dated(answer.response, this.#now());
     if (response.status >= 500 && (!request.relayServerErrors || (stored !== undefined && mayServeOnError(stored, this.#now())))) {
       return this.#failed(request, stored, originServerError(response.status), response.status, originMs);
     }
