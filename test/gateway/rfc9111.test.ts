@@ -137,4 +137,16 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(hit.headers.date, received, 'the Date of receipt, with Age counting from it');
     assert.equal(hit.headers.age, '100');
   });
+
+  test('§5.2.1.1: a request max-age=0 validates even a response stored the same millisecond', async () => {
+    answers.set('/reload', (req, res) => {
+      res.writeHead(req.headers['if-none-match'] === '"r"' ? 304 : 200, { 'cache-control': 'max-age=100', etag: '"r"' });
+      res.end(req.headers['if-none-match'] === undefined ? 'reload' : undefined);
+    });
+    await send('/reload');
+    const reloaded = await send('/reload', { 'cache-control': 'max-age=0' });
+    assert.equal(reloaded.body, 'reload');
+    assert.equal(cacheStatus(reloaded), 'catalog-gateway; fwd=request; stored; fwd-status=304; ttl=100');
+    assert.equal(last('/reload')?.headers['if-none-match'], '"r"');
+  });
 });

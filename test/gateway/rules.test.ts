@@ -121,6 +121,7 @@ describe('RFC 9111 rules', () => {
     assert.equal(reuse(facts({ noCache: true }), NO_DIRECTIVES, at(10)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, noCache: true }, at(10)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxAge: 5 }, at(10)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxAge: 0 }, at(0)), 'validate', 'max-age=0 asks for validation at any age');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, minFresh: 55 }, at(10)), 'validate');
     assert.equal(reuse(facts(), NO_DIRECTIVES, at(61)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'stale-accepted');

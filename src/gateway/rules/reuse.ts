@@ -66,8 +66,11 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
   // §5.2.2.4, §5.2.1.4: no-cache on either side means validation before reuse.
   if (facts.noCache || request.noCache) return 'validate';
   const age = currentAgeMs(facts, now);
-  // §5.2.1.1: the client does not want a response older than max-age.
-  if (request.maxAge !== undefined && age > request.maxAge * 1000) return 'validate';
+  // §5.2.1.1: the client does not want a response older than max-age. Ages are counted in ms, so
+  // a response filled within the same millisecond would pass `max-age=0`; but that is the reload
+  // that asks for validation whatever the age (RFC 2616 §14.9.4's end-to-end revalidation), and
+  // Squid validates too.
+  if (request.maxAge !== undefined && (request.maxAge === 0 || age > request.maxAge * 1000)) return 'validate';
   // §5.2.1.3: nor one that stays fresh for less than min-fresh.
   if (request.minFresh !== undefined && facts.lifetimeMs - age < request.minFresh * 1000) return 'validate';
   if (age < facts.lifetimeMs) return 'fresh';
