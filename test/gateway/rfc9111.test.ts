@@ -149,4 +149,11 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(cacheStatus(reloaded), 'catalog-gateway; fwd=request; stored; fwd-status=304; ttl=100');
     assert.equal(last('/reload')?.headers['if-none-match'], '"r"');
   });
+
+  test('RFC 9110 §13.1.2, §8.8.3: an If-None-Match list is read by entity tag, so a tag holding a comma matches whole', async () => {
+    on('/comma-tag', 200, { 'cache-control': 'max-age=100', etag: '"v1,2"' });
+    await send('/comma-tag');
+    assert.equal((await send('/comma-tag', { 'if-none-match': '"v0", "v1,2"' })).status, 304);
+    assert.equal((await send('/comma-tag', { 'if-none-match': '"v1", "2"' })).status, 200, 'its halves are other tags');
+  });
 });

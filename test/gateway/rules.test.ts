@@ -172,6 +172,11 @@ describe('RFC 9111 rules', () => {
     assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), 304, 'Date when no Last-Modified');
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, stored, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v2", "v3"' }, stored, undefined), 412);
+    const comma = { etag: '"a,b"', lastModified: undefined };
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"x", "a,b"' }, comma, undefined), 304, 'RFC 9110 §8.8.3: an opaque tag may hold a comma');
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"a", "b"' }, comma, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"x",  "a,b"' }, comma, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'v1, "v2"' }, { etag: 'v1', lastModified: undefined }, undefined), 304, 'an unquoted tag an origin sent is still compared as sent');
     assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"v1"' }, stored, undefined), 412, '§13.1.1 the strong comparison');
     assert.equal(preconditionStatus({ ...none, ifMatch: '*', ifNoneMatch: '"v1"' }, stored, undefined), 304);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);

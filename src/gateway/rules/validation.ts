@@ -78,19 +78,27 @@ export interface Conditions {
   readonly ifModifiedSince: string | undefined;
 }
 
+/**
+ * The members of an entity-tag list (RFC 9110 §13.1.1, §13.1.2), trimmed. An opaque tag may hold
+ * a comma (§8.8.3 etagc), so a quoted tag is taken whole; anything unquoted runs to the next comma.
+ */
+function entityTags(list: string): string[] {
+  return list.match(/(?:W\/)?"[^"]*"|[^,\s][^,]*/g)?.map((tag) => tag.trim()) ?? [];
+}
+
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison; `*` matches any current representation. */
 export function noneMatch(ifNoneMatch: string, etag: string | undefined): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   if (etag === undefined) return false;
   const wanted = opaqueTag(etag);
-  return ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === wanted);
+  return entityTags(ifNoneMatch).some((tag) => opaqueTag(tag) === wanted);
 }
 
 /** RFC 9110 §13.1.1: If-Match uses the strong comparison, so a weak tag on either side never matches. */
 function anyMatch(ifMatch: string, etag: string | undefined): boolean {
   if (ifMatch.trim() === '*') return true;
   if (etag === undefined || etag.trim().startsWith('W/')) return false;
-  return ifMatch.split(',').some((tag) => tag.trim() === etag.trim());
+  return entityTags(ifMatch).includes(etag.trim());
 }
 
 /**
