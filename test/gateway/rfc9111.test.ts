@@ -156,4 +156,16 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal((await send('/comma-tag', { 'if-none-match': '"v0", "v1,2"' })).status, 304);
     assert.equal((await send('/comma-tag', { 'if-none-match': '"v1", "2"' })).status, 200, 'its halves are other tags');
   });
+
+  test('§3.1: the proxy authentication fields are neither stored nor relayed; unknown fields are', async () => {
+    on('/proxy-fields', 200, { 'cache-control': 'max-age=100', 'proxy-authenticate': 'Basic realm="p"', 'proxy-authentication-info': 'nextnonce="n"', 'x-unknown': 'kept' });
+    const miss = await send('/proxy-fields');
+    const hit = await send('/proxy-fields');
+    for (const r of [miss, hit]) {
+      assert.equal(r.headers['proxy-authenticate'], undefined);
+      assert.equal(r.headers['proxy-authentication-info'], undefined);
+      assert.equal(r.headers['x-unknown'], 'kept');
+    }
+    assert.match(cacheStatus(hit), /; hit;/);
+  });
 });
