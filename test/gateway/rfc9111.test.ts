@@ -168,4 +168,20 @@ describe('RFC 9111 shared cache, section by section', () => {
     }
     assert.match(cacheStatus(hit), /; hit;/);
   });
+
+  test('§5.2, §4.2.1: Cache-Control is read by its grammar: quoted arguments, the first of duplicates, any case; an invalid or spaced max-age is stale', async () => {
+    const reuses = async (value: string): Promise<boolean> => {
+      const target = `/cc/${encodeURIComponent(value)}`;
+      on(target, 200, { 'cache-control': value });
+      await send(target);
+      await send(target);
+      return origin.count(target) === 1;
+    };
+    for (const value of ['max-age="100"', 'max-age=100, max-age=0', 'MAX-AGE=100', 'max-age=0100', 'foo="max-age=0, no-store", max-age=100', 'no-cache="x, y", max-age=100']) {
+      assert.equal(await reuses(value), true, value);
+    }
+    for (const value of ['max-age=0, max-age=100', 'max-age=100a', 'max-age=-100', 'max-age=100.5', 'max-age=+100', 'max-age=', 'max-age = 100', 'max-age =100', 'max-age= 100', 'max-age=100, No-Store']) {
+      assert.equal(await reuses(value), false, value);
+    }
+  });
 });

@@ -37,6 +37,9 @@ describe('RFC 9111 rules', () => {
     assert.equal(cc.get('max-age'), '10');
     assert.equal(cc.get('private'), 'set-cookie, x');
     assert.equal(cc.get('no-cache'), 'a"b');
+    assert.equal(parseCacheControl('max-age = 60').get('max-age'), true, '§5.2: no whitespace around =, so no argument');
+    assert.equal(parseCacheControl('max-age= 60, public').get('max-age'), '');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age = 60' }), 'already-stale');
   });
 
   test('§4.2.1 freshness lifetime: s-maxage over max-age, then Expires minus Date; invalid values are stale', () => {
