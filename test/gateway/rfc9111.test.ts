@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { get, type Reply } from '../support/harness.ts';
+import { get, metricValue, until, type Reply } from '../support/harness.ts';
 import { startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
 
 describe('RFC 9111 shared cache, section by section', () => {
@@ -183,5 +183,55 @@ describe('RFC 9111 shared cache, section by section', () => {
     for (const value of ['max-age=0, max-age=100', 'max-age=100a', 'max-age=-100', 'max-age=100.5', 'max-age=+100', 'max-age=', 'max-age = 100', 'max-age =100', 'max-age= 100', 'max-age=100, No-Store']) {
       assert.equal(await reuses(value), false, value);
     }
+  });
+
+  test('§5.2.2.7, §5.2.2.4 with §3.2: fields a 304 brings that private= or no-cache= name are not stored; the client that asked gets them', async () => {
+    answers.set('/named-304', (req, res) => {
+      if (req.headers['if-none-match'] === '"n"') {
+        res.writeHead(304, { etag: '"n"', 'cache-control': 'max-age=100, private="set-cookie", no-cache="x-token"', 'set-cookie': 'session=for-the-validator', 'x-token': 'new' });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { etag: '"n"', 'cache-control': 'max-age=1, private="set-cookie"', 'x-token': 'old' });
+      res.end('named');
+    });
+    await send('/named-304');
+    fx.clock.advance(2000);
+    const validating = await send('/named-304');
+    assert.match(cacheStatus(validating), /fwd-status=304/);
+    assert.equal(validating.headers['set-cookie'], 'session=for-the-validator', 'the response to its own request');
+    const other = await send('/named-304');
+    assert.match(cacheStatus(other), /; hit;/);
+    assert.equal(other.headers['set-cookie'], undefined, 'never replayed to another client');
+    assert.equal(other.headers['x-token'], undefined, 'a field the 304 newly names is dropped from the stored response');
+  });
+
+  test('§4 with §3.2: a request that waited for a validation gets the 304-updated response only as it may be stored', async () => {
+    const coalesced = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+    /** A stale entry, then two requests at once: the origin answers the validation once the second waits on it. */
+    const validatedTogether = async (target: string, notModified: Record<string, string>): Promise<Reply[]> => {
+      let before = Number.POSITIVE_INFINITY;
+      answers.set(target, (req, res) => {
+        if (req.headers['if-none-match'] !== '"t"') {
+          res.writeHead(200, { etag: '"t"', 'cache-control': 'max-age=1' });
+          res.end('together');
+          return;
+        }
+        void until(async () => (await coalesced()) > before).then(() => {
+          res.writeHead(304, { etag: '"t"', ...notModified });
+          res.end();
+        });
+      });
+      await send(target);
+      fx.clock.advance(2000);
+      before = await coalesced();
+      return Promise.all([send(target), send(target)]);
+    };
+    const named = await validatedTogether('/together-named', { 'cache-control': 'max-age=100, private="set-cookie"', 'set-cookie': 'who=leader' });
+    assert.deepEqual(named.map((r) => r.headers['set-cookie']).sort(), ['who=leader', undefined].sort(), 'the waiter gets the stored response, without the cookie');
+    assert.equal(origin.count('/together-named'), 2);
+    const unstorable = await validatedTogether('/together-private', { 'cache-control': 'private, max-age=100' });
+    assert.equal(origin.count('/together-private'), 3, 'a 304 that makes the response private sends the waiter to the origin');
+    assert.ok(unstorable.every((r) => !String(r.headers['cache-status']).includes('collapsed')));
   });
 });
