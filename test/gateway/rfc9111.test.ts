@@ -234,4 +234,20 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/together-private'), 3, 'a 304 that makes the response private sends the waiter to the origin');
     assert.ok(unstorable.every((r) => !String(r.headers['cache-status']).includes('collapsed')));
   });
+
+  test('§5.1, §1.2.2: an Age past 2^31 is counted as 2^31 and sent no larger, also from storage; a copy that old is validated', async () => {
+    answers.set('/ancient', (req, res) => {
+      const validating = req.headers['if-none-match'] === '"old"';
+      res.writeHead(validating ? 304 : 200, { 'cache-control': 'max-age=100', etag: '"old"', age: '99999999999' });
+      res.end(validating ? undefined : 'ancient');
+    });
+    const first = await send('/ancient');
+    assert.equal(first.headers.age, '2147483648');
+    fx.clock.advance(5000);
+    const stale = await send('/ancient', { 'cache-control': 'max-stale' });
+    assert.match(cacheStatus(stale), /detail=max-stale$/);
+    assert.equal(stale.headers.age, '2147483648', 'not 2^31 plus the time since');
+    await send('/ancient');
+    assert.equal(last('/ancient')?.headers['if-none-match'], '"old"', 'otherwise validated');
+  });
 });

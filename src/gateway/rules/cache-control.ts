@@ -31,7 +31,7 @@ export function parseCacheControl(value: string | readonly string[] | undefined)
 }
 
 /** Largest delta-seconds a cache must represent; larger values are taken as this (§1.2.2). */
-const DELTA_SECONDS_CAP = 2 ** 31;
+export const DELTA_SECONDS_CAP = 2 ** 31;
 
 /**
  * delta-seconds (§1.2.2). `undefined` when absent; `null` when present but not a non-negative

@@ -3,7 +3,7 @@
  * what `Age` and the `Cache-Status` ttl say about it. Times are milliseconds on the gateway's
  * clock (injectable), except where a header carries seconds.
  */
-import { deltaSeconds, single, type Directives, type HeaderFields } from './cache-control.ts';
+import { DELTA_SECONDS_CAP, deltaSeconds, single, type Directives, type HeaderFields } from './cache-control.ts';
 import { parseHttpDate } from './http-date.ts';
 
 /** What freshness needs of a stored response. */
@@ -101,9 +101,12 @@ export function stalenessMs(facts: FreshnessFacts, now: number): number {
   return Math.max(0, currentAgeMs(facts, now) - facts.lifetimeMs);
 }
 
-/** §5.1: the `Age` a response sent from the cache must carry, whole seconds. */
+/**
+ * §5.1: the `Age` a response sent from the cache must carry, whole seconds; an age past 2^31 s
+ * (an origin's `Age` at the cap, plus the time since) is sent as 2^31.
+ */
 export function ageSeconds(facts: FreshnessFacts, now: number): number {
-  return Math.floor(currentAgeMs(facts, now) / 1000);
+  return Math.min(DELTA_SECONDS_CAP, Math.floor(currentAgeMs(facts, now) / 1000));
 }
 
 /**
