@@ -250,4 +250,14 @@ describe('RFC 9111 shared cache, section by section', () => {
     await send('/ancient');
     assert.equal(last('/ancient')?.headers['if-none-match'], '"old"', 'otherwise validated');
   });
+
+  test('§5.2.1.1 with RFC 5861 §3: a request max-age without max-stale is not answered stale within stale-while-revalidate', async () => {
+    on('/swr-max-age', 200, { 'cache-control': 'max-age=10, stale-while-revalidate=100' });
+    await send('/swr-max-age');
+    fx.clock.advance(20_000);
+    const validated = await send('/swr-max-age', { 'cache-control': 'max-age=60' });
+    assert.match(cacheStatus(validated), /^catalog-gateway; fwd=stale; stored; fwd-status=200$/, 'the age (20 s) is within max-age, but the response is stale');
+    fx.clock.advance(20_000);
+    assert.match(cacheStatus(await send('/swr-max-age')), /detail=stale-while-revalidate$/, 'without max-age the window applies');
+  });
 });

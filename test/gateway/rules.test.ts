@@ -131,6 +131,7 @@ describe('RFC 9111 rules', () => {
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(70)), 'validate');
     assert.equal(reuse(facts({ mustRevalidate: true }), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(80)), 'stale-while-revalidate');
+    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), { ...NO_DIRECTIVES, maxAge: 100 }, at(80)), 'validate', '§5.2.1.1: max-age without max-stale wants nothing stale');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(91)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000, mustRevalidate: true }), NO_DIRECTIVES, at(80)), 'validate');
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(89)), true);

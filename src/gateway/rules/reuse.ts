@@ -78,6 +78,9 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
   if (facts.mustRevalidate) return 'validate';
   const staleness = age - facts.lifetimeMs;
   if (request.maxStale !== undefined && staleness <= request.maxStale * 1000) return 'stale-accepted';
+  // §5.2.1.1: with max-age and no max-stale the client does not wish to receive a stale response,
+  // which §4.2.4 puts before a response's permission to serve one (RFC 5861 §3).
+  if (request.maxAge !== undefined) return 'validate';
   if (staleness < facts.staleWhileRevalidateMs) return 'stale-while-revalidate';
   return 'validate';
 }
