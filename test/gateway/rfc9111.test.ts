@@ -260,4 +260,22 @@ describe('RFC 9111 shared cache, section by section', () => {
     fx.clock.advance(20_000);
     assert.match(cacheStatus(await send('/swr-max-age')), /detail=stale-while-revalidate$/, 'without max-age the window applies');
   });
+
+  test('RFC 5861 §4: stale-if-error stands in for a 500, 502, 503 or 504; a 501 is relayed as the origin\'s answer', async () => {
+    let status = 200;
+    answers.set('/fallback', (_req, res) => {
+      res.writeHead(status, { 'cache-control': status === 200 ? 'max-age=1, stale-if-error=100' : 'no-store' });
+      res.end(`status ${status}`);
+    });
+    await send('/fallback');
+    fx.clock.advance(2000);
+    status = 501;
+    const notImplemented = await send('/fallback');
+    assert.equal(notImplemented.status, 501);
+    assert.equal(cacheStatus(notImplemented), 'catalog-gateway; fwd=stale; fwd-status=501; detail=no-store');
+    status = 503;
+    const unavailable = await send('/fallback');
+    assert.equal(unavailable.body, 'status 200');
+    assert.match(cacheStatus(unavailable), /^catalog-gateway; fwd=stale; fwd-status=503; ttl=-\d+; detail=stale-if-error$/);
+  });
 });

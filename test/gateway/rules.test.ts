@@ -7,7 +7,7 @@ import { ifRangeHolds, rangeAnswer } from '../../src/gateway/rules/ranges.ts';
 import { parseDictionary, responseDirectives } from '../../src/gateway/rules/targeted.ts';
 import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
-import { mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
+import { isError, mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
 import { retiresStored, storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
 import { freshens, preconditionStatus, updatedFields, validationHeaders, type Validators } from '../../src/gateway/rules/validation.ts';
 import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
@@ -138,6 +138,13 @@ describe('RFC 9111 rules', () => {
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(91)), false);
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000, mustRevalidate: true }), at(61)), false);
     assert.equal(mayServeOnError(facts(), at(10)), true, 'a fresh one may always stand in');
+  });
+
+  test('RFC 5861 §4: an error is what would have the client get a 500, 502, 503 or 504', () => {
+    for (const status of [500, 502, 503, 504]) assert.equal(isError(status, true), true, String(status));
+    for (const status of [501, 505, 511]) assert.equal(isError(status, true), false, `${status} relayed as it is`);
+    assert.equal(isError(501, false), true, 'a route that answers 5xx with its own 502');
+    assert.equal(isError(404, false), false);
   });
 
   test('§4.3.3 a full answer to a validation retires the stored response unless the request kept it out, or it is a server error', () => {

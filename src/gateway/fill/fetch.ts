@@ -18,7 +18,7 @@ import { encodingPlan } from '../encoding/plan.ts';
 import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
 import { dated } from '../rules/message.ts';
-import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
+import { isError, mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { retiresStored, storageVerdict, storedFields, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
@@ -96,8 +96,13 @@ function notReusable(receivedAt: number, ageMs: number): ReuseFacts {
 function sharingOf(head: ResponseHead, verdict: StorageVerdict, request: FillRequest, stored: StoredResponse | undefined, now: number): Sharing {
   if (verdict.store) return verdict.vary.length === 0 ? ANY : selectedBy({ vary: verdict.vary, selecting: selectingValues(verdict.vary, request.requestHeaders) });
   if (head.status < 500) return NONE;
-  if (stored !== undefined && mayServeOnError(stored, now)) return selectedBy(stored);
+  if (standsInFor(head.status, request, stored, now)) return selectedBy(stored);
   return request.relayServerErrors ? NONE : ANY;
+}
+
+/** RFC 5861 §4: whether `stored` answers instead of the origin's `status`, a 5xx. */
+function standsInFor(status: number, request: FillRequest, stored: StoredResponse | undefined, now: number): stored is StoredResponse {
+  return stored !== undefined && isError(status, request.relayServerErrors) && mayServeOnError(stored, now);
 }
 
 /** Where the origin's tags arrive, and whether clients see them. */
@@ -175,7 +180,7 @@ export class Fetcher {
     this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
     if (!answer.ok) return this.#failed(request, stored, answer.failure, undefined, originMs);
     const response = dated(answer.response, this.#now());
-    if (response.status >= 500 && (!request.relayServerErrors || (stored !== undefined && mayServeOnError(stored, this.#now())))) {
+    if (response.status >= 500 && (!request.relayServerErrors || standsInFor(response.status, request, stored, this.#now()))) {
       return this.#failed(request, stored, originServerError(response.status), response.status, originMs);
     }
     if (response.status === 304 && stored !== undefined) {

@@ -94,6 +94,19 @@ export function mayServeOnError(facts: ReuseFacts, now: number): boolean {
   return mayStandIn(facts, now, facts.staleIfErrorMs);
 }
 
+/** RFC 5861 §4: the statuses an error would have the client get. */
+const ERROR_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/**
+ * RFC 5861 §4: whether an origin's 5xx is an error a stored response may stand in for, that is,
+ * one that would have the client get a 500, 502, 503 or 504: every 5xx where the route answers
+ * them with its own 502, only those four where it relays them as they are (a 501 or 505 is the
+ * origin's answer, not its failure).
+ */
+export function isError(status: number, relayed: boolean): boolean {
+  return status >= 500 && (!relayed || ERROR_STATUSES.has(status));
+}
+
 /**
  * §4.2.4: a cache may serve a stale response while it is disconnected from the origin; the route
  * bounds how stale (`boundMs`), and must-revalidate, proxy-revalidate, s-maxage and no-cache
