@@ -7,8 +7,8 @@ import { ifRangeHolds, rangeAnswer } from '../../src/gateway/rules/ranges.ts';
 import { parseDictionary, responseDirectives } from '../../src/gateway/rules/targeted.ts';
 import { endToEndFields } from '../../src/gateway/rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../../src/gateway/rules/invalidation.ts';
-import { mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
-import { storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
+import { isError, mayServeDisconnected, mayServeOnError, requestDirectives, reuse, NO_DIRECTIVES, type ReuseFacts } from '../../src/gateway/rules/reuse.ts';
+import { retiresStored, storageVerdict, storedFields, type ResponseHead } from '../../src/gateway/rules/storage.ts';
 import { freshens, preconditionStatus, updatedFields, validationHeaders, type Validators } from '../../src/gateway/rules/validation.ts';
 import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
 
@@ -37,6 +37,9 @@ describe('RFC 9111 rules', () => {
     assert.equal(cc.get('max-age'), '10');
     assert.equal(cc.get('private'), 'set-cookie, x');
     assert.equal(cc.get('no-cache'), 'a"b');
+    assert.equal(parseCacheControl('max-age = 60').get('max-age'), true, '§5.2: no whitespace around =, so no argument');
+    assert.equal(parseCacheControl('max-age= 60, public').get('max-age'), '');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age = 60' }), 'already-stale');
   });
 
   test('§4.2.1 freshness lifetime: s-maxage over max-age, then Expires minus Date; invalid values are stale', () => {
@@ -54,7 +57,9 @@ describe('RFC 9111 rules', () => {
     const lastModified = { date: 'Thu, 01 Jan 2026 00:00:00 GMT', 'last-modified': 'Wed, 31 Dec 2025 00:00:00 GMT' };
     assert.equal(lifetime({ ...lastModified }, 200, { ...request, authorized: false }), 8_640_000);
     assert.equal(lifetime({ ...lastModified, 'cache-control': 'public' }, 201), 8_640_000, 'public allows it for any status');
-    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 0, 'not for a status that is not heuristically cacheable; kept for validation only');
+    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 'no-freshness', '§3: a status that is not heuristically cacheable is not stored without explicit freshness, validator or not');
+    assert.equal(lifetime({ etag: '"v"' }, 500, { ...request, authorized: false }), 'no-freshness');
+    assert.equal(lifetime({ etag: '"v"' }, 404, { ...request, authorized: false }), 0, 'heuristically cacheable: kept for validation');
     assert.equal(lifetime({ date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, 200, { ...request, authorized: false }), 'no-freshness');
   });
 
@@ -119,18 +124,36 @@ describe('RFC 9111 rules', () => {
     assert.equal(reuse(facts({ noCache: true }), NO_DIRECTIVES, at(10)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, noCache: true }, at(10)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxAge: 5 }, at(10)), 'validate');
+    assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxAge: 0 }, at(0)), 'validate', 'max-age=0 asks for validation at any age');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, minFresh: 55 }, at(10)), 'validate');
     assert.equal(reuse(facts(), NO_DIRECTIVES, at(61)), 'validate');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'stale-accepted');
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(70)), 'validate');
     assert.equal(reuse(facts({ mustRevalidate: true }), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(80)), 'stale-while-revalidate');
+    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), { ...NO_DIRECTIVES, maxAge: 100 }, at(80)), 'validate', '§5.2.1.1: max-age without max-stale wants nothing stale');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(91)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000, mustRevalidate: true }), NO_DIRECTIVES, at(80)), 'validate');
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(89)), true);
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(91)), false);
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000, mustRevalidate: true }), at(61)), false);
     assert.equal(mayServeOnError(facts(), at(10)), true, 'a fresh one may always stand in');
+  });
+
+  test('RFC 5861 §4: an error is what would have the client get a 500, 502, 503 or 504', () => {
+    for (const status of [500, 502, 503, 504]) assert.equal(isError(status, true), true, String(status));
+    for (const status of [501, 505, 511]) assert.equal(isError(status, true), false, `${status} relayed as it is`);
+    assert.equal(isError(501, false), true, 'a route that answers 5xx with its own 502');
+    assert.equal(isError(404, false), false);
+  });
+
+  test('§4.3.3 a full answer to a validation retires the stored response unless the request kept it out, or it is a server error', () => {
+    const plain = { ...request, authorized: false };
+    assert.equal(retiresStored(200, plain), true);
+    assert.equal(retiresStored(404, plain), true);
+    assert.equal(retiresStored(503, plain), false);
+    assert.equal(retiresStored(200, request), false, 'Authorization');
+    assert.equal(retiresStored(200, { ...plain, noStore: true }), false, "the request's no-store");
   });
 
   test('§4.3.1 validation request; §4.3.4 which stored response a 304 freshens; §3.2 what it updates', () => {
@@ -140,6 +163,8 @@ describe('RFC 9111 rules', () => {
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v2"' }), false);
     assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'x' }), true);
     assert.equal(freshens({ etag: undefined, lastModified: undefined }, {}), true);
+    assert.equal(freshens({ etag: undefined, lastModified: 'x' }, {}), true, 'a bare 304 answers the one validation asked');
+    assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'y' }), false);
     assert.deepEqual(
       updatedFields(['cache-control', 'max-age=1', 'content-length', '10', 'x-kept', 'a', 'link', '<a>', 'link', '<b>'], ['cache-control', 'max-age=60', 'content-length', '0', 'link', '<c>']),
       ['content-length', '10', 'x-kept', 'a', 'cache-control', 'max-age=60', 'link', '<c>'],
@@ -158,6 +183,11 @@ describe('RFC 9111 rules', () => {
     assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), 304, 'Date when no Last-Modified');
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, stored, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v2", "v3"' }, stored, undefined), 412);
+    const comma = { etag: '"a,b"', lastModified: undefined };
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"x", "a,b"' }, comma, undefined), 304, 'RFC 9110 §8.8.3: an opaque tag may hold a comma');
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"a", "b"' }, comma, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"x",  "a,b"' }, comma, undefined), 200);
+    assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'v1, "v2"' }, { etag: 'v1', lastModified: undefined }, undefined), 304, 'an unquoted tag an origin sent is still compared as sent');
     assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"v1"' }, stored, undefined), 412, '§13.1.1 the strong comparison');
     assert.equal(preconditionStatus({ ...none, ifMatch: '*', ifNoneMatch: '"v1"' }, stored, undefined), 304);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);
@@ -177,11 +207,15 @@ describe('RFC 9111 rules', () => {
   });
 
   test('§4.4 invalidation: unsafe methods with 2xx/3xx, the target plus same-origin Location and Content-Location', () => {
+    const names = ['gw.example', '127.0.0.1:8000'];
     const headers = { location: '/items/7', 'content-location': 'http://other.example/items/7' };
-    assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', 'gw.example', headers), ['/items?x=1', '/items/7']);
-    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', 'gw.example', { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
-    assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', 'gw.example', {}), []);
-    assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', 'gw.example', {}), []);
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', names, headers), ['/items?x=1', '/items/7']);
+    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
+    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { location: 'http://127.0.0.1:8000/items/8', 'content-location': 'https://gw.example:443/items/9' }), ['/items/7', '/items/8', '/items/9'], "the origin's own authority, and any scheme");
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items', [undefined, '127.0.0.1:8000'], { location: 'http://127.0.0.1:8000/items/8' }), ['/items', '/items/8'], 'no Host: the origin still names itself');
+    assert.deepEqual(invalidatedTargets('POST', 201, '/items', names, { location: 'http://127.0.0.1:9999/items/8' }), ['/items'], 'another port is another origin');
+    assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', names, {}), []);
+    assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', names, {}), []);
   });
 });
 

@@ -17,8 +17,9 @@ import type { CompressionPolicy } from '../../shared/encoding/policy.ts';
 import { encodingPlan } from '../encoding/plan.ts';
 import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
-import { mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
-import { storageVerdict, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
+import { dated } from '../rules/message.ts';
+import { isError, mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
+import { retiresStored, storageVerdict, storedFields, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
@@ -61,8 +62,12 @@ export type FillOutcome =
       readonly notStored: NotStoredReason | NotKept | undefined;
       readonly originMs: number;
     }
-  /** The origin answered 304 to a validation: the stored response, fresh again. */
-  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly stored: boolean; readonly originMs: number }
+  /**
+   * The origin answered 304 to a validation: the stored response, fresh again, as the request that
+   * caused the fill gets it (`response`) and as anyone else does (`shared`, the same object unless
+   * the fields qualified `private`/`no-cache` name are left out).
+   */
+  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly originMs: number }
   /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
   | {
       readonly kind: 'stale';
@@ -83,16 +88,21 @@ function notReusable(receivedAt: number, ageMs: number): ReuseFacts {
 
 /**
  * Who else the answer with this head may serve (flight.ts), decided once: what is stored, the
- * waiters it selects (§4.1); a 304 to a validation, those the validated response selects; a 5xx
- * that becomes a failure, everyone, or a stale answer, those the stored response selects; anything
- * else (a 5xx relayed as it is, too), nobody, so waiters ask on their own at once (Varnish's hit-for-miss).
+ * waiters it selects (§4.1); a 5xx that becomes a failure, everyone, or a stale answer, those the
+ * stored response selects; anything else (a 5xx relayed as it is, too), nobody, so waiters ask on
+ * their own at once (Varnish's hit-for-miss). A 304 to a validation is judged by the response it
+ * freshens, in `Fetcher#fetch`.
  */
 function sharingOf(head: ResponseHead, verdict: StorageVerdict, request: FillRequest, stored: StoredResponse | undefined, now: number): Sharing {
   if (verdict.store) return verdict.vary.length === 0 ? ANY : selectedBy({ vary: verdict.vary, selecting: selectingValues(verdict.vary, request.requestHeaders) });
-  if (head.status === 304 && stored !== undefined) return selectedBy(stored);
   if (head.status < 500) return NONE;
-  if (stored !== undefined && mayServeOnError(stored, now)) return selectedBy(stored);
+  if (standsInFor(head.status, request, stored, now)) return selectedBy(stored);
   return request.relayServerErrors ? NONE : ANY;
+}
+
+/** RFC 5861 §4: whether `stored` answers instead of the origin's `status`, a 5xx. */
+function standsInFor(status: number, request: FillRequest, stored: StoredResponse | undefined, now: number): stored is StoredResponse {
+  return stored !== undefined && isError(status, request.relayServerErrors) && mayServeOnError(stored, now);
 }
 
 /** Where the origin's tags arrive, and whether clients see them. */
@@ -158,19 +168,24 @@ export class Fetcher {
     let verdict: StorageVerdict | undefined;
     const started = performance.now();
     const answer = await this.#origin.fetch(origin, (status, headers) => {
+      if (status === 304 && stored !== undefined) {
+        // §4.3.4: a 304 naming another representation leads to a fetch in full, which announces its own.
+        if (freshens(stored, headers)) announce?.(this.#afterNotModified(request, stored, headers, requestTime).verdict.store ? selectedBy(stored) : NONE);
+        return;
+      }
       verdict = keyedWithoutEncoding(storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy));
       announce?.(sharingOf({ status, headers }, verdict, request, stored, this.#now()));
     });
     const originMs = performance.now() - started;
     this.#metrics.originAnswer(answer.ok ? answer.response.status : 'error', originMs / 1000);
     if (!answer.ok) return this.#failed(request, stored, answer.failure, undefined, originMs);
-    const { response } = answer;
-    if (response.status >= 500 && (!request.relayServerErrors || (stored !== undefined && mayServeOnError(stored, this.#now())))) {
+    const response = dated(answer.response, this.#now());
+    if (response.status >= 500 && (!request.relayServerErrors || standsInFor(response.status, request, stored, this.#now()))) {
       return this.#failed(request, stored, originServerError(response.status), response.status, originMs);
     }
     if (response.status === 304 && stored !== undefined) {
       // §4.3.4: a 304 that names another representation updates nothing; ask once more in full.
-      if (!freshens(stored, response.headers)) return this.fetch(request, undefined);
+      if (!freshens(stored, response.headers)) return this.fetch(request, undefined, announce);
       return this.#revalidated(request, stored, response.headers, requestTime, originMs);
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
@@ -179,6 +194,7 @@ export class Fetcher {
     const plan = encodingPlan(response.status, response.headers, response.body.length, this.#encoding.policy, request.compress);
     const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
+      if (stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime))) this.#cache.replace(request.key, stored, undefined);
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
@@ -219,22 +235,33 @@ export class Fetcher {
     return { kind: 'failed', failure, fwdStatus, originMs };
   }
 
-  /** §4.3.4: the 304's fields update the stored response (§3.2), which is fresh again by them. */
+  /**
+   * §3.2: the stored response's fields as the 304 updates them, and the storage rules' verdict on
+   * the result. The 304's own Age is the age of the response it freshens (§4.2.3); stored fields
+   * never carry one.
+   */
+  #afterNotModified(request: FillRequest, stored: StoredResponse, notModified: HeaderFields, requestTime: number): { readonly fields: string[]; readonly verdict: StorageVerdict } {
+    const fields = fieldsAfter(stored, notModified, this.#hidden);
+    const verdict = storageVerdict({ status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } }, this.#storageRequest(request, requestTime), request.policy);
+    return { fields, verdict };
+  }
+
+  /**
+   * §4.3.4: the 304's fields update the stored response (§3.2), which is fresh again by them. The
+   * fields qualified `private` or `no-cache` name (§5.2.2.7, §5.2.2.4), which the 304 may bring or
+   * newly name, are left out of what is stored, as from a 200; the request that validated gets them.
+   */
   #revalidated(request: FillRequest, stored: StoredResponse, notModified: HeaderFields, requestTime: number, originMs: number): FillOutcome {
     this.#metrics.revalidation('not-modified');
-    const fields = fieldsAfter(stored, notModified, this.#hidden);
-    // The 304's own Age is the age of the response it freshens (§4.2.3); stored fields never carry one.
-    const verdict = storageVerdict(
-      { status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } },
-      this.#storageRequest(request, requestTime),
-      request.policy,
-    );
+    const { fields, verdict } = this.#afterNotModified(request, stored, notModified, requestTime);
     if (!verdict.store) {
       this.#cache.replace(request.key, stored, undefined);
-      return { kind: 'revalidated', response: this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0)), stored: false, originMs };
+      const relayed = this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0));
+      return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, originMs };
     }
-    const updated = this.#cache.maker.freshen(stored, fields, verdict.facts);
+    const updated = this.#cache.maker.freshen(stored, verdict.omit.length === 0 ? fields : storedFields(asHeaderFields(fields), verdict.omit), verdict.facts);
+    const whole = verdict.omit.length === 0 ? updated : this.#cache.maker.freshen(stored, fields, verdict.facts);
     this.#cache.replace(request.key, stored, updated);
-    return { kind: 'revalidated', response: updated, stored: true, originMs };
+    return { kind: 'revalidated', response: whole, shared: updated, stored: true, originMs };
   }
 }

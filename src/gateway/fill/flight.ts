@@ -221,5 +221,5 @@ export class Flights {
 /** What a fill stored locally, and so may hand to the shared tier. */
 function keptOf(outcome: FillOutcome): StoredResponse | undefined {
   if (outcome.kind === 'response') return outcome.stored ? outcome.shared : undefined;
-  return outcome.kind === 'revalidated' && outcome.stored ? outcome.response : undefined;
+  return outcome.kind === 'revalidated' && outcome.stored ? outcome.shared : undefined;
 }

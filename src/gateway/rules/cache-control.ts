@@ -11,12 +11,17 @@ export type Directives = ReadonlyMap<string, string | true>;
 
 const EMPTY: Directives = new Map();
 
-/** Parses `Cache-Control` (§5.2); names are case-insensitive, the first occurrence wins (§4.2.1). */
+/**
+ * Parses `Cache-Control` (§5.2); names are case-insensitive, the first occurrence wins (§4.2.1).
+ * The grammar has no whitespace around `=` (`token [ "=" ( token / quoted-string ) ]`), so in
+ * `max-age = 60` the directive has no argument, which makes it invalid (stale, §4.2.1), as nginx
+ * reads it and as the targeted fields' Dictionary does (RFC 8941).
+ */
 export function parseCacheControl(value: string | readonly string[] | undefined): Directives {
   if (value === undefined) return EMPTY;
   const directives = new Map<string, string | true>();
   const text = typeof value === 'string' ? value : value.join(',');
-  for (const match of text.matchAll(/([^=,\s]+)\s*(?:=\s*("(?:[^"\\]|\\.)*"|[^,\s]*))?/g)) {
+  for (const match of text.matchAll(/([^=,\s]+)(?:=("(?:[^"\\]|\\.)*"|[^,\s]*))?/g)) {
     const name = (match[1] ?? '').toLowerCase();
     if (directives.has(name)) continue;
     const raw = match[2];
@@ -26,7 +31,7 @@ export function parseCacheControl(value: string | readonly string[] | undefined)
 }
 
 /** Largest delta-seconds a cache must represent; larger values are taken as this (§1.2.2). */
-const DELTA_SECONDS_CAP = 2 ** 31;
+export const DELTA_SECONDS_CAP = 2 ** 31;
 
 /**
  * delta-seconds (§1.2.2). `undefined` when absent; `null` when present but not a non-negative

@@ -3,7 +3,7 @@
  * what `Age` and the `Cache-Status` ttl say about it. Times are milliseconds on the gateway's
  * clock (injectable), except where a header carries seconds.
  */
-import { deltaSeconds, single, type Directives, type HeaderFields } from './cache-control.ts';
+import { DELTA_SECONDS_CAP, deltaSeconds, single, type Directives, type HeaderFields } from './cache-control.ts';
 import { parseHttpDate } from './http-date.ts';
 
 /** What freshness needs of a stored response. */
@@ -18,6 +18,14 @@ export interface FreshnessFacts {
 
 /** Statuses a cache may give a heuristic lifetime (RFC 9110 §15.1, "heuristically cacheable"). */
 export const HEURISTICALLY_CACHEABLE: ReadonlySet<number> = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]);
+
+/**
+ * §3, §4.2.2: whether a response without explicit freshness may be stored and given a heuristic
+ * lifetime at all: its status is heuristically cacheable, or it is marked `public`.
+ */
+export function mayBeHeuristic(status: number, cc: Directives): boolean {
+  return HEURISTICALLY_CACHEABLE.has(status) || cc.has('public');
+}
 
 /** §4.2.2: the customary 10% of the time since the representation last changed. */
 const HEURISTIC_FRACTION = 0.1;
@@ -43,7 +51,7 @@ export function freshnessLifetime(status: number, headers: HeaderFields, cc: Dir
     const expiresAt = typeof headers.expires === 'string' ? parseHttpDate(headers.expires, responseTime) : undefined;
     return { kind: 'explicit', ms: expiresAt === undefined ? 0 : Math.max(0, expiresAt - dateValue(headers, responseTime)) };
   }
-  if (!HEURISTICALLY_CACHEABLE.has(status) && !cc.has('public')) return { kind: 'none' };
+  if (!mayBeHeuristic(status, cc)) return { kind: 'none' };
   const lastModified = parseHttpDate(single(headers['last-modified']), responseTime);
   if (lastModified === undefined) return { kind: 'none' };
   const since = dateValue(headers, responseTime) - lastModified;
@@ -93,9 +101,12 @@ export function stalenessMs(facts: FreshnessFacts, now: number): number {
   return Math.max(0, currentAgeMs(facts, now) - facts.lifetimeMs);
 }
 
-/** §5.1: the `Age` a response sent from the cache must carry, whole seconds. */
+/**
+ * §5.1: the `Age` a response sent from the cache must carry, whole seconds; an age past 2^31 s
+ * (an origin's `Age` at the cap, plus the time since) is sent as 2^31.
+ */
 export function ageSeconds(facts: FreshnessFacts, now: number): number {
-  return Math.floor(currentAgeMs(facts, now) / 1000);
+  return Math.min(DELTA_SECONDS_CAP, Math.floor(currentAgeMs(facts, now) / 1000));
 }
 
 /**

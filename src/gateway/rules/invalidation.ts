@@ -14,20 +14,25 @@ export function isSafe(method: string): boolean {
 
 /**
  * The origin-form targets (path and query) whose stored responses a response to `method` on
- * `target` (received with `host`) invalidates; empty for safe methods and for error responses (§4.4: 2xx and 3xx only).
+ * `target` invalidates; empty for safe methods and for error responses (§4.4: 2xx and 3xx only).
+ * `authorities` are the names this cache's one origin goes by: the request's `Host` first (relative
+ * references resolve against it), then the origin's own, which is the one it hears in every
+ * forwarded request and so writes into an absolute `Location`. A URI on any other authority
+ * belongs to another origin. The scheme is not compared: keys hold no scheme, and the gateway's
+ * listener may speak TLS while the origin does not.
  */
-export function invalidatedTargets(method: string, status: number, target: string, host: string | undefined, headers: HeaderFields): string[] {
+export function invalidatedTargets(method: string, status: number, target: string, authorities: readonly (string | undefined)[], headers: HeaderFields): string[] {
   if (isSafe(method) || status < 200 || status >= 400) return [];
-  // The request's own authority is the origin a Location must stay on; without a usable Host any
-  // fixed one serves, and then only relative references can stay on it.
-  const authority = host !== undefined && URL.canParse(`http://${host}`) ? host : 'origin.invalid';
-  const base = new URL(target, `http://${authority}`);
+  const known = authorities.filter((a): a is string => a !== undefined && URL.canParse(`http://${a}`)).map((a) => new URL(`http://${a}`).host);
+  // Relative references resolve against the first usable name; with none, against one that no
+  // URI of another origin can carry.
+  const base = new URL(target, `http://${known[0] ?? 'origin.invalid'}`);
   const targets = [base.pathname + base.search];
   for (const field of ['location', 'content-location'] as const) {
     const value = single(headers[field]);
     if (value === undefined || !URL.canParse(value, base.href)) continue;
     const uri = new URL(value, base);
-    if (uri.origin === base.origin) targets.push(uri.pathname + uri.search);
+    if (uri.host === base.host || known.includes(uri.host)) targets.push(uri.pathname + uri.search);
   }
   return [...new Set(targets)];
 }

@@ -66,8 +66,11 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
   // §5.2.2.4, §5.2.1.4: no-cache on either side means validation before reuse.
   if (facts.noCache || request.noCache) return 'validate';
   const age = currentAgeMs(facts, now);
-  // §5.2.1.1: the client does not want a response older than max-age.
-  if (request.maxAge !== undefined && age > request.maxAge * 1000) return 'validate';
+  // §5.2.1.1: the client does not want a response older than max-age. Ages are counted in ms, so
+  // a response filled within the same millisecond would pass `max-age=0`; but that is the reload
+  // that asks for validation whatever the age (RFC 2616 §14.9.4's end-to-end revalidation), and
+  // Squid validates too.
+  if (request.maxAge !== undefined && (request.maxAge === 0 || age > request.maxAge * 1000)) return 'validate';
   // §5.2.1.3: nor one that stays fresh for less than min-fresh.
   if (request.minFresh !== undefined && facts.lifetimeMs - age < request.minFresh * 1000) return 'validate';
   if (age < facts.lifetimeMs) return 'fresh';
@@ -75,6 +78,9 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
   if (facts.mustRevalidate) return 'validate';
   const staleness = age - facts.lifetimeMs;
   if (request.maxStale !== undefined && staleness <= request.maxStale * 1000) return 'stale-accepted';
+  // §5.2.1.1: with max-age and no max-stale the client does not wish to receive a stale response,
+  // which §4.2.4 puts before a response's permission to serve one (RFC 5861 §3).
+  if (request.maxAge !== undefined) return 'validate';
   if (staleness < facts.staleWhileRevalidateMs) return 'stale-while-revalidate';
   return 'validate';
 }
@@ -86,6 +92,19 @@ export function reuse(facts: ReuseFacts, request: RequestDirectives, now: number
  */
 export function mayServeOnError(facts: ReuseFacts, now: number): boolean {
   return mayStandIn(facts, now, facts.staleIfErrorMs);
+}
+
+/** RFC 5861 §4: the statuses an error would have the client get. */
+const ERROR_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/**
+ * RFC 5861 §4: whether an origin's 5xx is an error a stored response may stand in for, that is,
+ * one that would have the client get a 500, 502, 503 or 504: every 5xx where the route answers
+ * them with its own 502, only those four where it relays them as they are (a 501 or 505 is the
+ * origin's answer, not its failure).
+ */
+export function isError(status: number, relayed: boolean): boolean {
+  return status >= 500 && (!relayed || ERROR_STATUSES.has(status));
 }
 
 /**

@@ -3,7 +3,7 @@
  * GET may be stored, which of its fields may not, and the facts its reuse is later decided by.
  */
 import { deltaSeconds, fieldNames, type HeaderFields } from './cache-control.ts';
-import { freshnessLifetime, initialAgeMs } from './freshness.ts';
+import { freshnessLifetime, initialAgeMs, mayBeHeuristic } from './freshness.ts';
 import { endToEndFields } from './hop-by-hop.ts';
 import type { ReuseFacts } from './reuse.ts';
 import { responseDirectives } from './targeted.ts';
@@ -110,9 +110,10 @@ export function storageVerdict(response: ResponseHead, request: StorageRequest, 
   if (vary.some((name) => name === '*' || NEVER_VARIED_ON.has(name))) return { store: false, reason: 'vary' };
   const lifetime = freshnessLifetime(status, headers, cc, request.responseTime, policy.maxHeuristicMs, !targeted);
   const hasValidator = headers.etag !== undefined || headers['last-modified'] !== undefined;
-  // §3: without explicit or heuristic freshness only a validator makes a stored copy useful:
-  // it is revalidated on every use.
-  if (lifetime.kind === 'none' && !hasValidator) return { store: false, reason: 'no-freshness' };
+  // §3: without explicit freshness only a heuristically cacheable status or `public` may be
+  // stored at all (a 201, 302 or 500 with only an ETag may not), and then, without a heuristic
+  // lifetime, only a validator makes a stored copy useful: it is revalidated on every use.
+  if (lifetime.kind === 'none' && (!hasValidator || !mayBeHeuristic(status, cc))) return { store: false, reason: 'no-freshness' };
   const lifetimeMs = lifetime.kind === 'none' ? 0 : lifetime.ms;
   const ageMs = initialAgeMs(headers, request.requestTime, request.responseTime);
   if (lifetimeMs <= ageMs && !hasValidator) return { store: false, reason: 'already-stale' };
@@ -133,6 +134,18 @@ export function storageVerdict(response: ResponseHead, request: StorageRequest, 
       noCache: noCache === true,
     },
   };
+}
+
+/**
+ * §4.3.3, §4: a full response to the validation of a stored response is the origin's newer
+ * answer, and a cache uses the most recent response it has; so when that answer may not be
+ * stored (`no-store`, `private`…), the older one is dropped rather than served on (Varnish's
+ * hit-for-miss object hides it the same way). Not when the answer was kept out for this request's
+ * own sake (its `Authorization`, its `no-store`), nor for a server error, which is no new
+ * representation.
+ */
+export function retiresStored(status: number, request: StorageRequest): boolean {
+  return status < 500 && !request.authorized && !request.noStore;
 }
 
 /** RFC 5861: the response's own window wins; the route's applies when it names none. */

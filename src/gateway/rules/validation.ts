@@ -27,15 +27,19 @@ function opaqueTag(tag: string): string {
 
 /**
  * §4.3.4: a 304 freshens the stored response it names: the same strong entity tag; else, when
- * either tag is weak, the same opaque tag; else the same Last-Modified; else, when neither carries
- * a validator, the one that was validated.
+ * either tag is weak, the same opaque tag; else the same Last-Modified; else, when it carries no
+ * validator, the one that was validated. §4.3.4 names that last case only for a stored response
+ * without validators, but a validation here asks about one stored response alone, and RFC 9110
+ * §15.4.5 does not require a 304 to repeat Last-Modified: an origin answering If-Modified-Since
+ * with a bare 304 would otherwise cost a second, unconditional request every time (nginx and
+ * Varnish take such a 304 for the response they validated too).
  */
 export function freshens(stored: Validators, notModified: HeaderFields): boolean {
   const etag = single(notModified.etag);
   if (etag !== undefined) return stored.etag !== undefined && opaqueTag(stored.etag) === opaqueTag(etag);
   const lastModified = single(notModified['last-modified']);
   if (lastModified !== undefined) return stored.lastModified === lastModified;
-  return stored.etag === undefined && stored.lastModified === undefined;
+  return true;
 }
 
 /**
@@ -74,19 +78,27 @@ export interface Conditions {
   readonly ifModifiedSince: string | undefined;
 }
 
+/**
+ * The members of an entity-tag list (RFC 9110 §13.1.1, §13.1.2), trimmed. An opaque tag may hold
+ * a comma (§8.8.3 etagc), so a quoted tag is taken whole; anything unquoted runs to the next comma.
+ */
+function entityTags(list: string): string[] {
+  return list.match(/(?:W\/)?"[^"]*"|[^,\s][^,]*/g)?.map((tag) => tag.trim()) ?? [];
+}
+
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison; `*` matches any current representation. */
 export function noneMatch(ifNoneMatch: string, etag: string | undefined): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   if (etag === undefined) return false;
   const wanted = opaqueTag(etag);
-  return ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === wanted);
+  return entityTags(ifNoneMatch).some((tag) => opaqueTag(tag) === wanted);
 }
 
 /** RFC 9110 §13.1.1: If-Match uses the strong comparison, so a weak tag on either side never matches. */
 function anyMatch(ifMatch: string, etag: string | undefined): boolean {
   if (ifMatch.trim() === '*') return true;
   if (etag === undefined || etag.trim().startsWith('W/')) return false;
-  return ifMatch.split(',').some((tag) => tag.trim() === etag.trim());
+  return entityTags(ifMatch).includes(etag.trim());
 }
 
 /**

@@ -185,8 +185,10 @@ function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOu
     case 'shared':
       // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
       return sent(ex, deps, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
-    case 'revalidated':
-      return sent(ex, deps, c, outcome.response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(outcome.response, deps.now()) }, outcome.originMs);
+    case 'revalidated': {
+      const response = collapsed ? outcome.shared : outcome.response;
+      return sent(ex, deps, c, response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(response, deps.now()) }, outcome.originMs);
+    }
     case 'response':
       return sent(
         ex,

@@ -88,7 +88,7 @@ export async function forward(ex: Exchange, deps: ForwardDeps, label: MetricRout
     return refuse(ex, label, failure, { kind: 'pass', fwd, detail: opened.failure.code }, sub);
   }
   const { answer } = opened;
-  const stale = invalidatedTargets(ex.method, answer.status, target, req.headers.host, answer.headers);
+  const stale = invalidatedTargets(ex.method, answer.status, target, [req.headers.host, deps.origin.authority], answer.headers);
   // Before the answer goes out: the next request through any worker or gateway of the fleet
   // must not find what this one changed.
   if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);

@@ -65,6 +65,8 @@ export class OriginClient {
   readonly #pool: Pool;
   readonly #maxResponseBytes: number;
   readonly #onUnreachable: () => void;
+  /** The origin's authority (`host:port`), as the origin sees itself named in every request. */
+  readonly authority: string;
 
   /** `onUnreachable` hears of every request that could not reach the origin at all. */
   constructor(config: Config, onUnreachable: () => void = () => undefined) {
@@ -79,6 +81,7 @@ export class OriginClient {
     });
     this.#maxResponseBytes = config['gateway.upstream.maxResponseBytes'];
     this.#onUnreachable = onUnreachable;
+    this.authority = new URL(origin).host;
   }
 
   /** Sends a request and returns once the response headers are in; the body is the caller's to read or destroy. */
