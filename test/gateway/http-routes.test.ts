@@ -113,6 +113,16 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     });
   }
 
+  test('RFC 9110 §7.6.3: the origin sees Via naming the gateway after the hops before it, on fills and on passes', async () => {
+    const hop = `${protocol === 'http/1.1' ? '1.1' : '2'} catalog-gateway`;
+    await send('/via/fill');
+    assert.equal(origin.seen.findLast((s) => s.target === '/via/fill')?.headers.via, hop);
+    await send('/via/relayed', { via: '1.0 fred, 1.1 p.example.net' });
+    assert.equal(origin.seen.findLast((s) => s.target === '/via/relayed')?.headers.via, `1.0 fred, 1.1 p.example.net, ${hop}`);
+    await send('/pass/via', { via: '1.0 fred' });
+    assert.equal(origin.seen.findLast((s) => s.target === '/pass/via')?.headers.via, `1.0 fred, ${hop}`);
+  });
+
   test('stored answers are sent whole from the cache: a range of one (206), a 204, an empty 200, HEAD and a 304', async () => {
     on('/whole/ranged', { body: 'abcdefghij' });
     on('/whole/no-content', { status: 204, body: '' });

@@ -10,16 +10,17 @@ import { parseRequestTarget, type TargetVerdict } from '../../shared/request-tar
 import { refuse, type Exchange, type Step } from '../exchange.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
+import { viaFor } from '../steps/forward.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route, StepDeps } from './route-table.ts';
 
 /**
  * What the origin needs of the client's request: it authenticates too, and logs the id and the
- * client (of the request that caused the fill, as nginx does).
+ * client (of the request that caused the fill, as nginx does); and the gateway's `Via`.
  */
 function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, string> {
   const { authorization, accept } = ex.req.headers;
-  const headers: Record<string, string> = { 'x-request-id': ex.reqId, 'x-forwarded-for': clients.forwardFor(ex.req) };
+  const headers: Record<string, string> = { 'x-request-id': ex.reqId, 'x-forwarded-for': clients.forwardFor(ex.req), via: viaFor(ex.req) };
   if (authorization !== undefined) headers.authorization = authorization;
   if (accept !== undefined) headers.accept = accept;
   return headers;

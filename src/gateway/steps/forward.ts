@@ -46,17 +46,29 @@ const BODY_NOT_RECEIVED = problem('request-timeout', 'the request body was not r
  * DispatcherBase.dispatch answers false, and the pool waits for a drain that never comes), so 32
  * such requests took every origin connection and every miss after them waited forever.
  */
-const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for', 'expect'];
+const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for', 'expect', 'via'];
 
 /**
- * The request fields the origin gets: the end-to-end ones less `drop`, the request id, and
+ * RFC 9110 §7.6.3: a gateway names itself in `Via` in every request it sends on, after the hops
+ * the request came through (so that a loop back to the gateway shows), with the protocol it
+ * received (`1.1`, or `2` for HTTP/2).
+ */
+export function viaFor(req: IncomingMessage): string {
+  const hop = `${req.httpVersionMajor === 2 ? '2' : req.httpVersion} catalog-gateway`;
+  const before = req.headers.via;
+  return before === undefined || before === '' ? hop : `${before}, ${hop}`;
+}
+
+/**
+ * The request fields the origin gets: the end-to-end ones less `drop`, the request id,
  * `X-Forwarded-For` ending with the peer the gateway saw (a client's own claim is passed on only
- * from a trusted proxy).
+ * from a trusted proxy), and `Via`.
  */
 export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: readonly string[] = []): Record<string, string | string[]> {
   const headers = asHeaderFields(endToEndFields(ex.req.headers, [...SET_BY_GATEWAY, ...drop]));
   headers['x-request-id'] = ex.reqId;
   headers['x-forwarded-for'] = clients.forwardFor(ex.req);
+  headers.via = viaFor(ex.req);
   return headers;
 }
 
