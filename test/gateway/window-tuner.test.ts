@@ -82,6 +82,25 @@ describe('the window tuner', () => {
     assert.ok(t.share <= 0.99 && t.share > 0.5, `share ${t.share}`);
   });
 
+  test('at 99 % it halves only when the cache is clearly ahead two decisions in a row', () => {
+    const t = tuner();
+    let at = 0;
+    const round = (lruHits: boolean, cacheHits: boolean): boolean => {
+      const moved = feed(t, DECISION, lruHits, cacheHits, at);
+      at += DECISION;
+      return moved;
+    };
+    for (let i = 0; i < 12; i++) round(true, false);
+    assert.equal(t.share, 0.99);
+    assert.equal(round(false, true), false, 'one decision with the cache ahead');
+    round(true, true);
+    assert.equal(round(false, true), false, 'an undecided one in between starts the count again');
+    assert.equal(round(false, true), true, 'two in a row');
+    assert.equal(t.share, 0.495);
+    assert.equal(round(false, true), true, 'below the top, one is enough');
+    assert.equal(t.share, 0.2475);
+  });
+
   test('after eight decisions without a clear difference it halves the window anyway, and undoes that unless the cache then does clearly better', () => {
     const t = tuner();
     let at = 0;
