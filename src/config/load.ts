@@ -16,7 +16,7 @@ import { invalidProxyEntry } from '../shared/client-address.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { parseRedisUrl, RedisUrlError } from './redis-url.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
-import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
+import { formatQuantity, parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
 /** The package's own directory, where the default `dataDir` lives whatever the current directory. */
@@ -287,9 +287,24 @@ export function loadConfig(options: LoadOptions = {}): Config {
   // The default data directory is the package's, so every command finds the same secret and
   // catalog wherever it is run from; a directory given by the user is read as typed.
   config.dataDir = resolve(layers.get('dataDir')?.[1] === DEFAULT_SOURCE ? PROJECT_ROOT : process.cwd(), config.dataDir as string);
-  refusePortClash(config, (key) => layers.get(key)?.[1] ?? 'nowhere');
+  const sourceOf = (key: ConfigKey): string => layers.get(key)?.[1] ?? 'nowhere';
+  refusePortClash(config, sourceOf);
+  refuseTimeoutOrder(config, sourceOf);
   checkTls(config as Config);
   return Object.freeze(config) as Config;
+}
+
+/**
+ * A header section is part of its request, so it cannot have longer to arrive than the whole
+ * request: Node refuses to create such a server, with a stack trace instead of a message.
+ */
+function refuseTimeoutOrder(config: Record<string, unknown>, sourceOf: (key: ConfigKey) => string): void {
+  const headers = config['http.headersTimeoutMs'] as number;
+  const whole = config['http.requestTimeoutMs'] as number;
+  if (headers <= whole) return;
+  throw new ConfigError(
+    `config key http.headersTimeoutMs = ${formatQuantity(headers, 'ms')} (from ${sourceOf('http.headersTimeoutMs')}) is longer than http.requestTimeoutMs = ${formatQuantity(whole, 'ms')} (from ${sourceOf('http.requestTimeoutMs')}): the header section is part of the request, so it may take at most as long`,
+  );
 }
 
 /** The TLS keys that only make sense together. */

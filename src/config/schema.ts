@@ -98,7 +98,7 @@ export const SCHEMA = {
   'auth.requiredScope': { type: 'string', doc: 'Scope that the `scope` claim must contain.' },
   'auth.verifiedTokenCache': { type: 'integer', min: 0, max: 10_000_000, doc: 'How many verified tokens are remembered (never past `exp`); 0 verifies every request from scratch.' },
   'http.maxTargetBytes': { type: 'integer', min: 64, max: 65536, doc: 'Longest request target (path and query) in bytes; longer ones get 414.' },
-  'http.headersTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'Time a client has to send a request\'s header section; slower clients (slowloris) get 408 and are cut.' },
+  'http.headersTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'Time a client has to send a request\'s header section; slower clients (slowloris) get 408 and are cut. At most `http.requestTimeoutMs` (the header section is part of the request): a configuration with more is refused, at start and on reload.' },
   'http.requestTimeoutMs': { type: 'integer', min: 100, max: 3_600_000, doc: 'Time a client has to send a whole request, body included.' },
   'http.keepAliveTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'How long an idle keep-alive client connection is kept open.' },
   'http.maxConnections': { type: 'integer', min: 1, max: 1_000_000, doc: 'Client connections per listener; more are closed as they arrive (mind the process\'s file descriptor limit).' },

@@ -92,6 +92,18 @@ test('typos in variables and files are refused with the nearest name; JSON that 
   assert.match(json.stderr, /config key gateway\.routes = .* \(from env CATALOG_GATEWAY_ROUTES\) is not valid JSON: .* at position 32 \(line 1 column 33\)\n$/);
 });
 
+test('a header timeout longer than the request timeout is refused naming both keys, on either server, not with a stack trace', () => {
+  for (const command of ['gateway', 'origin']) {
+    const refused = cli([command, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_HTTP_REQUEST_TIMEOUT_MS: '1.5s' });
+    assert.equal(refused.status, 78, refused.stderr);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      `catalog-gateway ${command}: config key http.headersTimeoutMs = 10s (from config/default.jsonc) is longer than http.requestTimeoutMs = 1500ms (from env CATALOG_HTTP_REQUEST_TIMEOUT_MS): the header section is part of the request, so it may take at most as long\n`,
+    );
+  }
+});
+
 test('the API and the admin listener on one port are refused before anything starts, naming both flags', () => {
   const clash = cli(['gateway', '--port', '18080', '--admin-port', '18080', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(clash.status, 78);
