@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { invalidProxyEntry } from '../shared/client-address.ts';
 import { didYouMean } from './did-you-mean.ts';
-import { parseRedisUrl, RedisUrlError } from './redis-url.ts';
+import { parseRedisUrl, RedisUrlError, withoutPasswords } from './redis-url.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
 import { formatQuantity, parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
@@ -278,9 +278,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const unit = unitOf(key);
     const result = coerce(spec, raw, textual.has(key), unit);
     if (!result.ok) {
-      if (result.notJson !== undefined) throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}) is not valid JSON: ${result.notJson}`);
+      // The message goes to stderr and, on a refused reload, to the log: a URL's password stays out of it.
+      const shown = withoutPasswords(JSON.stringify(raw));
+      if (result.notJson !== undefined) throw new ConfigError(`config key ${key} = ${shown} (from ${source}) is not valid JSON: ${result.notJson}`);
       const why = result.why === undefined ? '' : ` (${result.why})`;
-      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec, unit)}${why}`);
+      throw new ConfigError(`config key ${key} = ${shown} (from ${source}): expected ${expected(spec, unit)}${why}`);
     }
     config[key] = result.value;
   }

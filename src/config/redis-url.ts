@@ -89,7 +89,11 @@ export function parseRedisUrl(url: string): RedisTarget {
   }
 }
 
-/** The URL without its password, for logs and `/readyz`. */
-export function redactedRedisUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@');
+/**
+ * Text with the password of every URL in it written `***`: a Redis URL in logs and `/readyz`, any
+ * value in a configuration error. A password runs to the last `@` of its URL, as parseRedisUrl
+ * reads it, so one with an `@` or a `/` of its own is hidden whole.
+ */
+export function withoutPasswords(text: string): string {
+  return text.replace(/\/\/([^@/:\s"]*):[^\s"]*@/g, '//$1:***@');
 }

@@ -104,6 +104,18 @@ test('a header timeout longer than the request timeout is refused naming both ke
   }
 });
 
+test('a refused URL is shown without its password', () => {
+  const redis = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://cache:hunter2@redis.internal:99999' });
+  assert.equal(redis.status, 78);
+  assert.equal(
+    redis.stderr,
+    'catalog-gateway gateway: config key gateway.redis.url = "redis://cache:***@redis.internal:99999" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (port 99999 is out of range)\n',
+  );
+  const origin = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' });
+  assert.equal(origin.status, 78);
+  assert.equal(origin.stderr, 'catalog-gateway gateway: config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL\n');
+});
+
 test('the API and the admin listener on one port are refused before anything starts, naming both flags', () => {
   const clash = cli(['gateway', '--port', '18080', '--admin-port', '18080', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(clash.status, 78);
