@@ -116,6 +116,15 @@ test('a refused URL is shown without its password', () => {
   assert.equal(origin.stderr, 'catalog-gateway gateway: config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL\n');
 });
 
+test('a Redis password with a bare % is refused with a message, not a stack trace', () => {
+  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://:100%sure@redis.internal' });
+  assert.equal(refused.status, 78);
+  assert.equal(
+    refused.stderr,
+    'catalog-gateway gateway: config key gateway.redis.url = "redis://:***@redis.internal" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (the password has a % not followed by two hex digits: write % itself as %25)\n',
+  );
+});
+
 test('the API and the admin listener on one port are refused before anything starts, naming both flags', () => {
   const clash = cli(['gateway', '--port', '18080', '--admin-port', '18080', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(clash.status, 78);
