@@ -79,6 +79,21 @@ function readJsonc(path: string): unknown {
   return value;
 }
 
+/**
+ * What a server makes at start-up from a file a key names (a key set, a secret): a file that cannot
+ * be read or used is refused naming the key, like a bad value, never with a stack trace. The
+ * reason given is the errno code or `unusable`, not the parser's message, which can quote the
+ * file, and the file may be a secret.
+ */
+export function fromConfiguredFile<T>(key: ConfigKey, path: string, unusable: string, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(`config key ${key}: ${path} ${typeof code === 'string' && code.startsWith('E') ? `cannot be read (${code})` : unusable}`);
+  }
+}
+
 /** Flattens `{ gateway: { port: 1 } }` into `gateway.port`, rejecting keys the schema lacks. */
 function flatten(value: unknown, source: string, prefix: string, into: Map<ConfigKey, [unknown, string]>): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -125,6 +125,25 @@ test('a Redis password with a bare % is refused with a message, not a stack trac
   );
 });
 
+test('a key set, secret or certificate file that cannot be read or used is refused naming its key, without quoting the file', () => {
+  const dir = tempDir();
+  const notJwks = join(dir, 'jwks.json');
+  writeFileSync(notJwks, 'client_secret=s3cr3t-value\n');
+  const refusals: [string, Record<string, string>, string][] = [
+    ['origin', { CATALOG_AUTH_JWKS: notJwks }, `config key auth.jwks: ${notJwks} is not a JSON Web Key Set`],
+    ['gateway', { CATALOG_AUTH_JWKS: join(dir, 'missing.json') }, `config key auth.jwks: ${join(dir, 'missing.json')} cannot be read (ENOENT)`],
+    ['gateway', { CATALOG_AUTH_SECRET_FILE: dir }, `config key auth.secretFile: ${dir} cannot be read (EISDIR)`],
+    ['gateway', { CATALOG_HTTP_TLS_CERT: join(dir, 'cert.pem'), CATALOG_HTTP_TLS_KEY: join(dir, 'key.pem') }, `config keys http.tls.*: ${join(dir, 'cert.pem')} cannot be read: ENOENT`],
+  ];
+  for (const [command, env, message] of refusals) {
+    const refused = cli([command, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dir, CATALOG_ORIGIN_BOOKS: '10', ...env });
+    assert.equal(refused.status, 78, refused.stderr);
+    // The line before it, if any, says a signing secret was made for the data directory.
+    assert.ok(refused.stderr.endsWith(`catalog-gateway ${command}: ${message}\n`), refused.stderr);
+    assert.doesNotMatch(refused.stderr, /s3cr3t|\n\s+at /);
+  }
+});
+
 test('the API and the admin listener on one port are refused before anything starts, naming both flags', () => {
   const clash = cli(['gateway', '--port', '18080', '--admin-port', '18080', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(clash.status, 78);
