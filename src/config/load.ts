@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { Webhook } from 'standardwebhooks';
 import { invalidProxyEntry } from '../shared/client-address.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { parseRedisUrl, RedisUrlError, withoutPasswords } from './redis-url.ts';
@@ -307,6 +308,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const sourceOf = (key: ConfigKey): string => layers.get(key)?.[1] ?? 'nowhere';
   refusePortClash(config, sourceOf);
   refuseTimeoutOrder(config, sourceOf);
+  checkEventSecret(config as Config, sourceOf);
   checkTls(config as Config);
   return Object.freeze(config) as Config;
 }
@@ -322,6 +324,21 @@ function refuseTimeoutOrder(config: Record<string, unknown>, sourceOf: (key: Con
   throw new ConfigError(
     `config key http.headersTimeoutMs = ${formatQuantity(headers, 'ms')} (from ${sourceOf('http.headersTimeoutMs')}) is longer than http.requestTimeoutMs = ${formatQuantity(whole, 'ms')} (from ${sourceOf('http.requestTimeoutMs')}): the header section is part of the request, so it may take at most as long`,
   );
+}
+
+/**
+ * A hand-made registration's secret the Standard Webhooks library cannot take (not `whsec_` and
+ * base64) would have every event refused, as the library's error reached the receiver; the
+ * value is a secret, so the message does not show it.
+ */
+function checkEventSecret(config: Config, sourceOf: (key: ConfigKey) => string): void {
+  const secret = config['gateway.events.secret'];
+  if (secret === null) return;
+  try {
+    new Webhook(secret);
+  } catch {
+    throw new ConfigError(`config key gateway.events.secret (from ${sourceOf('gateway.events.secret')}, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it`);
+  }
 }
 
 /** The TLS keys that only make sense together. */

@@ -21,9 +21,12 @@ import { tempDir } from '../support/config.ts';
 const BIN = resolve('bin/catalog-gateway.js');
 const NODE_BIN = resolve(NODE);
 
-/** The CLI run to its end, from `cwd`, with only PATH and `env` in its environment. */
+/**
+ * The CLI run to its end, from `cwd`, with only PATH and `env` in its environment; killed after
+ * 30 s, so a server that starts when it should have been refused fails its test instead of hanging.
+ */
 function cli(args: readonly string[], env: Record<string, string> = {}, cwd = process.cwd()): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(NODE_BIN, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  return spawnSync(NODE_BIN, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
 }
 
 const NEW_SECRET = /no signing secret at .* yet, so this creates one/;
@@ -122,6 +125,15 @@ test('a Redis password with a bare % is refused with a message, not a stack trac
   assert.equal(
     refused.stderr,
     'catalog-gateway gateway: config key gateway.redis.url = "redis://:***@redis.internal" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (the password has a % not followed by two hex digits: write % itself as %25)\n',
+  );
+});
+
+test('an event secret the webhook library cannot verify with is refused at start, without showing it', () => {
+  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_EVENTS_SECRET: 'whsec_hunter2!' });
+  assert.equal(refused.status, 78);
+  assert.equal(
+    refused.stderr,
+    'catalog-gateway gateway: config key gateway.events.secret (from env CATALOG_GATEWAY_EVENTS_SECRET, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it\n',
   );
 });
 
