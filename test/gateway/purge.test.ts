@@ -68,7 +68,8 @@ for (const protocol of PROTOCOLS) describe(`purge API, over ${protocol}`, () => 
     const forbidden = await purge({ all: true }, { authorization: `Bearer ${await fx.token()}` });
     assert.equal(forbidden.status, 403);
     assert.equal(forbidden.headers['content-type'], 'application/problem+json');
-    for (const body of [{}, { tags: [] }, { tags: 'bk_1' }, { all: false }, { prefix: 'v' }, { tags: ['bk_1'], all: true }, { all: true, soft: 'yes' }, '[]', 'nope']) {
+    // A misspelt member is refused, not dropped: `sfot` would make a soft purge of everything a hard one.
+    for (const body of [{}, { tags: [] }, { tags: 'bk_1' }, { all: false }, { prefix: 'v' }, { tags: ['bk_1'], all: true }, { all: true, soft: 'yes' }, { all: true, sfot: true }, { tag: ['bk_1'], all: true }, '[]', 'nope']) {
       const reply = await purge(body);
       assert.equal(reply.status, 422, JSON.stringify(body));
     }

@@ -17,6 +17,7 @@ export interface PurgeRequest {
 const MAX_ITEMS = 1000;
 const TAG = /^[\x21-\x7e]{1,256}$/;
 const SELECTORS = ['tags', 'urls', 'prefix', 'all'] as const;
+const MEMBERS: ReadonlySet<string> = new Set([...SELECTORS, 'soft']);
 
 function invalid(detail: string): { readonly ok: false; readonly problem: Problem } {
   return { ok: false, problem: problem('invalid-body', detail) };
@@ -32,6 +33,9 @@ export function parsePurgeRequest(
   body: Readonly<Record<string, unknown>>,
   keyOf: (url: string) => CacheKey | undefined,
 ): { readonly ok: true; readonly request: PurgeRequest } | { readonly ok: false; readonly problem: Problem } {
+  // A misspelt member must not be dropped: `{"all":true,"sfot":true}` would purge everything hard.
+  const unknown = Object.keys(body).find((name) => !MEMBERS.has(name));
+  if (unknown !== undefined) return invalid(`unknown member ${JSON.stringify(unknown.slice(0, 64))}: a purge has one of "tags", "urls", "prefix" or "all", and "soft"`);
   const given = SELECTORS.filter((s) => body[s] !== undefined);
   const [only] = given;
   if (given.length !== 1 || only === undefined) return invalid('give exactly one of "tags", "urls", "prefix" or "all"');
