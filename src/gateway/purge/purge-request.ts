@@ -19,6 +19,14 @@ const TAG = /^[\x21-\x7e]{1,256}$/;
 const SELECTORS = ['tags', 'urls', 'prefix', 'all'] as const;
 const MEMBERS: ReadonlySet<string> = new Set([...SELECTORS, 'soft']);
 
+/**
+ * A path, or an absolute http(s) URL that parses: `http://` alone was read as the path `/`, so a
+ * purge of a malformed URL removed the root's entry.
+ */
+function isPurgeUrl(url: string): boolean {
+  return url.startsWith('/') || (/^https?:\/\//i.test(url) && URL.canParse(url) && new URL(url).host !== '');
+}
+
 function invalid(detail: string): { readonly ok: false; readonly problem: Problem } {
   return { ok: false, problem: problem('invalid-body', detail) };
 }
@@ -47,7 +55,7 @@ export function parsePurgeRequest(
       return typeof tags === 'string' ? invalid(tags) : { ok: true, request: { selector: { kind: 'tags', tags }, soft } };
     }
     case 'urls': {
-      const urls = stringList(body.urls, 'urls', (u) => u.startsWith('/') || /^https?:\/\//i.test(u));
+      const urls = stringList(body.urls, 'urls', isPurgeUrl);
       if (typeof urls === 'string') return invalid(urls);
       const keys = urls.map(keyOf).filter((k) => k !== undefined);
       return { ok: true, request: { selector: { kind: 'urls', keys }, soft } };
