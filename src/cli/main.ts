@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
+import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import type { Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
@@ -52,6 +53,11 @@ async function main(argv: readonly string[]): Promise<number> {
     if (err instanceof UsageError) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n\n${helpText(command)}`);
       return 2;
+    }
+    if (err instanceof TlsIdentityError) {
+      // The pair named by http.tls.cert and http.tls.key cannot serve: the operator's to fix, like a bad value.
+      process.stderr.write(`catalog-gateway ${command.name}: config keys http.tls.*: ${err.message}\n`);
+      return 78;
     }
     if (err instanceof ConfigError) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);

@@ -12,11 +12,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { Webhook } from 'standardwebhooks';
 import { invalidProxyEntry } from '../shared/client-address.ts';
 import { didYouMean } from './did-you-mean.ts';
-import { parseRedisUrl, RedisUrlError } from './redis-url.ts';
+import { parseRedisUrl, RedisUrlError, withoutPasswords } from './redis-url.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
-import { parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
+import { formatQuantity, parseQuantity, unitExamples, unitOf, type Unit } from './units.ts';
 
 export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.jsonc', import.meta.url));
 /** The package's own directory, where the default `dataDir` lives whatever the current directory. */
@@ -77,6 +78,21 @@ function readJsonc(path: string): unknown {
     throw new ConfigError(`config file ${path} is not valid JSONC: ${printParseErrorCode(first.error)} at offset ${first.offset}`);
   }
   return value;
+}
+
+/**
+ * What a server makes at start-up from a file a key names (a key set, a secret): a file that cannot
+ * be read or used is refused naming the key, like a bad value, never with a stack trace. The
+ * reason given is the errno code or `unusable`, not the parser's message, which can quote the
+ * file, and the file may be a secret.
+ */
+export function fromConfiguredFile<T>(key: ConfigKey, path: string, unusable: string, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(`config key ${key}: ${path} ${typeof code === 'string' && code.startsWith('E') ? `cannot be read (${code})` : unusable}`);
+  }
 }
 
 /** Flattens `{ gateway: { port: 1 } }` into `gateway.port`, rejecting keys the schema lacks. */
@@ -278,18 +294,51 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const unit = unitOf(key);
     const result = coerce(spec, raw, textual.has(key), unit);
     if (!result.ok) {
-      if (result.notJson !== undefined) throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}) is not valid JSON: ${result.notJson}`);
+      // The message goes to stderr and, on a refused reload, to the log: a URL's password stays out of it.
+      const shown = withoutPasswords(JSON.stringify(raw));
+      if (result.notJson !== undefined) throw new ConfigError(`config key ${key} = ${shown} (from ${source}) is not valid JSON: ${result.notJson}`);
       const why = result.why === undefined ? '' : ` (${result.why})`;
-      throw new ConfigError(`config key ${key} = ${JSON.stringify(raw)} (from ${source}): expected ${expected(spec, unit)}${why}`);
+      throw new ConfigError(`config key ${key} = ${shown} (from ${source}): expected ${expected(spec, unit)}${why}`);
     }
     config[key] = result.value;
   }
   // The default data directory is the package's, so every command finds the same secret and
   // catalog wherever it is run from; a directory given by the user is read as typed.
   config.dataDir = resolve(layers.get('dataDir')?.[1] === DEFAULT_SOURCE ? PROJECT_ROOT : process.cwd(), config.dataDir as string);
-  refusePortClash(config, (key) => layers.get(key)?.[1] ?? 'nowhere');
+  const sourceOf = (key: ConfigKey): string => layers.get(key)?.[1] ?? 'nowhere';
+  refusePortClash(config, sourceOf);
+  refuseTimeoutOrder(config, sourceOf);
+  checkEventSecret(config as Config, sourceOf);
   checkTls(config as Config);
   return Object.freeze(config) as Config;
+}
+
+/**
+ * A header section is part of its request, so it cannot have longer to arrive than the whole
+ * request: Node refuses to create such a server, with a stack trace instead of a message.
+ */
+function refuseTimeoutOrder(config: Record<string, unknown>, sourceOf: (key: ConfigKey) => string): void {
+  const headers = config['http.headersTimeoutMs'] as number;
+  const whole = config['http.requestTimeoutMs'] as number;
+  if (headers <= whole) return;
+  throw new ConfigError(
+    `config key http.headersTimeoutMs = ${formatQuantity(headers, 'ms')} (from ${sourceOf('http.headersTimeoutMs')}) is longer than http.requestTimeoutMs = ${formatQuantity(whole, 'ms')} (from ${sourceOf('http.requestTimeoutMs')}): the header section is part of the request, so it may take at most as long`,
+  );
+}
+
+/**
+ * A hand-made registration's secret the Standard Webhooks library cannot take (not `whsec_` and
+ * base64) would have every event refused, as the library's error reached the receiver; the
+ * value is a secret, so the message does not show it.
+ */
+function checkEventSecret(config: Config, sourceOf: (key: ConfigKey) => string): void {
+  const secret = config['gateway.events.secret'];
+  if (secret === null) return;
+  try {
+    new Webhook(secret);
+  } catch {
+    throw new ConfigError(`config key gateway.events.secret (from ${sourceOf('gateway.events.secret')}, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it`);
+  }
 }
 
 /** The TLS keys that only make sense together. */

@@ -51,6 +51,15 @@ function database(text: string | undefined): number {
   return Number(text);
 }
 
+/** A percent-encoded part of the user information; what it holds is not repeated in the error. */
+function decoded(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new RedisUrlError(`the ${what} has a % not followed by two hex digits: write % itself as %25`);
+  }
+}
+
 /** Parses a Redis URL; throws RedisUrlError saying what is wrong with it. */
 export function parseRedisUrl(url: string): RedisTarget {
   const schemeEnd = url.indexOf('//');
@@ -65,8 +74,8 @@ export function parseRedisUrl(url: string): RedisTarget {
     const userinfo = rest.slice(0, at);
     rest = rest.slice(at + 1);
     const colon = userinfo.indexOf(':');
-    username = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon)) || undefined;
-    password = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1));
+    username = decoded(colon < 0 ? userinfo : userinfo.slice(0, colon), 'user name') || undefined;
+    password = colon < 0 ? undefined : decoded(userinfo.slice(colon + 1), 'password');
   }
   const slash = rest.indexOf('/');
   const hosts = (slash < 0 ? rest : rest.slice(0, slash)).split(',').filter((h) => h !== '');
@@ -89,7 +98,11 @@ export function parseRedisUrl(url: string): RedisTarget {
   }
 }
 
-/** The URL without its password, for logs and `/readyz`. */
-export function redactedRedisUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@');
+/**
+ * Text with the password of every URL in it written `***`: a Redis URL in logs and `/readyz`, any
+ * value in a configuration error. A password runs to the last `@` of its URL, as parseRedisUrl
+ * reads it, so one with an `@` or a `/` of its own is hidden whole.
+ */
+export function withoutPasswords(text: string): string {
+  return text.replace(/\/\/([^@/:\s"]*):[^\s"]*@/g, '//$1:***@');
 }

@@ -61,7 +61,8 @@ export interface LogDeps {
 /** The key a GET of a target is stored under, by mode; undefined when the mode stores nothing for it. */
 const KEYS: Readonly<Record<RouteMode, (target: string, maxTargetBytes: number) => CacheKey | undefined>> = {
   catalog: catalogKey,
-  http: httpKey,
+  // The http route refuses a longer target with 414, so no entry has such a key.
+  http: (target, maxTargetBytes) => (Buffer.byteLength(target) > maxTargetBytes ? undefined : httpKey(target)),
   pass: () => undefined,
 };
 

@@ -25,6 +25,9 @@ export interface AdminOptions {
   readonly endpoints?: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>>;
 }
 
+/** The listener's own endpoints, read with GET or HEAD. */
+const READ_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz', '/readyz']);
+
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
@@ -35,6 +38,12 @@ export function createAdminServer(options: AdminOptions): Server {
   return createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const answer = async (): Promise<void> => {
+      // A probe or a scrape that is not a GET is a client's mistake: answered 200, a `DELETE
+      // /healthz` or a `POST /metrics` would look as if it had done something.
+      if (READ_PATHS.has(path ?? '') && req.method !== 'GET' && req.method !== 'HEAD') {
+        sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports GET and HEAD`, { allow: 'GET, HEAD' }), path ?? '/', false);
+        return;
+      }
       switch (path) {
         case '/metrics': {
           const text = await options.registry.metrics();
@@ -55,7 +64,7 @@ export function createAdminServer(options: AdminOptions): Server {
         default: {
           const endpoint = options.endpoints?.[path ?? ''];
           if (endpoint === undefined) {
-            sendProblem(res, problem('not-found', `admin endpoints: ${['/metrics', '/healthz', '/readyz', ...Object.keys(options.endpoints ?? {})].join(', ')}`), path ?? '/', req.method === 'HEAD');
+            sendProblem(res, problem('not-found', `admin endpoints: ${[...READ_PATHS, ...Object.keys(options.endpoints ?? {})].join(', ')}`), path ?? '/', req.method === 'HEAD');
           } else if (req.method !== 'POST') {
             sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
           } else {

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { LRUCache } from 'lru-cache';
+import { fromConfiguredFile } from '../config/load.ts';
 import { growingLru } from './growing-lru.ts';
 import { problem, type Problem } from './problem.ts';
 
@@ -41,7 +42,8 @@ const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', '
 function keyFunction(key: KeySource): Uint8Array | JWTVerifyGetKey {
   if (key.kind === 'secret') return key.secret;
   if (/^https?:\/\//.test(key.jwks)) return createRemoteJWKSet(new URL(key.jwks));
-  return createLocalJWKSet(JSON.parse(readFileSync(key.jwks, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]);
+  const path = key.jwks;
+  return fromConfiguredFile('auth.jwks', path, 'is not a JSON Web Key Set', () => createLocalJWKSet(JSON.parse(readFileSync(path, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]));
 }
 
 function invalidToken(description: string): Problem {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SignJWT } from 'jose';
+import { fromConfiguredFile } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { TokenVerifier, type KeySource } from './auth.ts';
 
@@ -31,7 +32,9 @@ export function loadOrCreateSecret(path: string): Uint8Array {
 
 function keySource(config: Config): KeySource {
   const jwks = config['auth.jwks'];
-  return jwks === null ? { kind: 'secret', secret: loadOrCreateSecret(secretPath(config)) } : { kind: 'jwks', jwks };
+  if (jwks !== null) return { kind: 'jwks', jwks };
+  const path = secretPath(config);
+  return { kind: 'secret', secret: fromConfiguredFile(config['auth.secretFile'] === null ? 'dataDir' : 'auth.secretFile', path, 'cannot hold the signing secret', () => loadOrCreateSecret(path)) };
 }
 
 /** The verifier both servers build from their `auth.*` keys. */

@@ -102,4 +102,16 @@ describe('gateway access log and metrics', () => {
     assert.equal((await get(`${fx.gateway.adminUrl}/healthz`)).status, 200);
     assert.equal((await get(`${fx.gateway.adminUrl}/readyz`)).status, 200);
   });
+
+  test('/metrics, /healthz and /readyz take GET and HEAD only: another method gets a 405 problem naming them', async () => {
+    for (const path of ['/metrics', '/healthz', '/readyz']) {
+      assert.equal((await get(`${fx.gateway.adminUrl}${path}`, {}, 'HEAD')).status, 200, path);
+      for (const method of ['POST', 'DELETE', 'PUT', 'OPTIONS']) {
+        const reply = await get(`${fx.gateway.adminUrl}${path}`, {}, method);
+        assert.equal(reply.status, 405, `${method} ${path}`);
+        assert.equal(reply.headers.allow, 'GET, HEAD');
+        assert.equal((JSON.parse(reply.body) as { type: string }).type, 'https://catalog.example/problems/method-not-allowed');
+      }
+    }
+  });
 });

@@ -47,3 +47,18 @@ test('the default probe counts any answer of the origin below 500 as up (401, 40
   status = 200;
   await until(async () => (await readyz(fx.gateway.adminUrl)) === 200);
 });
+
+test("/readyz and the log name the probe's URL without its password or a credential parameter", async (t) => {
+  const origin = await startFaultOrigin();
+  origin.behave(() => ({ kind: 'json', status: 503 }));
+  const probe = `${origin.url.replace('://', '://probe:s3cret-pass@')}/health?access_token=tok-in-probe&verbose=1`;
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.probe': probe });
+  t.after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+  const reply = await get(`${fx.gateway.adminUrl}/readyz`);
+  assert.equal(reply.status, 503);
+  assert.match(reply.body, /health check http:\/\/REDACTED@127\.0\.0\.1:\d+\/health\?access_token=REDACTED&verbose=1 answered 503/);
+  assert.doesNotMatch(fx.logs.text(), /s3cret-pass|tok-in-probe/);
+});

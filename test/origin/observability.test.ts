@@ -55,8 +55,9 @@ test('one access-log line per request, with request id, subject, status, bytes a
   assert.ok(!f.logs.text().includes(token));
 });
 
-test('the admin listener answers /healthz, /readyz and 404s elsewhere', async () => {
+test('the admin listener answers /healthz, /readyz, 405s other methods there and 404s elsewhere', async () => {
   assert.equal((await get(`${f.origin.adminUrl}/healthz`)).status, 200);
   assert.equal((await get(`${f.origin.adminUrl}/readyz`)).status, 200);
   assert.equal((await get(`${f.origin.adminUrl}/v1/books?q=river`)).status, 404);
+  assert.equal((await get(`${f.origin.adminUrl}/healthz`, {}, 'DELETE')).status, 405);
 });

@@ -21,9 +21,12 @@ import { tempDir } from '../support/config.ts';
 const BIN = resolve('bin/catalog-gateway.js');
 const NODE_BIN = resolve(NODE);
 
-/** The CLI run to its end, from `cwd`, with only PATH and `env` in its environment. */
+/**
+ * The CLI run to its end, from `cwd`, with only PATH and `env` in its environment; killed after
+ * 30 s, so a server that starts when it should have been refused fails its test instead of hanging.
+ */
 function cli(args: readonly string[], env: Record<string, string> = {}, cwd = process.cwd()): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(NODE_BIN, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  return spawnSync(NODE_BIN, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
 }
 
 const NEW_SECRET = /no signing secret at .* yet, so this creates one/;
@@ -90,6 +93,67 @@ test('typos in variables and files are refused with the nearest name; JSON that 
   const json = cli(['gateway'], { CATALOG_GATEWAY_ROUTES: '[{"prefix":"/","mode":"catalog",}]' });
   assert.equal(json.status, 78);
   assert.match(json.stderr, /config key gateway\.routes = .* \(from env CATALOG_GATEWAY_ROUTES\) is not valid JSON: .* at position 32 \(line 1 column 33\)\n$/);
+});
+
+test('a header timeout longer than the request timeout is refused naming both keys, on either server, not with a stack trace', () => {
+  for (const command of ['gateway', 'origin']) {
+    const refused = cli([command, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_HTTP_REQUEST_TIMEOUT_MS: '1.5s' });
+    assert.equal(refused.status, 78, refused.stderr);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      `catalog-gateway ${command}: config key http.headersTimeoutMs = 10s (from config/default.jsonc) is longer than http.requestTimeoutMs = 1500ms (from env CATALOG_HTTP_REQUEST_TIMEOUT_MS): the header section is part of the request, so it may take at most as long\n`,
+    );
+  }
+});
+
+test('a refused URL is shown without its password', () => {
+  const redis = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://cache:hunter2@redis.internal:99999' });
+  assert.equal(redis.status, 78);
+  assert.equal(
+    redis.stderr,
+    'catalog-gateway gateway: config key gateway.redis.url = "redis://cache:***@redis.internal:99999" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (port 99999 is out of range)\n',
+  );
+  const origin = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' });
+  assert.equal(origin.status, 78);
+  assert.equal(origin.stderr, 'catalog-gateway gateway: config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL\n');
+});
+
+test('a Redis password with a bare % is refused with a message, not a stack trace', () => {
+  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://:100%sure@redis.internal' });
+  assert.equal(refused.status, 78);
+  assert.equal(
+    refused.stderr,
+    'catalog-gateway gateway: config key gateway.redis.url = "redis://:***@redis.internal" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (the password has a % not followed by two hex digits: write % itself as %25)\n',
+  );
+});
+
+test('an event secret the webhook library cannot verify with is refused at start, without showing it', () => {
+  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_EVENTS_SECRET: 'whsec_hunter2!' });
+  assert.equal(refused.status, 78);
+  assert.equal(
+    refused.stderr,
+    'catalog-gateway gateway: config key gateway.events.secret (from env CATALOG_GATEWAY_EVENTS_SECRET, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it\n',
+  );
+});
+
+test('a key set, secret or certificate file that cannot be read or used is refused naming its key, without quoting the file', () => {
+  const dir = tempDir();
+  const notJwks = join(dir, 'jwks.json');
+  writeFileSync(notJwks, 'client_secret=s3cr3t-value\n');
+  const refusals: [string, Record<string, string>, string][] = [
+    ['origin', { CATALOG_AUTH_JWKS: notJwks }, `config key auth.jwks: ${notJwks} is not a JSON Web Key Set`],
+    ['gateway', { CATALOG_AUTH_JWKS: join(dir, 'missing.json') }, `config key auth.jwks: ${join(dir, 'missing.json')} cannot be read (ENOENT)`],
+    ['gateway', { CATALOG_AUTH_SECRET_FILE: dir }, `config key auth.secretFile: ${dir} cannot be read (EISDIR)`],
+    ['gateway', { CATALOG_HTTP_TLS_CERT: join(dir, 'cert.pem'), CATALOG_HTTP_TLS_KEY: join(dir, 'key.pem') }, `config keys http.tls.*: ${join(dir, 'cert.pem')} cannot be read: ENOENT`],
+  ];
+  for (const [command, env, message] of refusals) {
+    const refused = cli([command, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dir, CATALOG_ORIGIN_BOOKS: '10', ...env });
+    assert.equal(refused.status, 78, refused.stderr);
+    // The line before it, if any, says a signing secret was made for the data directory.
+    assert.ok(refused.stderr.endsWith(`catalog-gateway ${command}: ${message}\n`), refused.stderr);
+    assert.doesNotMatch(refused.stderr, /s3cr3t|\n\s+at /);
+  }
 });
 
 test('the API and the admin listener on one port are refused before anything starts, naming both flags', () => {

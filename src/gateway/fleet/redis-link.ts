@@ -23,7 +23,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseRedisUrl, redactedRedisUrl, type RedisTarget } from '../../config/redis-url.ts';
+import { parseRedisUrl, withoutPasswords, type RedisTarget } from '../../config/redis-url.ts';
 
 export type RedisClient = Redis | Cluster;
 
@@ -101,7 +101,7 @@ export class RedisLink {
 
   constructor(options: RedisLinkOptions) {
     this.#target = parseRedisUrl(options.url);
-    this.url = redactedRedisUrl(options.url);
+    this.url = withoutPasswords(options.url);
     this.#logger = options.logger;
     this.#cooldownMs = options.cooldownMs;
     this.commandTimeoutMs = options.commandTimeoutMs;

@@ -17,6 +17,15 @@ export interface PurgeRequest {
 const MAX_ITEMS = 1000;
 const TAG = /^[\x21-\x7e]{1,256}$/;
 const SELECTORS = ['tags', 'urls', 'prefix', 'all'] as const;
+const MEMBERS: ReadonlySet<string> = new Set([...SELECTORS, 'soft']);
+
+/**
+ * A path, or an absolute http(s) URL that parses: `http://` alone was read as the path `/`, so a
+ * purge of a malformed URL removed the root's entry.
+ */
+function isPurgeUrl(url: string): boolean {
+  return url.startsWith('/') || (/^https?:\/\//i.test(url) && URL.canParse(url) && new URL(url).host !== '');
+}
 
 function invalid(detail: string): { readonly ok: false; readonly problem: Problem } {
   return { ok: false, problem: problem('invalid-body', detail) };
@@ -32,6 +41,9 @@ export function parsePurgeRequest(
   body: Readonly<Record<string, unknown>>,
   keyOf: (url: string) => CacheKey | undefined,
 ): { readonly ok: true; readonly request: PurgeRequest } | { readonly ok: false; readonly problem: Problem } {
+  // A misspelt member must not be dropped: `{"all":true,"sfot":true}` would purge everything hard.
+  const unknown = Object.keys(body).find((name) => !MEMBERS.has(name));
+  if (unknown !== undefined) return invalid(`unknown member ${JSON.stringify(unknown.slice(0, 64))}: a purge has one of "tags", "urls", "prefix" or "all", and "soft"`);
   const given = SELECTORS.filter((s) => body[s] !== undefined);
   const [only] = given;
   if (given.length !== 1 || only === undefined) return invalid('give exactly one of "tags", "urls", "prefix" or "all"');
@@ -43,7 +55,7 @@ export function parsePurgeRequest(
       return typeof tags === 'string' ? invalid(tags) : { ok: true, request: { selector: { kind: 'tags', tags }, soft } };
     }
     case 'urls': {
-      const urls = stringList(body.urls, 'urls', (u) => u.startsWith('/') || /^https?:\/\//i.test(u));
+      const urls = stringList(body.urls, 'urls', isPurgeUrl);
       if (typeof urls === 'string') return invalid(urls);
       const keys = urls.map(keyOf).filter((k) => k !== undefined);
       return { ok: true, request: { selector: { kind: 'urls', keys }, soft } };

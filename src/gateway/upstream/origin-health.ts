@@ -12,6 +12,7 @@
  */
 import { Client } from 'undici';
 import type { Config } from '../../config/schema.ts';
+import { parseCredentialNames, redactTarget } from '../../shared/credentials.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 
 /** A probe nudged by failing traffic runs at most this often. */
@@ -37,6 +38,7 @@ function healthCheck(config: Config): HealthCheck {
 
 export class OriginHealth {
   readonly #url: URL;
+  readonly #shownUrl: string;
   readonly #isUp: (status: number) => boolean;
   readonly #client: Client;
   readonly #intervalMs: number;
@@ -51,6 +53,9 @@ export class OriginHealth {
     const { url, isUp } = healthCheck(config);
     const intervalMs = config['gateway.upstream.probeIntervalMs'];
     this.#url = url;
+    // The reason is in /readyz, which answers whoever reaches the admin port, and in the log: a
+    // password or a credential parameter in the probe's URL stays out of both.
+    this.#shownUrl = redactTarget(url.href, parseCredentialNames(config['http.credentialParameters']));
     this.#isUp = isUp;
     this.#intervalMs = intervalMs;
     this.#timeoutMs = Math.min(intervalMs, 2000);
@@ -87,7 +92,7 @@ export class OriginHealth {
 
   async #ask(): Promise<void> {
     this.#lastStart = performance.now();
-    const check = `the origin's health check ${this.#url.href}`;
+    const check = `the origin's health check ${this.#shownUrl}`;
     try {
       const answer = await this.#client.request({
         method: 'GET',
