@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { Webhook } from 'standardwebhooks';
 import { invalidProxyEntry } from '../shared/client-address.ts';
+import { webhookUrl } from '../shared/webhook-url.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { parseRedisUrl, RedisUrlError, withoutPasswords } from './redis-url.ts';
 import { SCHEMA, envName, type Config, type ConfigKey, type KeySpec, type RouteConfig } from './schema.ts';
@@ -309,6 +310,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   refusePortClash(config, sourceOf);
   refuseTimeoutOrder(config, sourceOf);
   checkEventSecret(config as Config, sourceOf);
+  checkReceiverUrl(config as Config, sourceOf);
   checkTls(config as Config);
   return Object.freeze(config) as Config;
 }
@@ -339,6 +341,16 @@ function checkEventSecret(config: Config, sourceOf: (key: ConfigKey) => string):
   } catch {
     throw new ConfigError(`config key gateway.events.secret (from ${sourceOf('gateway.events.secret')}, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it`);
   }
+}
+
+/**
+ * A receiver URL the origin would refuse would only show as a registration retried every few
+ * seconds with a warning; at start it is one line naming the key.
+ */
+function checkReceiverUrl(config: Config, sourceOf: (key: ConfigKey) => string): void {
+  const url = config['gateway.events.receiverUrl'];
+  if (url === null || webhookUrl(url) !== undefined) return;
+  throw new ConfigError(`config key gateway.events.receiverUrl = ${JSON.stringify(withoutPasswords(url))} (from ${sourceOf('gateway.events.receiverUrl')}): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers`);
 }
 
 /** The TLS keys that only make sense together. */

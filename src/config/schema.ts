@@ -166,7 +166,7 @@ export const SCHEMA = {
   'gateway.purge.tagHeader': { type: 'string', doc: 'Response field the origin names its tags in (Fastly\'s `Surrogate-Key`); entries are indexed by them for purges.' },
   'gateway.purge.exposeTagHeader': { type: 'boolean', doc: 'Pass the tag field on to clients; by default it is removed.' },
   'gateway.events.register': { type: 'boolean', doc: 'At start, register the event receiver with the origin (`POST /v1/webhooks`) and keep the registration in `<dataDir>/gateway-events.json`.' },
-  'gateway.events.receiverUrl': { type: 'string', nullable: true, doc: 'URL the origin posts events to; `null` means this gateway\'s admin listener `/events`.' },
+  'gateway.events.receiverUrl': { type: 'string', nullable: true, doc: 'URL the origin posts events to (absolute `https://` or `http://`, without credentials, as the origin registers receivers; anything else is refused at start); `null` means this gateway\'s admin listener `/events`.' },
   'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
   'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false; one that is not `whsec_` and base64 is refused at start (the message does not show it).' },
   'gateway.events.unregisterOnStop': { type: 'boolean', doc: 'At stop, remove this gateway\'s own registration (not one shared under `receiverUrl`): for replicas that go for good (a scale-down), not for a gateway that restarts and wants the events queued meanwhile.' },

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { BRANCH_ID } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import { readJsonObject } from '../shared/request-body.ts';
+import { webhookUrl } from '../shared/webhook-url.ts';
 import { AVAILABILITY_CHANGED, EVENT_TYPES, idNumber, type CirculationDb } from './circulation-db.ts';
 
 export const CIRCULATION_ROUTES = {
@@ -70,21 +71,10 @@ async function lend(db: CirculationDb, req: IncomingMessage): Promise<Circulatio
   return { kind: 'written', status: 201, body: lent.loan, location: `/v1/loans/${lent.loan.id}` };
 }
 
-/** `http:` is accepted beside the contract's `https:` so that a gateway on a private network or loopback can receive. */
-function receiverUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length > 2048) return undefined;
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 async function register(db: CirculationDb, req: IncomingMessage): Promise<CirculationAnswer> {
   const body = await readJsonObject(req, MAX_BODY_BYTES);
   if (!body.ok) return { kind: 'problem', problem: body.problem };
-  const url = receiverUrl(body.value.url);
+  const url = webhookUrl(body.value.url);
   if (url === undefined) return invalid('url must be an absolute https:// (or http://) URL without credentials');
   const types = body.value.types ?? [AVAILABILITY_CHANGED];
   if (!Array.isArray(types) || types.length === 0 || !types.every((t) => typeof t === 'string' && EVENT_TYPES.includes(t))) {

@@ -137,6 +137,14 @@ test('an event secret the webhook library cannot verify with is refused at start
   );
 });
 
+test('an event receiver URL the origin would refuse is refused at start, naming the key and hiding a password', () => {
+  for (const [value, shown] of [['gateway.example/events', '"gateway.example/events"'], ['https://gw:s3cret@gateway.example/events', '"https://gw:***@gateway.example/events"']] as const) {
+    const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_EVENTS_RECEIVER_URL: value });
+    assert.equal(refused.status, 78);
+    assert.equal(refused.stderr, `catalog-gateway gateway: config key gateway.events.receiverUrl = ${shown} (from env CATALOG_GATEWAY_EVENTS_RECEIVER_URL): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers\n`);
+  }
+});
+
 test('a key set, secret or certificate file that cannot be read or used is refused naming its key, without quoting the file', () => {
   const dir = tempDir();
   const notJwks = join(dir, 'jwks.json');
