@@ -14,6 +14,7 @@ import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
+import type { FieldText } from './store/field-shapes.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
 import { canSendHeadText, sendHeadText, sendWhole } from './listeners/whole-answer.ts';
 import { http2Stream } from '../shared/http2-stream.ts';
@@ -73,13 +74,8 @@ function sendFields(response: StoredResponse, representation: Representation, co
   return fields;
 }
 
-/**
- * What `sendFields` makes, as HTTP/1.1 header text from the shape's (field-shapes.ts), without
- * `Content-Length`; undefined when the shape has no text.
- */
-function sendText(response: StoredResponse, representation: Representation, context: DeliverContext): string | undefined {
-  const { text } = representation.shape;
-  if (text === undefined) return undefined;
+/** What `sendFields` makes, as HTTP/1.1 header text from the shape's `text` (field-shapes.ts), without `Content-Length`. */
+function sendText(text: FieldText, response: StoredResponse, representation: Representation, context: DeliverContext): string {
   const { pieces, slots } = text;
   let head = pieces[0] ?? '';
   for (let j = 0; j < slots.length; j++) head += representation.ownValue(slots[j] ?? 0) + (pieces[j + 1] ?? '');
@@ -137,8 +133,8 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
   const body = context.isHead ? undefined : representation.body;
-  const text = canSendHeadText && http2Stream(res) === undefined ? sendText(response, representation, context) : undefined;
+  const text = canSendHeadText && http2Stream(res) === undefined ? representation.shape.text : undefined;
   if (text === undefined) sendWhole(res, response.status, sendFields(response, representation, context), body);
-  else sendHeadText(res, response.status, text, representation.shape.text?.dated ?? false, representation.body.length, body);
+  else sendHeadText(res, response.status, sendText(text, response, representation, context), text.dated, representation.body.length, body);
   return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };
 }

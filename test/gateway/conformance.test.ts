@@ -11,7 +11,7 @@ import { testConfig } from '../support/config.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, type Reply } from '../support/harness.ts';
 import { conforms, doc, type ResponseObject } from '../support/openapi.ts';
-import { startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
+import { plainAnswer, startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
 
 /** A response of docs/openapi.json's components, which the gateway's own errors must conform to. */
 function documented(name: string): ResponseObject {
@@ -54,10 +54,7 @@ describe('HTTP caching conformance: targeted fields, ranges, 1xx, disconnected, 
 
   const send = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers, method);
   const on = (target: string, status: number, headers: Record<string, string>, body = BODY): void => {
-    answers.set(target, (_req, res) => {
-      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-      res.end(body);
-    });
+    answers.set(target, plainAnswer(status, headers, body));
   };
   const cacheStatus = (r: Reply): string => String(r.headers['cache-status']);
 

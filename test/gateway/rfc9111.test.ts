@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, until, type Reply } from '../support/harness.ts';
-import { startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
+import { plainAnswer, startScriptedOrigin, type ScriptedOrigin, type Seen } from '../support/scripted-origin.ts';
 
 describe('RFC 9111 shared cache, section by section', () => {
   const answers = new Map<string, (req: Seen, res: ServerResponse) => void>();
@@ -29,10 +29,7 @@ describe('RFC 9111 shared cache, section by section', () => {
 
   const send = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers, method);
   const on = (target: string, status: number, headers: Record<string, string>, body = target): void => {
-    answers.set(target, (_req, res) => {
-      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-      res.end(body);
-    });
+    answers.set(target, plainAnswer(status, headers, body));
   };
   /** An HTTP-date `seconds` from the gateway's now. */
   const dateIn = (seconds: number): string => new Date(fx.clock.now() + seconds * 1000).toUTCString();

@@ -29,6 +29,13 @@ function cli(args: readonly string[], env: Record<string, string> = {}, cwd = pr
   return spawnSync(NODE_BIN, [BIN, ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
 }
 
+/** A gateway refused at start on a fresh data directory: exit 78, and `message` alone on stderr. */
+function assertRefusedAtStart(env: Record<string, string>, message: string): void {
+  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), ...env });
+  assert.equal(refused.status, 78);
+  assert.equal(refused.stderr, `catalog-gateway gateway: ${message}\n`);
+}
+
 const NEW_SECRET = /no signing secret at .* yet, so this creates one/;
 
 test('`token` signs with the same secret from any directory, and says so before it makes a new one', async () => {
@@ -108,40 +115,33 @@ test('a header timeout longer than the request timeout is refused naming both ke
 });
 
 test('a refused URL is shown without its password', () => {
-  const redis = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://cache:hunter2@redis.internal:99999' });
-  assert.equal(redis.status, 78);
-  assert.equal(
-    redis.stderr,
-    'catalog-gateway gateway: config key gateway.redis.url = "redis://cache:***@redis.internal:99999" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (port 99999 is out of range)\n',
+  assertRefusedAtStart(
+    { CATALOG_GATEWAY_REDIS_URL: 'redis://cache:hunter2@redis.internal:99999' },
+    'config key gateway.redis.url = "redis://cache:***@redis.internal:99999" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (port 99999 is out of range)',
   );
-  const origin = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' });
-  assert.equal(origin.status, 78);
-  assert.equal(origin.stderr, 'catalog-gateway gateway: config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL\n');
+  assertRefusedAtStart({ CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' }, 'config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL');
 });
 
 test('a Redis password with a bare % is refused with a message, not a stack trace', () => {
-  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_REDIS_URL: 'redis://:100%sure@redis.internal' });
-  assert.equal(refused.status, 78);
-  assert.equal(
-    refused.stderr,
-    'catalog-gateway gateway: config key gateway.redis.url = "redis://:***@redis.internal" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (the password has a % not followed by two hex digits: write % itself as %25)\n',
+  assertRefusedAtStart(
+    { CATALOG_GATEWAY_REDIS_URL: 'redis://:100%sure@redis.internal' },
+    'config key gateway.redis.url = "redis://:***@redis.internal" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (the password has a % not followed by two hex digits: write % itself as %25)',
   );
 });
 
 test('an event secret the webhook library cannot verify with is refused at start, without showing it', () => {
-  const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_EVENTS_SECRET: 'whsec_hunter2!' });
-  assert.equal(refused.status, 78);
-  assert.equal(
-    refused.stderr,
-    'catalog-gateway gateway: config key gateway.events.secret (from env CATALOG_GATEWAY_EVENTS_SECRET, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it\n',
+  assertRefusedAtStart(
+    { CATALOG_GATEWAY_EVENTS_SECRET: 'whsec_hunter2!' },
+    'config key gateway.events.secret (from env CATALOG_GATEWAY_EVENTS_SECRET, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it',
   );
 });
 
 test('an event receiver URL the origin would refuse is refused at start, naming the key and hiding a password', () => {
   for (const [value, shown] of [['gateway.example/events', '"gateway.example/events"'], ['https://gw:s3cret@gateway.example/events', '"https://gw:***@gateway.example/events"']] as const) {
-    const refused = cli(['gateway'], { CATALOG_DATA_DIR: tempDir(), CATALOG_GATEWAY_EVENTS_RECEIVER_URL: value });
-    assert.equal(refused.status, 78);
-    assert.equal(refused.stderr, `catalog-gateway gateway: config key gateway.events.receiverUrl = ${shown} (from env CATALOG_GATEWAY_EVENTS_RECEIVER_URL): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers\n`);
+    assertRefusedAtStart(
+      { CATALOG_GATEWAY_EVENTS_RECEIVER_URL: value },
+      `config key gateway.events.receiverUrl = ${shown} (from env CATALOG_GATEWAY_EVENTS_RECEIVER_URL): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers`,
+    );
   }
 });
 

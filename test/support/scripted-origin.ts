@@ -69,6 +69,14 @@ export async function startScriptedOrigin(initial: Script): Promise<ScriptedOrig
 }
 
 /** Writes a whole response as raw bytes on the request's socket, bypassing Node's framing. */
+/** An answer of `status` with `headers` over a `text/plain` default, and `body`. */
+export function plainAnswer(status: number, headers: Record<string, string>, body: string): Script {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+    res.end(body);
+  };
+}
+
 export function raw(res: ServerResponse, bytes: string): void {
   res.socket?.write(bytes);
 }
