@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { startSharingGateways, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
+import { plainAnswer, startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
 import { startRedis, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel, type RedisServer } from '../support/redis.ts';
 
 /** The reply's Cache-Status (RFC 9211). */
@@ -102,6 +103,68 @@ describe('fleet on one Redis', () => {
     await until(async () => !/; hit/.test(cacheStatus(await b.get('/v1/books?q=byurl', { 'cache-control': 'only-if-cached' }))));
     assert.equal((await b.get('/v1/books?q=byurl')).status, 200);
     assert.equal(origin.count() - before, 1);
+  });
+});
+
+describe('fleet: a validation that drops the stored response drops the shared one too', () => {
+  let origin: ScriptedOrigin;
+  let redis: RedisServer;
+  let a: GatewayFixture;
+  let b: GatewayFixture;
+
+  before(async () => {
+    origin = await startScriptedOrigin(plainAnswer(200, {}, ''));
+    redis = await startRedis();
+    // An http route without authentication: a request's own Authorization keeps a stored response (§4.3.3).
+    [a, b] = (await startSharingGateways(origin.url, redis.url, 2, { ...FLEET, 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] })) as [GatewayFixture, GatewayFixture];
+  });
+  after(async () => {
+    await Promise.all([a.stop(), b.stop()]);
+    await redis.stop();
+    await origin.close();
+  });
+
+  const through = (fx: GatewayFixture, target: string, headers: Record<string, string> = {}): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers);
+
+  /** Neither gateway answers `target` from the shared tier any more: each asks the origin, and gets `body`. */
+  async function askTheOrigin(target: string, body: string): Promise<void> {
+    for (const fx of [a, b]) {
+      const before = origin.count(target);
+      const reply = await through(fx, target);
+      assert.equal(reply.body, body, fx.gateway.url);
+      assert.doesNotMatch(cacheStatus(reply), /detail=shared/);
+      assert.equal(origin.count(target) - before, 1, `${fx.gateway.url}: ${cacheStatus(reply)}`);
+    }
+  }
+
+  test('RFC 9111 §4.3.3: a newer full answer that may not be stored', async () => {
+    const target = '/retired';
+    origin.script(plainAnswer(200, { 'cache-control': 'max-age=60', etag: '"v1"' }, 'v1'));
+    assert.match(cacheStatus(await through(a, target)), /fwd=miss; stored/);
+    origin.script(plainAnswer(200, { 'cache-control': 'no-store' }, 'v2'));
+    const validated = await through(a, target, { 'cache-control': 'no-cache' });
+    assert.equal(validated.body, 'v2');
+    assert.match(cacheStatus(validated), /fwd=request; fwd-status=200; detail=no-store/);
+    await askTheOrigin(target, 'v2');
+  });
+
+  test('a 304 whose fields make the stored response unstorable (ResponseCache.replace with undefined)', async () => {
+    const target = '/unstorable';
+    origin.script((req, res) => {
+      if (req.headers['if-none-match'] === '"w1"') {
+        res.writeHead(304, { 'cache-control': 'private', etag: '"w1"' });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': origin.count(target) === 1 ? 'max-age=60' : 'private', etag: '"w1"' });
+      res.end('w1');
+    });
+    assert.match(cacheStatus(await through(a, target)), /fwd=miss; stored/);
+    const validated = await through(a, target, { 'cache-control': 'no-cache' });
+    assert.equal(validated.body, 'w1');
+    assert.match(cacheStatus(validated), /fwd=request; fwd-status=304/);
+    assert.doesNotMatch(cacheStatus(validated), /stored/);
+    await askTheOrigin(target, 'w1');
   });
 });
 

@@ -60,14 +60,17 @@ export type FillOutcome =
       readonly stored: boolean;
       /** Why it was not stored: a rule's reason, or the store's when the rules allowed it. */
       readonly notStored: NotStoredReason | NotKept | undefined;
+      /** The stored response it validated was dropped: a newer answer that may not be stored replaces it (§4.3.3). */
+      readonly retired: boolean;
       readonly originMs: number;
     }
   /**
    * The origin answered 304 to a validation: the stored response, fresh again, as the request that
    * caused the fill gets it (`response`) and as anyone else does (`shared`, the same object unless
-   * the fields qualified `private`/`no-cache` name are left out).
+   * the fields qualified `private`/`no-cache` name are left out). Not `stored` when the 304's fields
+   * made it unstorable: then it was dropped (`retired`).
    */
-  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly originMs: number }
+  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly retired: boolean; readonly originMs: number }
   /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
   | {
       readonly kind: 'stale';
@@ -194,16 +197,17 @@ export class Fetcher {
     const plan = encodingPlan(response.status, response.headers, response.body.length, this.#encoding.policy, request.compress);
     const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
-      if (stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime))) this.#cache.replace(request.key, stored, undefined);
+      const retired = stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime));
+      if (retired) this.#cache.replace(request.key, stored, undefined);
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
-      return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, originMs };
+      return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, retired, originMs };
     }
     const key = decided.vary.length === 0 ? undefined : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
     const shared = this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
     const whole = decided.omit.length === 0 ? shared : this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
     const notKept = this.#cache.store(request.key, shared, generation);
-    return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, originMs };
+    return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, retired: false, originMs };
   }
 
   /** The body to keep: as it came, or compressed, once, when the plan says so. */
@@ -257,11 +261,11 @@ export class Fetcher {
     if (!verdict.store) {
       this.#cache.replace(request.key, stored, undefined);
       const relayed = this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0));
-      return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, originMs };
+      return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, retired: true, originMs };
     }
     const updated = this.#cache.maker.freshen(stored, verdict.omit.length === 0 ? fields : storedFields(asHeaderFields(fields), verdict.omit), verdict.facts);
     const whole = verdict.omit.length === 0 ? updated : this.#cache.maker.freshen(stored, fields, verdict.facts);
     this.#cache.replace(request.key, stored, updated);
-    return { kind: 'revalidated', response: whole, shared: updated, stored: true, originMs };
+    return { kind: 'revalidated', response: whole, shared: updated, stored: true, retired: false, originMs };
   }
 }

@@ -62,6 +62,11 @@ export interface FleetTier {
   waitFor(key: CacheKey, remainingMs: number): FleetWait;
   /** Writes what a fill stored for every other process; `mark` is the purge mark its fill began at. */
   write(key: CacheKey, response: StoredResponse, mark: string): Promise<void>;
+  /**
+   * Removes the key's shared entry: a validation here dropped the stored response (RFC 9111
+   * §4.3.3), and the shared tier must not hand it back to this process or any other.
+   */
+  forget(key: CacheKey): Promise<void>;
   counted(role: FleetRole): void;
 }
 
@@ -162,7 +167,7 @@ export class Flights {
     // notifications a wait could only time out: this process fills on its own meanwhile.
     if (fleet === undefined || !fleet.usable) {
       fleet?.counted('alone');
-      return this.#p.fetcher.fetch(request, stored, announce);
+      return this.#fetch(request, stored, announce);
     }
     const generation = purges.generation;
     const mark = purges.mark;
@@ -171,7 +176,7 @@ export class Flights {
       return response === undefined ? undefined : { kind: 'shared', response };
     };
     const fromOrigin = async (): Promise<FillOutcome> => {
-      const outcome = await this.#p.fetcher.fetch(request, stored, announce);
+      const outcome = await this.#fetch(request, stored, announce);
       const kept = keptOf(outcome);
       if (kept !== undefined) await fleet.write(request.key, kept, mark);
       return outcome;
@@ -193,7 +198,7 @@ export class Flights {
     if (lock.kind === 'held') return lead(lock, 'leader');
     if (lock.kind === 'unknown') {
       fleet.counted('alone');
-      return this.#p.fetcher.fetch(request, stored, announce);
+      return this.#fetch(request, stored, announce);
     }
     const waiting = fleet.waitFor(request.key, lock.remainingMs);
     const meanwhile = await shared();
@@ -215,6 +220,18 @@ export class Flights {
     }
     fleet.counted('timeout');
     return fromOrigin();
+  }
+
+  /**
+   * The origin exchange. A stored response it dropped is dropped from the shared tier too, before
+   * anyone hears the outcome or the fleet's lock is let go. No I/O comes between the local drop and
+   * the DEL being sent, so the DEL reaches Redis, on the one connection to the key's node, ahead of
+   * every read of the key this process makes after the drop.
+   */
+  async #fetch(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
+    const outcome = await this.#p.fetcher.fetch(request, stored, announce);
+    if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired) await this.#p.fleet?.forget(request.key);
+    return outcome;
   }
 }
 
