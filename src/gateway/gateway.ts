@@ -106,13 +106,14 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
   let draining = false;
+  const hidden = hiddenFields(tags);
   const pipeline = livePipeline(live, {
     credentialNames,
     now,
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
-    cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), metrics, logger, now },
-    forward: { origin, hiddenFields: hiddenFields(tags), purger, metrics, logger },
+    cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
+    forward: { origin, hiddenFields: hidden, purger, metrics, logger },
     log: {
       metrics,
       accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),

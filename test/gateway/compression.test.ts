@@ -5,13 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync, zstdDecompressSync } from 'node:zlib';
 import { request } from 'undici';
+import { single } from '../../src/gateway/rules/cache-control.ts';
 import type { RunningOrigin } from '../../src/origin/origin.ts';
+import { negotiate, offeredList } from '../../src/shared/encoding/negotiate.ts';
 import { startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { startGatewayFixture, startSharingGateways, useRealOriginGateway, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, send, until } from '../support/harness.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
+import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
 
 interface Wire {
   readonly status: number;
@@ -269,6 +272,86 @@ describe('compression in front of an origin that never compresses', () => {
     await through(target);
     assert.equal(await cacheBytes(), kept, 'the third ask finds it made');
     assert.equal(origin.count(target), 1);
+  });
+});
+
+describe('an origin that encodes with no-transform, and clients that do not accept its coding', () => {
+  const DOCUMENT = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, title: `book ${i}` })) });
+  let origin: ScriptedOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    // It honours Accept-Encoding, with a tag per representation, answers If-None-Match, and forbids transforming.
+    origin = await startScriptedOrigin((req, res) => {
+      const coding = negotiate(single(req.headers['accept-encoding']), offeredList(['gzip', 'identity']));
+      if (req.target.includes('failing') && coding === 'identity') {
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+      const etag = coding === 'gzip' ? '"doc-gzip"' : '"doc"';
+      const fields = { 'content-type': 'application/json', 'cache-control': 'public, max-age=60, no-transform', vary: 'accept-encoding', etag };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, fields);
+        res.end();
+        return;
+      }
+      res.writeHead(200, coding === 'gzip' ? { ...fields, 'content-encoding': 'gzip' } : fields);
+      res.end(coding === 'gzip' ? gzipSync(DOCUMENT) : DOCUMENT);
+    });
+    fx = await startGatewayFixture(origin.url);
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+  const through = async (target: string, headers: Record<string, string> = {}): Promise<Wire> => wire(`${fx.gateway.url}${target}`, { authorization: `Bearer ${await fx.token()}`, ...headers });
+  /** The Accept-Encoding the origin last received for `target`. */
+  const askedWith = (target: string): string | string[] | undefined => origin.seen.filter((s) => s.target === target).at(-1)?.headers['accept-encoding'];
+
+  test('RFC 9110 §7.7: the stored gzip serves gzip clients; each client that does not accept gzip is relayed what the origin answers its own Accept-Encoding, unstored', async () => {
+    const target = '/v1/books?q=kept';
+    const filled = await through(target, { 'accept-encoding': 'gzip' });
+    assert.match(String(filled.headers['cache-status']), /fwd=miss; stored/);
+    assert.equal(filled.headers['content-encoding'], 'gzip');
+    assert.equal(askedWith(target), 'gzip', 'the fill asks with the gateway own Accept-Encoding');
+    for (const accept of [undefined, 'identity', 'gzip;q=0, br', '']) {
+      const before = origin.count(target);
+      const reply = await through(target, accept === undefined ? {} : { 'accept-encoding': accept });
+      assert.equal(reply.status, 200);
+      assert.equal(reply.headers['content-encoding'], undefined, String(accept));
+      assert.equal(reply.body.toString(), DOCUMENT);
+      assert.equal(reply.headers.etag, '"doc"');
+      assert.equal(reply.headers['cache-status'], 'catalog-gateway; fwd=vary-miss; fwd-status=200; detail=not-acceptable');
+      assert.equal(origin.count(target) - before, 1);
+      assert.equal(askedWith(target), accept, 'the client own Accept-Encoding, or none');
+    }
+    const conditional = await through(target, { 'accept-encoding': 'identity', 'if-none-match': '"doc"' });
+    assert.equal(conditional.status, 304, 'the client own conditions go with it, and the origin answers them');
+    assert.equal(await through(target, { 'cache-control': 'only-if-cached' }).then((r) => r.status), 504, 'only-if-cached: nothing stored it can take');
+    const again = await through(target, { 'accept-encoding': 'gzip, br' });
+    assert.match(String(again.headers['cache-status']), /; hit;/, 'the stored answer is untouched');
+    assert.deepEqual(again.body, filled.body);
+  });
+
+  test('a miss from a client that does not accept the coding stores the fill for others and relays the client its own', async () => {
+    const target = '/v1/books?q=cold';
+    const reply = await through(target, { 'accept-encoding': 'identity' });
+    assert.equal(reply.headers['content-encoding'], undefined);
+    assert.equal(reply.body.toString(), DOCUMENT);
+    assert.equal(reply.headers['cache-status'], 'catalog-gateway; fwd=miss; fwd-status=200; detail=not-acceptable');
+    assert.equal(origin.count(target), 2, 'the fill, then the relay');
+    const gzip = await through(target, { 'accept-encoding': 'gzip' });
+    assert.match(String(gzip.headers['cache-status']), /; hit;/);
+    assert.equal(gunzipSync(gzip.body).toString(), DOCUMENT);
+  });
+
+  test('an origin 5xx to the relay is the 502 problem on a catalog route, as a fill own would be', async () => {
+    const target = '/v1/books?q=failing';
+    await through(target, { 'accept-encoding': 'gzip' });
+    const reply = await through(target, { 'accept-encoding': 'identity' });
+    assert.equal(reply.status, 502);
+    assert.equal(reply.headers['content-type'], 'application/problem+json');
+    assert.equal(reply.headers['cache-status'], 'catalog-gateway; fwd=vary-miss; fwd-status=503; detail=status-503');
   });
 });
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { encodingPlan } from '../../src/gateway/encoding/plan.ts';
-import { codingOf, negotiate, representationTag, varyWithEncoding, type Coding } from '../../src/shared/encoding/negotiate.ts';
+import { accepts, codingOf, negotiate, representationTag, varyWithEncoding, type Coding } from '../../src/shared/encoding/negotiate.ts';
 import type { CompressionPolicy } from '../../src/shared/encoding/policy.ts';
 
 const ALL: readonly Coding[] = ['gzip', 'br', 'zstd', 'identity'];
@@ -50,6 +50,27 @@ describe('RFC 9110 §12.5.3 Accept-Encoding', () => {
 
   test('an answer without an identity form falls back to what it has', () => {
     assert.equal(negotiate('br', ['gzip']), 'gzip');
+  });
+});
+
+describe('whether a request accepts a body in a coding (accepts)', () => {
+  test('identity always; another coding only with a weight above 0; no field: only identity', () => {
+    assert.equal(accepts('identity;q=0', 'identity'), true, '§12.5.3: identity is sent when nothing else is');
+    assert.equal(accepts(undefined, 'gzip'), false);
+    assert.equal(accepts('', 'gzip'), false);
+    assert.equal(accepts('identity', 'gzip'), false);
+    assert.equal(accepts('gzip;q=0, br', 'gzip'), false);
+    assert.equal(accepts('br', 'gzip'), false);
+    assert.equal(accepts('x-gzip;q=0.1', 'gzip'), true);
+    assert.equal(accepts('*', 'gzip'), true);
+    assert.equal(accepts('*, gzip;q=0', 'gzip'), false);
+  });
+
+  test('a coding the gateway cannot decode, and codings applied in turn, each of which must be accepted', () => {
+    assert.equal(accepts('deflate', 'deflate'), true);
+    assert.equal(accepts('gzip', 'deflate'), false);
+    assert.equal(accepts('gzip, br', 'gzip, br'), true);
+    assert.equal(accepts('gzip', 'gzip, br'), false);
   });
 });
 

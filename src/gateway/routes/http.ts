@@ -7,21 +7,16 @@ import type { ClientAddress } from '../../shared/client-address.ts';
 import { problem } from '../../shared/problem.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { refuse, type Exchange, type Step } from '../exchange.ts';
+import { CLIENT_CONDITIONS } from '../rules/validation.ts';
 import { whenAuthenticated } from '../steps/authenticate.ts';
 import { serveCached } from '../steps/cached.ts';
 import { forward, forwardedHeaders } from '../steps/forward.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route, StepDeps } from './route-table.ts';
 
-/**
- * Fields a fill does not pass on: it asks for the whole representation (no client conditionals or
- * ranges) so that what it stores is complete; the client's conditions are then answered from it
- * (RFC 9111 §4.3.2).
- */
-const NOT_FILLED = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
-
+/** What a fill sends: the client's fields less its conditions, so that it asks for the whole. */
 function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, string | string[]> {
-  return forwardedHeaders(ex, clients, NOT_FILLED);
+  return forwardedHeaders(ex, clients, CLIENT_CONDITIONS);
 }
 
 /** The key a GET of `target` is stored under: the origin-form target as sent. */

@@ -12,6 +12,13 @@ export interface Validators {
   readonly lastModified: string | undefined;
 }
 
+/**
+ * The fields by which a client's request asks for a 304, a 412 or a part (RFC 9110 §13.1, §14.2)
+ * rather than the whole representation: a fill leaves them out, so that what it stores is whole,
+ * and the client's conditions are then answered from it (§4.3.2).
+ */
+export const CLIENT_CONDITIONS: readonly string[] = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+
 /** §4.3.1: the conditional fields that ask the origin whether the stored response is still current. */
 export function validationHeaders(stored: Validators): Record<string, string> {
   const headers: Record<string, string> = {};

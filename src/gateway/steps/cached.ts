@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ClientAddress } from '../../shared/client-address.ts';
-import type { Logger } from '../../shared/logger.ts';
+import { accepts } from '../../shared/encoding/negotiate.ts';
 import type { CacheOutcome, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
@@ -18,16 +18,17 @@ import { single, type HeaderFields } from '../rules/cache-control.ts';
 import { isFresh, ttlSeconds } from '../rules/freshness.ts';
 import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from '../rules/reuse.ts';
 import type { RangeRequest } from '../rules/ranges.ts';
-import type { Conditions } from '../rules/validation.ts';
+import { CLIENT_CONDITIONS, type Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey, ResponseCache } from '../store/response-cache.ts';
 import type { Representation, StoredResponse } from '../store/stored-response.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { relayInterim } from '../upstream/relay.ts';
+import { relayFromOrigin, type RelayDeps } from './forward.ts';
 import { problem } from '../../shared/problem.ts';
 
-/** What the cache steps use. */
-export interface CacheDeps {
+/** What the cache steps use; the relay's parts for a request that cannot take what is stored. */
+export interface CacheDeps extends RelayDeps {
   readonly cache: ResponseCache;
   /** Which representation answers a request's Accept-Encoding, remembered per value. */
   readonly negotiator: Negotiator;
@@ -40,8 +41,7 @@ export interface CacheDeps {
   readonly partitionMaxAgeMs: () => number | undefined;
   /** What `X-Forwarded-For` a fill sends the origin. */
   readonly clients: ClientAddress;
-  readonly metrics: Pick<GatewayMetrics, 'staleServed'>;
-  readonly logger: Logger;
+  readonly metrics: Pick<GatewayMetrics, 'staleServed' | 'originAnswer'>;
   readonly now: () => number;
 }
 
@@ -137,7 +137,36 @@ function askedBefore(outcome: CacheOutcome): boolean {
   return outcome.kind !== 'miss' && outcome.detail !== 'shared';
 }
 
-function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Answered {
+/**
+ * Whether `response` can be sent only in a coding this request does not accept: it was kept as the
+ * origin encoded it, with `no-transform` (RFC 9110 §7.7) or in a coding the gateway cannot decode.
+ */
+function refusesCoding(ex: Exchange, response: StoredResponse): boolean {
+  return response.offered.length === 0 && response.kept.coding !== 'identity' && !accepts(single(ex.req.headers['accept-encoding']), response.kept.coding);
+}
+
+/** What a relay for the client passes on of its own request: it is answered by the origin, not from what is stored. */
+const CLIENT_OWN = ['accept-encoding', ...CLIENT_CONDITIONS];
+
+/**
+ * A request that cannot take what is stored is relayed to the origin as the client asked, with its
+ * own Accept-Encoding, conditions and range, and the answer streamed back unstored, as Varnish
+ * passes a request (docs/caching.md, "Compression"). `fwd`: why the cache went to the origin for
+ * this request. `only-if-cached` gets its 504 instead (§5.2.1.7).
+ */
+function relayForClient(ex: Exchange, deps: CacheDeps, c: Cacheable, fwd: Forward): Step {
+  if (c.route.honoursRequestCacheControl && requestDirectives(ex.req.headers).onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
+  const headers = Object.fromEntries(Object.entries(c.originHeaders(ex, deps.clients)).filter(([name]) => !CLIENT_OWN.includes(name)));
+  for (const name of CLIENT_OWN) {
+    const value = ex.req.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  const request = { method: ex.method, target: c.originTarget, headers };
+  return relayFromOrigin(ex, deps, c.label, c.sub, { request, outcome: { kind: 'miss', fwd, detail: 'not-acceptable' }, relayServerErrors: c.relayServerErrors });
+}
+
+function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Step {
+  if (refusesCoding(ex, response)) return relayForClient(ex, deps, c, outcome.fwd ?? 'vary-miss');
   const { req } = ex;
   const delivered = deliver(ex.res, response, representationFor(ex, deps, c, response, outcome), {
     isHead: ex.isHead,
@@ -173,7 +202,7 @@ async function fill(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: Req
   return answerFill(ex, deps, c, outcome, fwd, collapsed);
 }
 
-function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Answered {
+function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Step {
   switch (outcome.kind) {
     case 'failed':
       return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }, c.sub), originMs: outcome.originMs };

@@ -1,7 +1,9 @@
 /**
  * The forward step (Varnish's pass): a request the cache does not answer (a `pass` route, or an
  * unsafe method on an `http` route) is streamed to the origin and its answer streamed back. A
- * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4).
+ * non-error answer to an unsafe method invalidates what it changed (RFC 9111 §4.4). The cache
+ * steps relay a request the same way when what is stored is in a coding it does not accept
+ * (cached.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -18,20 +20,25 @@ import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
 import { cacheKey } from '../store/response-cache.ts';
-import type { OriginClient } from '../upstream/origin-client.ts';
+import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+import { originServerError } from '../upstream/upstream-failure.ts';
 
-/** What the forward step uses. */
-export interface ForwardDeps {
+/** What relaying a request to the origin uses. */
+export interface RelayDeps {
   readonly origin: OriginClient;
   /** Origin response fields clients never see: the tag field unless `gateway.purge.exposeTagHeader`. */
   readonly hiddenFields: readonly string[];
+  readonly metrics: Pick<GatewayMetrics, 'originAnswer'>;
+  readonly logger: Logger;
+}
+
+/** What the forward step uses. */
+export interface ForwardDeps extends RelayDeps {
   /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
   readonly purger: Purger;
   /** What `X-Forwarded-For` the origin gets. */
   readonly clients: ClientAddress;
-  readonly metrics: Pick<GatewayMetrics, 'originAnswer'>;
-  readonly logger: Logger;
 }
 
 const INVALIDATION: PurgeCause = { kind: 'invalidation' };
@@ -81,34 +88,60 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-export async function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
-  const { req } = ex;
-  const target = originForm(ex.rawTarget);
+/** A request sent on to the origin, whose answer is streamed back as it comes and never stored. */
+export interface Relaying {
+  readonly request: Omit<OriginRequest, 'onInterim'>;
+  /** How the answer is told (Cache-Status, log, metric); the origin's status is added to it. */
+  readonly outcome: CacheOutcome;
+  /** Whether an origin 5xx is relayed as it is, or becomes a 502 problem (catalog routes). */
+  readonly relayServerErrors: boolean;
+  /** Runs once the origin's head is in, before it is relayed. */
+  readonly beforeRelay?: ((answer: OpenedAnswer) => Promise<void>) | undefined;
+}
+
+/**
+ * Sends `relaying.request` to the origin and streams the answer back, its 1xx first (RFC 9110
+ * §15.2); a failure, or a 5xx on a route that does not relay them, ends the request as a problem.
+ */
+export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: MetricRoute, sub: string | undefined, relaying: Relaying): Promise<Answered> {
+  const { request } = relaying;
   const started = performance.now();
-  const body = hasBody(req) ? req : undefined;
-  const opened = await deps.origin.open({
-    method: ex.method,
-    target,
-    headers: forwardedHeaders(ex, deps.clients),
-    body,
-    onInterim: (status, headers) => { relayInterim(ex.res, status, headers); },
-  });
+  const opened = await deps.origin.open({ ...request, onInterim: (status, headers) => { relayInterim(ex.res, status, headers); } });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     // An origin that gave up on a body the client never finished sending failed because of the client.
-    const failure = body !== undefined && !req.complete ? BODY_NOT_RECEIVED : opened.failure.problem;
-    return refuse(ex, label, failure, { kind: 'pass', fwd, detail: opened.failure.code }, sub);
+    const failure = request.body !== undefined && !ex.req.complete ? BODY_NOT_RECEIVED : opened.failure.problem;
+    return refuse(ex, label, failure, { ...relaying.outcome, detail: opened.failure.code }, sub);
   }
   const { answer } = opened;
-  const stale = invalidatedTargets(ex.method, answer.status, target, [req.headers.host, deps.origin.authority], answer.headers);
-  // Before the answer goes out: the next request through any worker or gateway of the fleet
-  // must not find what this one changed.
-  if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);
-  const outcome: CacheOutcome = { kind: 'pass', fwd, fwdStatus: answer.status };
+  if (answer.status >= 500 && !relaying.relayServerErrors) {
+    discard(answer.body);
+    deps.metrics.originAnswer(answer.status, (performance.now() - started) / 1000);
+    const failure = originServerError(answer.status);
+    return refuse(ex, label, failure.problem, { ...relaying.outcome, fwdStatus: answer.status, detail: failure.code }, sub);
+  }
+  await relaying.beforeRelay?.(answer);
+  const outcome: CacheOutcome = { ...relaying.outcome, fwdStatus: answer.status };
   const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus(outcome) ?? '', 'x-request-id', ex.reqId]);
   deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (relayed.brokenBody !== undefined) {
     deps.logger.warn({ reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
   }
   return { route: label, status: relayed.status, bytes: relayed.bytes, outcome, sub };
+}
+
+export function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
+  const { req } = ex;
+  const target = originForm(ex.rawTarget);
+  return relayFromOrigin(ex, deps, label, sub, {
+    request: { method: ex.method, target, headers: forwardedHeaders(ex, deps.clients), body: hasBody(req) ? req : undefined },
+    outcome: { kind: 'pass', fwd },
+    relayServerErrors: true,
+    async beforeRelay(answer) {
+      const stale = invalidatedTargets(ex.method, answer.status, target, [req.headers.host, deps.origin.authority], answer.headers);
+      // Before the answer goes out: the next request through any worker or gateway of the fleet
+      // must not find what this one changed.
+      if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);
+    },
+  });
 }

@@ -57,7 +57,7 @@ function preferences(accept: string): Preferences {
  * §12.5.3: a coding's weight. One named has its own; one not named has the weight of `*`, or
  * none (0), except identity, which is acceptable unless `identity;q=0` or `*;q=0` exclude it.
  */
-function weight(prefs: Preferences, coding: Coding): number {
+function weight(prefs: Preferences, coding: string): number {
   const own = prefs.weights.get(coding);
   if (own !== undefined) return own;
   if (prefs.star !== undefined) return prefs.star;
@@ -86,6 +86,20 @@ export function negotiate(accept: string | undefined, offered: readonly Coding[]
     }
   }
   return best;
+}
+
+/**
+ * Whether a request with this `Accept-Encoding` accepts a body sent with `contentEncoding` (one
+ * coding, or several applied in turn, each of which it must accept): identity always (§12.5.3: it
+ * is what is sent when nothing else is); another coding only with a weight above 0. Without the
+ * field, only identity, as `negotiate` has it: a client that says nothing may decode nothing.
+ */
+export function accepts(accept: string | undefined, contentEncoding: string): boolean {
+  const codings = contentEncoding.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '' && name !== 'identity');
+  if (codings.length === 0) return true;
+  if (accept === undefined) return false;
+  const prefs = preferences(accept);
+  return codings.every((name) => weight(prefs, ALIASES[name] ?? name) > 0);
 }
 
 /** The canonical copy of each list of codings offered, so that memos can be keyed by the list. */
