@@ -240,6 +240,11 @@ describe('events from an origin the gateway registered with', () => {
     const unsigned = await send(`${fx.gateway.adminUrl}/events`, 'POST', {}, change('bk_1', 'branch_central'));
     assert.equal(unsigned.status, 401);
     assert.equal((await deliver({ type: 'book.availability.changed', timestamp: 'now', data: { book: 'x' } })).status, 422);
+    const longId = `msg_${'y'.repeat(8000)}`;
+    assert.equal((await deliver(change('bk_1', 'branch_central'), { id: longId, key: `whsec_${Buffer.from('not the secret at all').toString('base64')}` })).status, 401);
+    const refusal = fx.logs.lines().findLast((l) => l.msg === 'event refused');
+    assert.ok(refusal !== undefined && String(refusal.webhookId).length <= 129, 'a refused event\'s id is logged cut short');
+    assert.ok(!fx.logs.text().includes('y'.repeat(200)));
     assert.equal(await purges(), before, 'nothing was purged');
     assert.match(String((await fx.get('/v1/books/bk_1')).headers['cache-status']), /; hit/);
 
@@ -255,7 +260,7 @@ describe('events from an origin the gateway registered with', () => {
     assert.deepEqual(JSON.parse(retried.body), { purged: 0, duplicate: true });
     assert.equal(await purges(), before + 1, 'one purge for the event, none for its replay or retry');
     const metrics = await fx.metrics();
-    assert.equal(metricValue(metrics, 'catalog_gateway_events_received_total', { outcome: 'refused' }), 5);
+    assert.equal(metricValue(metrics, 'catalog_gateway_events_received_total', { outcome: 'refused' }), 6);
     assert.equal(metricValue(metrics, 'catalog_gateway_events_received_total', { outcome: 'duplicate' }), 1);
   });
 

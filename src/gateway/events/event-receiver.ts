@@ -32,6 +32,14 @@ const INSTANCE = '/events';
 const MAX_BODY_BYTES = 64 * 1024;
 const REMEMBERED_IDS = 100_000;
 const REMEMBER_MS = 10 * 60_000;
+/** Longest `webhook-id` a refusal logs: the sender of a refused event is anyone who reaches the admin port. */
+const LOGGED_ID_CHARS = 128;
+
+function loggedId(id: string | string[] | undefined): string | undefined {
+  if (id === undefined) return undefined;
+  const text = String(id);
+  return text.length <= LOGGED_ID_CHARS ? text : `${text.slice(0, LOGGED_ID_CHARS)}…`;
+}
 
 interface AvailabilityChanged {
   readonly timestamp: string;
@@ -65,7 +73,7 @@ export class EventReceiver {
     const answer = await this.#receive(req);
     if ('problem' in answer) {
       this.#metrics.eventReceived('refused');
-      this.#logger.warn({ webhookId: req.headers['webhook-id'], detail: answer.problem.detail }, 'event refused');
+      this.#logger.warn({ webhookId: loggedId(req.headers['webhook-id']), detail: answer.problem.detail }, 'event refused');
       sendProblem(res, answer.problem, INSTANCE, false);
     } else {
       sendJson(res, 200, answer.ok);
