@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../src/cli/args.ts';
 import { SCENARIO_IDS } from './throughput-bench.ts';
+import { SYNTHETIC_TRACE_NAMES } from './traces.ts';
 
 export interface BenchOptions {
   /** Seconds per measured run. */
@@ -26,6 +27,8 @@ export interface BenchOptions {
   readonly traceFiles: readonly string[];
   /** Entry size of a trace line without one. */
   readonly traceEntryBytes: number;
+  /** Synthetic traces to replay, by name; all when absent. */
+  readonly traceNames?: readonly string[];
   /** Requests per synthetic trace. */
   readonly traceRequests: number;
   /** Distinct searches the synthetic traces' popularity ranges over. */
@@ -72,6 +75,8 @@ Flags:
   --trace FILE         in --hit-ratio mode, replay FILE (one request per line: key [size]; may be
                        repeated; FILE.gz and FILE.zst are decompressed) instead of the synthetic
                        Zipf, crawler and shift traces
+  --traces LIST        in --hit-ratio mode, only these synthetic traces, comma-separated, of:
+                       ${SYNTHETIC_TRACE_NAMES.join(', ')}
   --entry-bytes N      size of a trace line without one (default 4096)
   --bounds LIST        cache bounds in MiB, comma-separated (default 16,64,256)
   --bound-entries LIST cache bounds in entries of --entry-bytes instead (a block trace's bound)
@@ -115,6 +120,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         http2: { type: 'boolean' },
         'hit-ratio': { type: 'boolean' },
         trace: { type: 'string', multiple: true },
+        traces: { type: 'string' },
         'entry-bytes': { type: 'string' },
         bounds: { type: 'string' },
         'bound-entries': { type: 'string' },
@@ -138,6 +144,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   const list = text('scenarios')?.split(',').map((id) => id.trim());
   const unknown = list?.find((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
   if (unknown !== undefined) throw new UsageError(`--scenarios: unknown scenario "${unknown}"; known: ${SCENARIO_IDS.join(', ')}`);
+  const traceNames = text('traces')?.split(',').map((name) => name.trim());
+  const unknownTrace = traceNames?.find((name) => !(SYNTHETIC_TRACE_NAMES as readonly string[]).includes(name));
+  if (unknownTrace !== undefined) throw new UsageError(`--traces: unknown trace "${unknownTrace}"; known: ${SYNTHETIC_TRACE_NAMES.join(', ')}`);
   return {
     duration: integer('duration', text('duration'), 5, 1, 3600),
     connections: integer('connections', text('connections'), 64, 1, 10_000),
@@ -159,6 +168,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
     save: values['no-save'] !== true,
     updateCommitted: values['update-committed'] === true,
+    ...(traceNames === undefined ? {} : { traceNames: [...new Set(traceNames)] }),
     ...(list === undefined ? {} : { scenarios: [...new Set(['bare-hot', 'bare-zipf', ...list])] }),
   };
 }

@@ -100,10 +100,13 @@ function describe(trace: Trace): HitRatioReport['traces'][number] {
 
 export async function hitRatioBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<HitRatioReport> {
   const startedAt = new Date().toISOString();
+  // Every synthetic trace is drawn even when only some are replayed, so that each is the same whichever are chosen.
   const traces =
     options.traceFiles.length > 0
       ? await Promise.all(options.traceFiles.map((file) => readTrace(file, options.traceEntryBytes)))
-      : syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log);
+      : syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter(
+          (trace) => options.traceNames === undefined || options.traceNames.includes(trace.name),
+        );
   const rows: ReplayRow[] = [];
   for (const trace of traces) {
     const info = describe(trace);

@@ -52,6 +52,9 @@ export interface SyntheticOptions {
   readonly distinct: number;
 }
 
+/** The names syntheticTraces gives its traces, in its order. */
+export const SYNTHETIC_TRACE_NAMES = ['zipf-0.7', 'zipf-0.9', 'zipf-1.1', 'crawler-30%', 'shift', 'recency'] as const;
+
 /** Real answers sampled for their sizes. */
 const ANSWER_SAMPLE = 3000;
 const CRAWLER_SHARE = 0.3;

@@ -47,6 +47,18 @@ describe('the shadow LRU', () => {
     assert.equal(lru.calculatedSize, 0);
   });
 
+  test('learn holds a key at the mean size of the keys held, as the newest, and nothing while it holds nothing', () => {
+    const lru = new ShadowLru(1_000, 10);
+    lru.learn(1);
+    assert.equal(lru.size, 0);
+    lru.set(2, 100);
+    lru.set(3, 201);
+    lru.learn(4);
+    assert.equal(lru.calculatedSize, 100 + 201 + 151);
+    lru.set(5, 600);
+    assert.deepEqual([2, 3, 4, 5].map((h) => lru.get(h)), [false, true, true, true], 'the oldest made way for the bound, the learnt key stayed');
+  });
+
   test('with room for no more keys, the oldest makes way whatever the bytes', () => {
     const lru = new ShadowLru(1_000_000, 3);
     for (const h of [1, 2, 3, 4]) lru.set(h, 1);

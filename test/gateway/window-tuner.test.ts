@@ -13,10 +13,18 @@ import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru
 
 /** Sampled lookups between two decisions of a small cache's tuner. */
 const DECISION = 512;
+/** Sampled lookups between two of its checks for LRU far ahead. */
+const CHECK = 64;
+/** The top of the window's share. */
+const TOP = 0.998;
+
+function noReversal(): void {
+  assert.fail('no reversal expected');
+}
 
 /** A tuner for a cache of about 100 entries: every key is in its sample. */
-function tuner(): WindowTuner {
-  return new WindowTuner(200_000, 100);
+function tuner(onReversal: () => void = noReversal): WindowTuner {
+  return new WindowTuner(200_000, 100, onReversal);
 }
 
 /** Feeds `n` lookups of fresh keys that the shadow LRU has (stored first) and the cache does (`cacheHits`) or not. */
@@ -30,24 +38,68 @@ function feed(t: WindowTuner, n: number, lruHits: boolean, cacheHits: boolean, f
   return moved;
 }
 
+/**
+ * Feeds a decision's lookups spread evenly: in every CHECK of them, `lruOnly` hits only LRU makes
+ * and `cacheOnly` only the cache makes, the rest missed by both; the first key is `from`.
+ */
+function spread(t: WindowTuner, lruOnly: number, cacheOnly: number, from: number): boolean {
+  let moved = false;
+  for (let at = from; at < from + DECISION; at += CHECK) {
+    moved = feed(t, lruOnly, true, false, at) || moved;
+    moved = feed(t, cacheOnly, false, true, at + lruOnly) || moved;
+    moved = feed(t, CHECK - lruOnly - cacheOnly, false, false, at + lruOnly + cacheOnly) || moved;
+  }
+  return moved;
+}
+
+function close(actual: number, expected: number, message?: string): void {
+  assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} share ${actual}, expected ${expected}`);
+}
+
 describe('the window tuner', () => {
-  test('the window starts at 1 % and doubles when LRU would have hit where the cache missed, three decisions in a row', () => {
+  test('the window starts at 1 % and doubles when LRU would have hit where the cache missed, by one standard deviation three decisions in a row', () => {
     const t = tuner();
     assert.equal(t.share, MIN_WINDOW_SHARE);
-    assert.equal(feed(t, DECISION, true, false), false);
-    assert.equal(feed(t, DECISION, true, false, DECISION), false);
-    assert.equal(feed(t, DECISION, true, false, 2 * DECISION), true);
-    assert.equal(t.share, 2 * MIN_WINDOW_SHARE);
-    assert.equal(feed(t, DECISION, true, false, 3 * DECISION), true, 'and on, while LRU stays ahead');
-    assert.equal(t.share, 4 * MIN_WINDOW_SHARE);
+    // 48 against 32 of 512 toward LRU: over one standard deviation of chance (√80 ≈ 8.9), never
+    // two within a decision.
+    assert.equal(spread(t, 6, 4, 0), false);
+    assert.equal(spread(t, 6, 4, DECISION), false);
+    assert.equal(spread(t, 6, 4, 2 * DECISION), true);
+    close(t.share, 2 * MIN_WINDOW_SHARE);
+    assert.equal(spread(t, 6, 4, 3 * DECISION), true, 'and on, while LRU stays ahead');
+    close(t.share, 4 * MIN_WINDOW_SHARE);
+  });
+
+  test('it grows at once, within a decision, when LRU is ahead by two standard deviations and 1 % of the requests', () => {
+    const t = tuner();
+    assert.equal(feed(t, CHECK - 1, true, false), false, 'not before a check');
+    assert.equal(feed(t, 1, true, false, CHECK - 1), true);
+    close(t.share, 2 * MIN_WINDOW_SHARE);
+    // 20 against 10 of 64: 10 is under two standard deviations (2 × √30 ≈ 11): no move at the check.
+    assert.equal(feed(t, 20, true, false, 1000) || feed(t, 10, false, true, 2000) || feed(t, CHECK - 30, false, false, 3000), false);
+    assert.equal(feed(t, CHECK, true, false, 4000), true, 'the next check finds LRU far ahead');
+    close(t.share, 4 * MIN_WINDOW_SHARE);
+  });
+
+  test('a key the cache hits and the shadow lacks is learnt, as LRU would have fetched and kept it: it counts for the cache once, not at every request', () => {
+    const t = tuner();
+    feed(t, CHECK, true, false);
+    close(t.share, 2 * MIN_WINDOW_SHARE);
+    const h = keyHash('/kept');
+    let moved = false;
+    for (let i = 0; i < 2 * DECISION; i++) moved = t.looked(h, true) || moved;
+    // An LRU of the cache's misses alone would count 1,024 hits only the cache made, and halve the window.
+    assert.equal(moved, false);
+    close(t.share, 2 * MIN_WINDOW_SHARE);
   });
 
   test('it halves back when the cache hits where LRU would have missed, and never goes below 1 %', () => {
     const t = tuner();
-    for (let i = 0; i < 4; i++) feed(t, DECISION, true, false, i * DECISION);
-    assert.equal(t.share, 4 * MIN_WINDOW_SHARE);
+    feed(t, 2 * CHECK, true, false);
+    close(t.share, 4 * MIN_WINDOW_SHARE);
+    feed(t, DECISION - 2 * CHECK, false, false, 1000);
     feed(t, DECISION, false, true, 4 * DECISION);
-    assert.equal(t.share, 2 * MIN_WINDOW_SHARE);
+    close(t.share, 2 * MIN_WINDOW_SHARE);
     for (let round = 0; round < 5; round++) feed(t, DECISION, false, true, (5 + round) * DECISION);
     assert.equal(t.share, MIN_WINDOW_SHARE);
   });
@@ -56,33 +108,20 @@ describe('the window tuner', () => {
     const t = tuner();
     assert.equal(feed(t, DECISION, true, true), false, 'both hit');
     assert.equal(feed(t, DECISION, false, false, DECISION), false, 'both miss');
-    // 34 against 30 of 512 toward LRU: under one standard deviation of chance (√64 = 8).
-    let moved = feed(t, 34, true, false, 2 * DECISION);
-    moved = feed(t, 30, false, true, 3000) || moved;
-    moved = feed(t, DECISION - 64, false, false, 4000) || moved;
-    assert.equal(moved, false);
-    // 20 against 45 toward the cache: under three (3 × √65 ≈ 24.2).
-    moved = feed(t, 20, true, false, 5000);
-    moved = feed(t, 45, false, true, 6000) || moved;
-    moved = feed(t, DECISION - 65, false, false, 7000) || moved;
-    assert.equal(moved, false);
+    // 40 against 32 of 512 toward LRU: under one standard deviation of chance (√72 ≈ 8.5).
+    assert.equal(spread(t, 5, 4, 2 * DECISION), false);
+    // 24 against 48 toward the cache: under three (3 × √72 ≈ 25.5).
+    assert.equal(spread(t, 3, 6, 3 * DECISION), false);
     assert.equal(t.share, MIN_WINDOW_SHARE);
-    // 45 against 30 toward LRU: over one; three times in a row, the window grows.
-    for (let i = 0; i < 3; i++) {
-      feed(t, 45, true, false, 10_000 * (i + 1));
-      feed(t, 30, false, true, 10_000 * (i + 1) + 1000);
-      assert.equal(feed(t, DECISION - 75, false, false, 10_000 * (i + 1) + 2000), i === 2);
-    }
-    assert.equal(t.share, 2 * MIN_WINDOW_SHARE);
   });
 
-  test('it grows no further than 99 %', () => {
+  test('it grows no further than its top', () => {
     const t = tuner();
-    for (let round = 0; round < 12; round++) feed(t, DECISION, true, false, round * DECISION);
-    assert.ok(t.share <= 0.99 && t.share > 0.5, `share ${t.share}`);
+    for (let round = 0; round < 12; round++) feed(t, CHECK, true, false, round * CHECK);
+    assert.equal(t.share, TOP);
   });
 
-  test('at 99 % it halves only when the cache is clearly ahead two decisions in a row', () => {
+  test('at the top it halves only when the cache is clearly ahead two decisions in a row', () => {
     const t = tuner();
     let at = 0;
     const round = (lruHits: boolean, cacheHits: boolean): boolean => {
@@ -90,57 +129,90 @@ describe('the window tuner', () => {
       at += DECISION;
       return moved;
     };
-    for (let i = 0; i < 12; i++) round(true, false);
-    assert.equal(t.share, 0.99);
+    // Seven growths at once reach the top, at the end of a check: the next decision starts there.
+    feed(t, 7 * CHECK, true, false, 1_000_000);
+    assert.equal(t.share, TOP);
     assert.equal(round(false, true), false, 'one decision with the cache ahead');
     round(true, true);
     assert.equal(round(false, true), false, 'an undecided one in between starts the count again');
     assert.equal(round(false, true), true, 'two in a row');
-    assert.equal(t.share, 0.495);
+    close(t.share, TOP / 2);
     assert.equal(round(false, true), true, 'below the top, one is enough');
-    assert.equal(t.share, 0.2475);
+    close(t.share, TOP / 4);
   });
 
-  test('after eight decisions without a clear difference it halves the window anyway, and undoes that unless the cache then does clearly better', () => {
+  test('after eight decisions without a clear difference it takes a fifth off the window anyway, and undoes that unless the cache then does clearly better', () => {
     const t = tuner();
     let at = 0;
     const round = (lruHits: boolean, cacheHits: boolean): void => {
       feed(t, DECISION, lruHits, cacheHits, at);
       at += DECISION;
     };
+    const grown = 16 * MIN_WINDOW_SHARE;
     /** `patience` decisions without a clear difference: the last one probes. */
     const probeAfter = (patience: number): void => {
       for (let i = 0; i < patience - 1; i++) round(true, true);
-      assert.equal(t.share, 16 * MIN_WINDOW_SHARE, `${patience - 1} undecided`);
+      close(t.share, grown, `${patience - 1} undecided`);
       round(true, true);
-      assert.equal(t.share, 8 * MIN_WINDOW_SHARE, `decision ${patience} probes`);
+      close(t.share, grown / 1.25, `decision ${patience} probes`);
     };
-    for (let i = 0; i < 6; i++) round(true, false);
-    assert.equal(t.share, 16 * MIN_WINDOW_SHARE);
+    feed(t, 4 * CHECK, true, false, 1_000_000);
+    close(t.share, grown);
     probeAfter(8);
-    round(true, false);
-    assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'LRU proves the probe wrong');
+    spread(t, 6, 4, 2_000_000);
+    close(t.share, grown, 'LRU proves the probe wrong');
     probeAfter(16);
     round(true, true);
-    assert.equal(t.share, 16 * MIN_WINDOW_SHARE, 'a probe that shows no clear gain is undone too');
+    close(t.share, grown, 'a probe that shows no clear gain is undone too');
     for (let i = 0; i < 32; i++) round(true, true);
-    assert.equal(t.share, 8 * MIN_WINDOW_SHARE, 'the next probe after 32');
+    close(t.share, grown / 1.25, 'the next probe after 32');
     round(false, true);
-    assert.equal(t.share, 4 * MIN_WINDOW_SHARE, 'kept when the cache does clearly better, and halved again');
+    close(t.share, grown / 1.25 / 2, 'kept when the cache does clearly better, and halved again');
+  });
+
+  test('a cache clearly ahead at 1 % for four decisions, then far behind LRU, has seen popularity shift: the window stays at 1 % for eight decisions', () => {
+    let reversals = 0;
+    const t = tuner(() => reversals++);
+    let at = 0;
+    for (let i = 0; i < 4; i++) {
+      feed(t, DECISION, false, true, at);
+      at += DECISION;
+    }
+    assert.equal(feed(t, CHECK, true, false, at), false, 'the check finds LRU far ahead, and the window stays');
+    at += CHECK;
+    assert.equal(reversals, 1);
+    assert.equal(t.share, MIN_WINDOW_SHARE);
+    for (let i = 0; i < 8; i++) {
+      assert.equal(feed(t, DECISION, true, false, at), false, `held, decision ${i + 1}`);
+      at += DECISION;
+    }
+    assert.equal(feed(t, CHECK, true, false, at), true, 'then it grows again');
+    assert.equal(reversals, 1, 'and that is no reversal: the cache was not ahead before it');
+    close(t.share, 2 * MIN_WINDOW_SHARE);
+  });
+
+  test('a shift the detector saw takes the window back to 1 % and holds it there', () => {
+    const t = tuner();
+    feed(t, 4 * CHECK, true, false);
+    close(t.share, 16 * MIN_WINDOW_SHARE);
+    assert.equal(t.shifted(), true);
+    assert.equal(t.share, MIN_WINDOW_SHARE);
+    assert.equal(feed(t, 8 * DECISION, true, false, 1000), false);
+    assert.equal(feed(t, CHECK, true, false, 10_000), true);
   });
 
   test('keys outside its sample are not looked at: a large cache samples a slice of them', () => {
-    const t = new WindowTuner(1 << 30, 1 << 20);
-    let sampled = 0;
+    const t = new WindowTuner(1 << 30, 1 << 20, noReversal);
+    let moves = 0;
     for (let i = 0; i < 100_000; i++) {
       const h = keyHash(`/k/${i}`);
       t.stored(h, 100);
-      if (t.looked(h, false)) sampled++;
+      if (t.looked(h, false)) moves++;
     }
-    // 1,048,576 entries, 4,096 shadow keys: one key in 256, so about 390 sampled lookups, fewer
-    // than one decision's worth (1,024): no move.
-    assert.equal(sampled, 0);
-    assert.equal(t.share, MIN_WINDOW_SHARE);
+    // 1,048,576 entries, 4,096 shadow keys: one key in 256, so about 390 sampled lookups, each a
+    // hit only LRU makes: a growth at every 64th, about 6; every lookup's would be 1,562.
+    assert.ok(moves >= 4 && moves <= 8, `${moves} moves`);
+    close(t.share, MIN_WINDOW_SHARE * 2 ** moves);
     assert.ok(t.bytes <= (1 << 30) / 1000, `${t.bytes} B`);
   });
 });

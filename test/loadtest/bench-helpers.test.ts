@@ -50,6 +50,16 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   assert.ok(ladder !== 'help' && ladder.ladder && ladder.rounds === 7 && !defaults.ladder);
 });
 
+test('bench flags: --traces picks synthetic traces by name and refuses an unknown one', () => {
+  const defaults = parseBenchArgs(['--hit-ratio']);
+  assert.ok(defaults !== 'help');
+  assert.equal(defaults.traceNames, undefined);
+  const some = parseBenchArgs(['--hit-ratio', '--traces', 'recency, shift,recency']);
+  assert.ok(some !== 'help');
+  assert.deepEqual(some.traceNames, ['recency', 'shift']);
+  assert.throws(() => parseBenchArgs(['--traces', 'zipf-0.8']), (e: unknown) => e instanceof UsageError && e.message.includes('"zipf-0.8"') && e.message.includes('crawler-30%'));
+});
+
 test("the shared-tier bench reads redis-benchmark's GET latencies from a real Redis", async () => {
   const redis = await startRedis();
   try {

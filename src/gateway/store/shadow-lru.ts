@@ -99,6 +99,15 @@ export class ShadowLru {
     while (this.#bytes > this.#maxBytes) this.#remove(this.#tail);
   }
 
+  /**
+   * Holds `h`, not held, at the mean size of the keys held: for a key plain LRU would have fetched
+   * and kept, whose size the caller does not know without a lookup that allocates. Nothing while
+   * nothing is held.
+   */
+  learn(h: number): void {
+    if (this.#count > 0) this.set(h, Math.round(this.#bytes / this.#count));
+  }
+
   /** Forgets `h`; true when it was held. */
   delete(h: number): boolean {
     const node = this.#find(h);

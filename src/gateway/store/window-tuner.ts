@@ -11,26 +11,47 @@
  * Waldspurger et al., FAST 2015): the keys whose hash falls in a 2^-k slice, held by an LRU of key
  * hashes and sizes (shadow-lru.ts) bounded to the same slice of the bytes, at most 4,096 keys. The
  * cache's own hits on the same keys are counted beside it, so both are measured on the same
- * requests; the window moves (doubled or halved, between 1 % and 99 %) only when the difference
+ * requests; the window moves (doubled or halved, between 1 % and 99.8 %) only when the difference
  * is larger than chance would make it, by far when it is to shrink. Set dueling in CPU caches
  * (Qureshi et al., ISCA 2007) chooses an insertion policy the same way. Caffeine instead
  * hill-climbs its own hit ratio, which replayed here as noise on stationary traces (it cannot tell
  * a worse step from a worse minute).
  *
+ * The shadow is plain LRU on the sample: a key the cache hit and the shadow lacked is taken into
+ * it, as LRU would have fetched and kept it. It used to learn keys only when the cache stored
+ * them, which made it an LRU of the cache's misses: a key the cache kept counted as a hit only
+ * the cache made at every request, not once, and that lead halved the window now and then on
+ * recency-biased requests (docs/performance.md, "Halving from the top").
+ *
+ * That same lead was what brought the window down after a popularity shift. With an honest
+ * shadow nothing does, since a window as large as LRU's hits as LRU does, so a shift is answered
+ * directly: when the cache's sketch is cleared (shift-detector.ts), or when LRU pulls far ahead
+ * of a cache that had been clearly ahead of it at the smallest window (a reversal, which is a
+ * shift seen sooner), the window goes back to 1 % and stays there while the cache relearns what
+ * is asked now.
+ *
  * A lookup of a key outside the sample costs a comparison; the sample's share is looked up in
- * the shadow LRU as well.
+ * the shadow LRU as well, and every FAST_CHECK of them the counts are compared.
  */
 import { ShadowLru } from './shadow-lru.ts';
 
 /** The share of the bound the window starts at and never goes below: Caffeine's. */
 export const MIN_WINDOW_SHARE = 0.01;
 /**
- * The largest share: the main space keeps 1 %, so that at the top the cache is nearly LRU (a cap of
- * 90 % stayed up to 1.1 points further below LRU at small bounds on the recency-biased traces).
+ * The largest share: the main space keeps 0.2 %, so that at the top the cache is nearly LRU. A cap
+ * of 90 % stayed up to 1.1 points further below LRU at small bounds on the recency-biased traces;
+ * 99.8 % instead of 99 % took the synthetic recency trace at 16 MiB 0.05 points closer to LRU.
  */
-const MAX_WINDOW_SHARE = 0.99;
-/** A move doubles or halves the share: seven moves go from 1 % to 99 %; fourfold steps replayed alike. */
+const MAX_WINDOW_SHARE = 0.998;
+/** A move doubles or halves the share: seven moves go from 1 % to the top; fourfold steps replayed alike. */
 const STEP = 2;
+/**
+ * A probe divides the share by this. A probe from the top moves the window's oldest part to the
+ * main space, and what leaves it there is judged by counts that say little on recency-biased
+ * requests: a halving put the synthetic recency trace at 64 MiB 0.5 to 1.7 points below LRU for
+ * about 90,000 requests, even when undone at the next decision; a fifth off, 0.1 to 0.6.
+ */
+const PROBE_STEP = 1.25;
 /**
  * At most this many keys in the shadow LRU: enough for its hit ratio to follow LRU's closely
  * (SHARDS). 8,192 replayed within 0.3 points of it, either way, at the bounds where the cap
@@ -52,8 +73,8 @@ const BOUND_BYTES_PER_SHADOW_KEY = 5_000;
  */
 const SHADOW_KEY_ROOM = 2;
 /**
- * After this many decisions in a row without a clear difference, the window is halved anyway (a
- * probe): with a window as large as LRU's the cache hits as LRU does, so no difference would ever
+ * After this many decisions in a row without a clear difference, a fifth is taken off the
+ * window anyway (a probe, PROBE_STEP): with a window as large as LRU's the cache hits as LRU does, so no difference would ever
  * show that a smaller one does better now (a recency-biased phase followed by a frequency-biased
  * one). The probe is kept only if the next decision finds the cache clearly ahead of LRU. Probes
  * kept unless LRU did clearly better let the window sink to where its loss was just too small to
@@ -76,6 +97,34 @@ const DECISION_PER_KEY = 0.25;
 /** Nor fewer than this: a decision on fewer is mostly noise. */
 const MIN_DECISION_REQUESTS = 512;
 /**
+ * Every this many sampled requests (a power of two) within a decision, the window grows at once
+ * when LRU is already ahead by FAST_SIGNIFICANCE standard deviations and 1 % of the requests. The
+ * climb from 1 % to the top took three decisions before the first doubling and one for each after,
+ * about two caches' worth of requests, and that climb was most of what the recency-biased traces
+ * lost to LRU. With the honest shadow a loop's runs no longer read as LRU ahead (docs/performance.md:
+ * a fast growth with the shadow of the cache's misses lost up to 24 points on a loop block trace).
+ */
+const FAST_CHECK = 64;
+const FAST_SIGNIFICANCE = 2;
+const MIN_GROW_DIFFERENCE = 0.01;
+/**
+ * A cache that has been clearly ahead of LRU at the smallest window this many decisions in a row
+ * is frequency-biased; when LRU then pulls far ahead (as FAST_CHECK tells), what is asked has
+ * changed and the sketch's counts refuse it: that is a popularity shift, told from the tuner's
+ * side, and answered as one (the sketch cleared, the window held at 1 %). Otherwise the window
+ * would grow to the top within a cache's worth of requests after a shift, the hit ratio then
+ * falls too little for the shift detector to see it, and the cache stays LRU for good (the shift
+ * at 64 MiB: 4.8 points above LRU before, 2.7 so).
+ */
+const SETTLED_DECISIONS = 4;
+/**
+ * After a shift, the window is held at 1 % for this many decisions (two caches' worth of
+ * requests): LRU does better for a while after it, as the main space still holds what was hot
+ * before, and growing on that took the window to the top again for good (the shift at 64 MiB 2.6
+ * points above LRU with no hold, 5.3 with four decisions, 5.4 with eight).
+ */
+const HOLD_AFTER_SHIFT = 8;
+/**
  * How many standard deviations of chance the difference in hits must exceed to move the window:
  * one toward LRU, which is the safe side (where the cache is no better than LRU a larger window
  * costs nothing), three away from it, and then by at least 1 % of the sampled requests. With two
@@ -96,16 +145,17 @@ const MIN_SHRINK_DIFFERENCE = 0.01;
 const BEHIND_IN_A_ROW = 3;
 /**
  * And away from the largest share only when the cache is clearly ahead this many decisions in a
- * row. There the cache is LRU but for the main space's 1 %, whose frequent keys the shadow LRU
- * drops and does not take back while the cache keeps hitting them, so one decision now and then
- * favours the cache by far on recency-biased requests too; each such halving cost 2 to 4 points
- * for the time the window took to grow back (half-size replays of the recency trace: −1.8, −2.2,
- * −1.6 points below LRU with one decision, −1.3, −1.5, −1.1 with two). After a popularity shift
- * the cache is ahead at every decision, so the window still comes down (the shift within 0.02
- * points); with three the shift at 8 MiB lost 0.12.
+ * row. Set when the shadow learnt keys only on the cache's misses: it then dropped the main
+ * space's frequent keys and did not take them back while the cache kept hitting them, so one
+ * decision now and then favoured the cache by far on recency-biased requests too, and each such
+ * halving cost 2 to 4 points for the time the window took to grow back (half-size replays of the
+ * recency trace: −1.8, −2.2, −1.6 points below LRU with one decision, −1.3, −1.5, −1.1 with two).
+ * The honest shadow no longer makes that lead, and two in a row were not replayed against one
+ * with it.
  */
 const AHEAD_AT_TOP_IN_A_ROW = 2;
 export class WindowTuner {
+  readonly #onReversal: () => void;
   /** Keys hashed below this are in the sample (the high bits: the sketch indexes by the low ones). */
   readonly #below: number;
   readonly #shadow: ShadowLru;
@@ -125,9 +175,18 @@ export class WindowTuner {
   /** Decisions in a row that found LRU ahead, and the cache. */
   #behind = 0;
   #ahead = 0;
+  /** Decisions in a row at the smallest window that found the cache clearly ahead. */
+  #settled = 0;
+  /** Decisions left for which the window stays at 1 % after a shift. */
+  #held = 0;
 
-  /** `maxSize`: the cache's bound in bytes; `capacity`: how many entries it is expected to hold at most. */
-  constructor(maxSize: number, capacity: number) {
+  /**
+   * `maxSize`: the cache's bound in bytes; `capacity`: how many entries it is expected to hold at
+   * most; `onReversal`: called when the tuner sees a popularity shift (SETTLED_DECISIONS), before
+   * `looked` returns.
+   */
+  constructor(maxSize: number, capacity: number, onReversal: () => void) {
+    this.#onReversal = onReversal;
     const wanted = Math.min(SHADOW_KEYS, Math.max(LEAST_SHADOW_KEYS, Math.floor(maxSize / BOUND_BYTES_PER_SHADOW_KEY)));
     const k = Math.max(0, Math.ceil(Math.log2(capacity / wanted)));
     this.#below = 2 ** (32 - k);
@@ -150,10 +209,51 @@ export class WindowTuner {
     if (h >= this.#below) return false;
     const lruHit = this.#shadow.get(h);
     if (lruHit !== hit) {
-      if (lruHit) this.#lruOnly++;
-      else this.#cacheOnly++;
+      if (lruHit) {
+        this.#lruOnly++;
+      } else {
+        this.#cacheOnly++;
+        this.#shadow.learn(h);
+      }
     }
-    return ++this.#requests >= this.#decideEvery && this.#decide();
+    this.#requests++;
+    if ((this.#requests & (FAST_CHECK - 1)) === 0 && this.#requests < this.#decideEvery && this.#held === 0 && this.#lruFarAhead()) return this.#growAtOnce();
+    return this.#requests >= this.#decideEvery && this.#decide();
+  }
+
+  /**
+   * Popularity shifted (the sketch was cleared): the window goes back to 1 % and is held there;
+   * true when its share changed.
+   */
+  shifted(): boolean {
+    this.#held = HOLD_AFTER_SHIFT;
+    this.#restart();
+    return this.#move(MIN_WINDOW_SHARE);
+  }
+
+  #lruFarAhead(): boolean {
+    const difference = this.#lruOnly - this.#cacheOnly;
+    return this.#share < MAX_WINDOW_SHARE && difference > FAST_SIGNIFICANCE * Math.sqrt(this.#lruOnly + this.#cacheOnly) && difference > MIN_GROW_DIFFERENCE * this.#requests;
+  }
+
+  #growAtOnce(): boolean {
+    if (this.#share <= MIN_WINDOW_SHARE && this.#settled >= SETTLED_DECISIONS) {
+      this.#onReversal();
+      return this.shifted();
+    }
+    this.#restart();
+    return this.#move(this.#share * STEP);
+  }
+
+  /** Starts a new decision, with no probe pending and no streak. */
+  #restart(): void {
+    this.#requests = 0;
+    this.#lruOnly = 0;
+    this.#cacheOnly = 0;
+    this.#probing = false;
+    this.#behind = 0;
+    this.#ahead = 0;
+    this.#settled = 0;
   }
 
   /** Counts a store of `size` bytes under the key hashed `h`: LRU keeps every one. */
@@ -174,13 +274,18 @@ export class WindowTuner {
     this.#requests = 0;
     this.#lruOnly = 0;
     this.#cacheOnly = 0;
+    this.#settled = cacheBetter && this.#share <= MIN_WINDOW_SHARE ? this.#settled + 1 : 0;
+    if (this.#held > 0) {
+      this.#held--;
+      return false;
+    }
     if (this.#probing) {
       this.#probing = false;
       // A probe is kept only when the smaller window does clearly better than LRU; otherwise it
       // is undone, and the next one waits twice as long.
       if (!cacheBetter) {
         this.#patience = Math.min(MOST_PATIENCE, this.#patience * 2);
-        return this.#move(this.#share * STEP);
+        return this.#move(this.#share * PROBE_STEP);
       }
       this.#patience = PATIENCE;
     }
@@ -191,7 +296,7 @@ export class WindowTuner {
     if (lruBetter) return false;
     if (++this.#undecided < this.#patience) return false;
     this.#probing = this.#share > MIN_WINDOW_SHARE;
-    return this.#move(this.#share / STEP);
+    return this.#move(this.#share / PROBE_STEP);
   }
 
   #move(share: number): boolean {

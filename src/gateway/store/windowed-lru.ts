@@ -16,8 +16,10 @@
  *
  * Popularity that shifts is the sketch's blind spot: it ages after 30 requests per entry, and
  * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
- * requests for keys the filter just refused rise together (shift-detector.ts), the sketch is
- * cleared and the protected segment's oldest are sampled as victims for a while.
+ * requests for keys the filter just refused rise together (shift-detector.ts), or when plain LRU
+ * pulls far ahead of a cache that had been clearly ahead of it at the smallest window
+ * (window-tuner.ts), the sketch is cleared, the window goes back to 1 % for a while, and the
+ * protected segment's oldest are sampled as victims.
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
  * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
@@ -48,7 +50,7 @@ export interface WindowedLruOptions<K, V> {
   readonly disposeAfter: (value: V, key: K, reason: LRUCache.DisposeReason) => void;
   /** Called for each candidate the filter judged, with its verdict. */
   readonly onAdmission: (admitted: boolean) => void;
-  /** Called when popularity shifted and the sketch forgot its counts (shift-detector.ts). */
+  /** Called when popularity shifted and the sketch forgot its counts (shift-detector.ts, window-tuner.ts). */
   readonly onShift: () => void;
 }
 
@@ -114,7 +116,9 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
     this.#sketch = new FrequencySketch(capacity);
     this.#shifts = new ShiftDetector(capacity);
-    this.#tuner = new WindowTuner(options.maxSize, capacity);
+    this.#tuner = new WindowTuner(options.maxSize, capacity, () => {
+      this.#forget();
+    });
     this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes + this.#tuner.bytes;
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
@@ -155,6 +159,13 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     if (this.#tuner.looked(h, hit)) this.#resize(this.#tuner.share);
   }
 
+  /** Popularity shifted, as the shift detector or the window's tuner saw: the sketch forgets its counts. */
+  #forget(): void {
+    this.#sketch.clear();
+    this.#sinceShift = 0;
+    this.#onShift();
+  }
+
   peek(key: K): V | undefined {
     return this.#protected.peek(key) ?? this.#probation.peek(key) ?? this.#window.peek(key);
   }
@@ -168,9 +179,8 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     // Hashed once, for both the shift detector and the tuner.
     const h = keyHash(key);
     if (this.#shifts.shifted(h, this.size)) {
-      this.#sketch.clear();
-      this.#sinceShift = 0;
-      this.#onShift();
+      this.#forget();
+      if (this.#tuner.shifted()) this.#resize(this.#tuner.share);
     }
     this.#sinceShift++;
     this.#tuner.stored(h, size);
