@@ -19,21 +19,35 @@ test('a key is counted once per request, the first by the doorkeeper, up to the 
   assert.equal(sketch.frequency('/v1/books?q=lake'), 0, 'another key is not counted with it');
 });
 
-test('after a sample of 30 increments per entry every count is halved and the doorkeeper forgets', () => {
+test('after a sample of 30 counted increments per entry every count is halved and the doorkeeper forgets', () => {
   const capacity = 64;
   const sketch = new FrequencySketch(capacity);
   counted(sketch, 'hot', 13);
   sketch.increment('once');
   assert.equal(sketch.frequency('hot'), 13);
   assert.equal(sketch.frequency('once'), 1);
-  // 14 increments so far; the sample is 30 × 64.
-  for (let i = 0; i < 30 * capacity - 14 - 1; i++) sketch.increment(`filler-${i % 7}`);
+  for (let i = 0; i < 7; i++) sketch.increment(`filler-${i}`);
+  // 12 increments counted so far (each key's first is the doorkeeper's); the sample is 30 × 64.
+  for (let i = 0; i < 30 * capacity - 12 - 1; i++) sketch.increment(`filler-${i % 7}`);
   assert.equal(sketch.frequency('hot'), 13, 'not yet');
   sketch.increment(`filler-0`);
   assert.equal(sketch.frequency('hot'), 6, '12 counted, halved, and no doorkeeper bit any more');
   assert.equal(sketch.frequency('once'), 0, 'a key seen once is forgotten');
   sketch.increment('hot');
   assert.equal(sketch.frequency('hot'), 7, 'the doorkeeper takes its next sighting again');
+});
+
+test('a crawl of one-off keys as long as a sample does not age the sketch: only repeated requests do', () => {
+  const capacity = 1024;
+  const sketch = new FrequencySketch(capacity);
+  counted(sketch, '/v1/books?q=river', 5);
+  counted(sketch, '/v1/books?q=lake', 3);
+  for (let i = 0; i < 30 * capacity; i++) sketch.increment(`/v1/books?page=${i}`);
+  assert.equal(sketch.frequency('/v1/books?q=river'), 5);
+  assert.equal(sketch.frequency('/v1/books?q=lake'), 3);
+  // The same number of requests over keys asked again ages it.
+  for (let i = 0; i < 30 * capacity; i++) sketch.increment(`/v1/books?q=${i % 100}`);
+  assert.ok(sketch.frequency('/v1/books?q=river') <= 2, `halved, and the doorkeeper cleared: ${sketch.frequency('/v1/books?q=river')}`);
 });
 
 test('collisions are bounded: a sketch full of one-off keys overestimates unseen keys by little', () => {
@@ -58,6 +72,6 @@ test('collisions are bounded: a sketch full of one-off keys overestimates unseen
 
 test('its memory is a few bytes per entry it is sized for', () => {
   const sketch = new FrequencySketch(100_000);
-  // 16 counters of 4 bits and 64 doorkeeper bits per entry, each table rounded up to a power of two.
-  assert.equal(sketch.bytes, 16 * 131_072);
+  // 32 counters of 4 bits and 64 doorkeeper bits per entry, each table rounded up to a power of two.
+  assert.equal(sketch.bytes, 24 * 131_072);
 });

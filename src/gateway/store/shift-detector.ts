@@ -1,5 +1,5 @@
 /**
- * Tells when popularity has shifted. The sketch ages after 30 requests per entry
+ * Tells when popularity has shifted. The sketch ages after 30 repeated requests per entry
  * (frequency-sketch.ts), and until then the keys that were hot keep the counts that refuse the
  * ones that are hot now, so that only the window serves them; the store then clears the
  * sketch (windowed-lru.ts).

@@ -14,7 +14,7 @@
  * An entry that was asked for once since admission so goes before one that proved itself, which
  * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
  *
- * Popularity that shifts is the sketch's blind spot: it ages after 30 requests per entry, and
+ * Popularity that shifts is the sketch's blind spot: it ages after 30 repeated requests per entry, and
  * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
  * requests for keys the filter just refused rise together (shift-detector.ts), or when plain LRU
  * pulls far ahead of a cache that had been clearly ahead of it at the smallest window
@@ -76,7 +76,7 @@ const PROTECTED_SHARE = 0.8;
 /**
  * Bytes per entry the sketch is sized for. Catalog answers cost about 1–12 KiB in the cache (6 KiB on
  * average); sizing for small ones gives more counters than entries, which keeps collisions rare,
- * for 16 B (up to 32 B, as tables round up to powers of two) per 2 KiB of bound.
+ * for 24 B (up to 48 B, as tables round up to powers of two) per 2 KiB of bound.
  */
 const SKETCH_BYTES_PER_ENTRY = 2048;
 
