@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { PROBLEM_BASE } from '../../src/shared/problem.ts';
+import { loadOrCreateSecret, secretPath } from '../../src/shared/signing-key.ts';
 import { rawExchange, type Reply } from '../support/harness.ts';
 import { json, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
@@ -132,6 +133,17 @@ describe('origin errors', () => {
       assert.match(overLong, /"instance":"http:\/\/REDACTED@catalog\/v1\/books"/);
       assert.ok(!f.logs.text().includes(token));
       assert.ok(!f.logs.text().includes('hunter2'));
+    });
+
+    test('a signed token whose sub is not a string is refused', async () => {
+      const secret = loadOrCreateSecret(secretPath(f.config));
+      const exp = Math.floor(f.clock.now() / 1000) + 600;
+      for (const sub of [{ id: 7 }, 7, ['a']]) {
+        const token = await new SignJWT({ scope: 'catalog:read', sub, exp } as unknown as Record<string, unknown>).setProtectedHeader({ alg: 'HS256' }).sign(secret);
+        const reply = await f.anonymous('/v1/branches', { authorization: `Bearer ${token}` });
+        assertProblem(reply, 401, 'invalid-token');
+        assert.equal(reply.headers['www-authenticate'], challenge("the token's sub claim is not accepted"));
+      }
     });
 
     test('an unsigned token (alg: none) is refused', async () => {
