@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BRANCH_ID } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
-import { readJsonObject } from '../shared/request-body.ts';
+import { readJsonObject, unknownMember } from '../shared/request-body.ts';
 import { webhookUrl } from '../shared/webhook-url.ts';
 import { AVAILABILITY_CHANGED, EVENT_TYPES, idNumber, type CirculationDb } from './circulation-db.ts';
 
@@ -40,6 +40,9 @@ export type CirculationAnswer =
   | { readonly kind: 'problem'; readonly problem: Problem }
   | { readonly kind: 'written'; readonly status: number; readonly body?: unknown; readonly location?: string };
 
+const LOAN_MEMBERS: ReadonlySet<string> = new Set(['book', 'branch']);
+const WEBHOOK_MEMBERS: ReadonlySet<string> = new Set(['url', 'types']);
+
 /** Webhook bodies and loan bodies are a few dozen bytes; anything near this is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -61,6 +64,8 @@ const LEND_REFUSALS = {
 async function lend(db: CirculationDb, req: IncomingMessage): Promise<CirculationAnswer> {
   const body = await readJsonObject(req, MAX_BODY_BYTES);
   if (!body.ok) return { kind: 'problem', problem: body.problem };
+  const stray = unknownMember(body.value, LOAN_MEMBERS);
+  if (stray !== undefined) return invalid(`unknown member ${stray}: a loan is {"book":"bk_…","branch":"branch_…"}`);
   const { book, branch } = body.value;
   if (typeof book !== 'string' || typeof branch !== 'string') return invalid('the body must be {"book":"bk_…","branch":"branch_…"}');
   const bookNumber = idNumber('book', book);
@@ -74,6 +79,8 @@ async function lend(db: CirculationDb, req: IncomingMessage): Promise<Circulatio
 async function register(db: CirculationDb, req: IncomingMessage): Promise<CirculationAnswer> {
   const body = await readJsonObject(req, MAX_BODY_BYTES);
   if (!body.ok) return { kind: 'problem', problem: body.problem };
+  const stray = unknownMember(body.value, WEBHOOK_MEMBERS);
+  if (stray !== undefined) return invalid(`unknown member ${stray}: a registration has "url" and, optionally, "types"`);
   const url = webhookUrl(body.value.url);
   if (url === undefined) return invalid('url must be an absolute https:// (or http://) URL without credentials');
   const types = body.value.types ?? [AVAILABILITY_CHANGED];

@@ -25,7 +25,7 @@ import { framingProblem } from '../shared/framing.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
-import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
+import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, strayParameter, type RouteLabel } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
 import type { CirculationDb } from './circulation-db.ts';
 import { answerCirculation, CIRCULATION_ROUTES, matchCirculation, type CirculationAnswer, type CirculationRoute, type CirculationTarget } from './circulation.ts';
@@ -65,7 +65,7 @@ interface Handled {
 
 const DRAINING = problem('not-ready', 'the origin is shutting down', { connection: 'close' });
 
-async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: Handled, target: CirculationTarget): Promise<Answer> {
+async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: Handled, target: CirculationTarget, rawQuery: string): Promise<Answer> {
   handled.route = target.route;
   if (ctx.isDraining()) return { kind: 'problem', problem: DRAINING };
   const { methods, scope } = CIRCULATION_ROUTES[target.route];
@@ -77,6 +77,10 @@ async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: H
   handled.subject = auth.principal.subject;
   const limited = ctx.limiter.take(auth.principal.subject);
   if (limited !== undefined) return { kind: 'problem', problem: limited };
+  // Refused, as on every other route, rather than ignored: a client that sends
+  // `DELETE /v1/loans/ln_7?dryRun=true` must not have the copy returned.
+  const stray = strayParameter(rawQuery, target.route);
+  if (stray !== undefined) return { kind: 'problem', problem: stray };
   const answered = await answerCirculation(ctx.circulation, req, target);
   if (answered.kind === 'written' && target.route.startsWith('/v1/loans') && answered.status !== 200) ctx.committed();
   return answered;
@@ -85,8 +89,10 @@ async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: H
 async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
   const refused = framingProblem(req) ?? credentialsInTarget(req.url ?? '/', ctx.credentialNames);
   if (refused !== undefined) return { kind: 'problem', problem: refused };
-  const circulation = Buffer.byteLength(req.url ?? '/') <= ctx.maxTargetBytes ? matchCirculation(originForm(req.url ?? '/').split('?', 1)[0] ?? '/') : undefined;
-  if (circulation !== undefined) return answerWrite(ctx, req, handled, circulation);
+  const target = originForm(req.url ?? '/');
+  const qmark = target.indexOf('?');
+  const circulation = Buffer.byteLength(req.url ?? '/') <= ctx.maxTargetBytes ? matchCirculation(qmark === -1 ? target : target.slice(0, qmark)) : undefined;
+  if (circulation !== undefined) return answerWrite(ctx, req, handled, circulation, qmark === -1 ? '' : target.slice(qmark + 1));
   const verdict = parseRequestTarget(req.method ?? 'GET', req.url ?? '/', ctx.maxTargetBytes);
   if (verdict.ok) {
     handled.route = verdict.target.route;
@@ -111,6 +117,15 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
   return { kind: 'document', body: JSON.stringify(resolution.document), tags: resolution.tags, next: resolution.next ?? null };
 }
 
+/**
+ * A request answered before its body was read whole (refused unread, or too large): Node would
+ * read and discard the rest to keep the connection, for as long as the client sends, up to
+ * `http.requestTimeoutMs`: gigabytes of input on loopback. The connection is closed instead.
+ */
+function bodyLeftUnread(req: IncomingMessage): boolean {
+  return !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+}
+
 export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
@@ -120,6 +135,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     const shownTarget = redactTarget(req.url ?? '/', ctx.credentialNames);
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
+      if (bodyLeftUnread(req)) res.setHeader('connection', 'close');
       if (a.kind === 'document') {
         const { isHead } = handled;
         return deliverJson(res, a.body, { isHead, ifNoneMatch: req.headers['if-none-match'], acceptEncoding: req.headers['accept-encoding'], compression: ctx.compression, cachingFields: ctx.cachingFields, tags: a.tags, next: a.next });

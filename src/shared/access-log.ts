@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ClientAddress } from './client-address.ts';
-import { redactTarget } from './credentials.ts';
+import { redactJwts, redactTarget } from './credentials.ts';
 import { isoTime, lineWriter, type Logger } from './logger.ts';
 
 export interface AccessRecord {
@@ -40,12 +40,6 @@ export function peerFields(req: IncomingMessage, clients: ClientAddress): Peer {
   return { remote: clients.client(req), ua: loggedAgent(req.headers['user-agent']), proto };
 }
 
-/**
- * A JWT anywhere in a string: its first segment is base64url JSON, so it starts `eyJ`. A client
- * that sends its token in `User-Agent` would otherwise have it written to the access log.
- */
-const JWT_INSIDE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
-
 // A client sends one User-Agent on every request: the last one's verdict is kept.
 let lastAgent: string | undefined;
 let lastLogged: string | undefined;
@@ -56,7 +50,7 @@ function loggedAgent(ua: string | undefined): string | undefined {
   if (ua === lastAgent) return lastLogged;
   const cut = ua.length <= 256 ? ua : ua.slice(0, 256);
   lastAgent = ua;
-  lastLogged = cut.includes('eyJ') ? cut.replace(JWT_INSIDE, 'REDACTED') : cut;
+  lastLogged = redactJwts(cut);
   return lastLogged;
 }
 

@@ -124,8 +124,11 @@ export class TokenVerifier {
       const options = { ...this.#options, currentDate: new Date(nowMs) };
       const key = this.#key;
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      // jose checks that `sub` is present, not that it is a string (RFC 7519 §4.1.2): an object
+      // would be logged as "[object Object]" and, a new key at each verification, escape the rate limit.
+      if (typeof payload.sub !== 'string') throw new errors.JWTClaimValidationFailed('"sub" claim must be a string', payload, 'sub', 'check_failed');
       const scopes = typeof payload.scope === 'string' ? payload.scope : '';
-      granted = { ok: true, principal: { subject: payload.sub ?? '', scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 } };
+      granted = { ok: true, principal: { subject: payload.sub, scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 } };
     } catch (err) {
       this.#remembered?.delete(authorization);
       return { ok: false, problem: invalidToken(describe(err)) };

@@ -87,8 +87,27 @@ function parts(target: string): Parts {
   };
 }
 
-/** The target with the value of every credential parameter, and any fragment, replaced by `REDACTED`. */
+/**
+ * A JWT anywhere in a string: its first segment is base64url JSON, so it starts `eyJ`. A client
+ * that sends its token where no credential is expected (`User-Agent`, a query parameter of
+ * another name, a path segment) would otherwise have it written to the logs.
+ */
+const JWT_INSIDE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+
+/** `text` with every JWT in it written `REDACTED`. */
+export function redactJwts(text: string): string {
+  return text.includes('eyJ') ? text.replace(JWT_INSIDE, REDACTED) : text;
+}
+
+/**
+ * The target with the value of every credential parameter, any fragment and any JWT replaced by
+ * `REDACTED`.
+ */
 export function redactTarget(target: string, names: readonly string[]): string {
+  return redactJwts(redactNamed(target, names));
+}
+
+function redactNamed(target: string, names: readonly string[]): string {
   if (!mayCarry(target, names)) return target;
   const userinfo = USERINFO.exec(target)?.[0];
   const scheme = userinfo === undefined ? '' : `${userinfo.slice(0, userinfo.indexOf('://') + 3)}${REDACTED}@`;

@@ -56,3 +56,12 @@ export async function readJsonObject(req: IncomingMessage, maxBytes: number): Pr
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problem: problem('invalid-body', 'the body must be a JSON object') };
   return { ok: true, value: value as Record<string, unknown> };
 }
+
+/**
+ * The first member of `body` that is not one of `members`, quoted and cut for a problem's detail:
+ * a misspelt member is refused rather than dropped, as an unknown query parameter is.
+ */
+export function unknownMember(body: Readonly<Record<string, unknown>>, members: ReadonlySet<string>): string | undefined {
+  const unknown = Object.keys(body).find((name) => !members.has(name));
+  return unknown === undefined ? undefined : JSON.stringify(unknown.slice(0, 64));
+}

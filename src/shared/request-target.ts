@@ -82,8 +82,8 @@ export function parseRequestTarget(method: string, rawTarget: string, maxTargetB
     if ('problem' in parsed) return refuse(route, parsed.problem);
     return { ok: true, isHead, target: { route, query: parsed.query }, canonical: canonicalBooksTarget(parsed.query) };
   }
-  const stray = firstParameter(rawQuery);
-  if (stray !== undefined) return refuse(route, unknownParameter(stray, route));
+  const stray = strayParameter(rawQuery, route);
+  if (stray !== undefined) return refuse(route, stray);
   if (route === '/v1/branches') return { ok: true, isHead, target: { route }, canonical: path };
   const id = decodeSegment(matched.id ?? '');
   if (id === undefined) return refuse(route, problem('not-found', 'no resource at this path'));
@@ -121,7 +121,13 @@ function firstParameter(rawQuery: string): string | undefined {
   return undefined;
 }
 
-function unknownParameter(name: string, route: RouteTemplate): Problem {
+/** The 400 for a query on `route`, which takes no parameters; `rawQuery` is what follows the `?`. */
+export function strayParameter(rawQuery: string, route: string): Problem | undefined {
+  const stray = firstParameter(rawQuery);
+  return stray === undefined ? undefined : unknownParameter(stray, route);
+}
+
+function unknownParameter(name: string, route: string): Problem {
   const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
   return problem('unknown-parameter', `unknown parameter "${shown}" for ${route}`);
 }
@@ -189,11 +195,11 @@ export function canonicalBooksTarget(query: BooksQuery): string {
 }
 
 /**
- * A problem's `instance`: the target as sent, with credentials redacted (credentials.ts), unless
- * it is the over-long one being refused.
+ * A problem's `instance`: the target as sent, with credentials redacted (credentials.ts); of an
+ * over-long one, only its path, redacted too (an absolute-form target's user information).
  */
 export function problemInstance(rawTarget: string, maxTargetBytes: number, credentialNames: readonly string[]): string {
   if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return redactTarget(rawTarget, credentialNames);
   const path = rawTarget.split('?', 1)[0] ?? '/';
-  return Buffer.byteLength(path) <= maxTargetBytes ? path : '/';
+  return Buffer.byteLength(path) <= maxTargetBytes ? redactTarget(path, credentialNames) : '/';
 }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
@@ -11,11 +13,45 @@ function availableAt(book: Book, branch: string): boolean | undefined {
   return book.availability.find((a) => a.branch === branch)?.available;
 }
 
+interface Streamed {
+  /** The status line and header section of the answer. */
+  readonly head: string;
+  readonly sentBytes: number;
+  readonly closed: boolean;
+}
+
+/**
+ * Sends `POST /v1/loans` with a chunked body that never ends, for up to five seconds or until the
+ * server closes the connection.
+ */
+async function streamEndlessBody(baseUrl: string, headers: Record<string, string>): Promise<Streamed> {
+  const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
+  await once(socket, 'connect');
+  let received = '';
+  const state = { closed: false };
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('close', () => (state.closed = true));
+  socket.on('error', () => undefined);
+  const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.write(`POST /v1/loans HTTP/1.1\r\nHost: x\r\n${fields}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
+  const deadline = performance.now() + 5000;
+  let sentBytes = 0;
+  while (!state.closed && performance.now() < deadline) {
+    sentBytes += 0x10000;
+    // Not `once`: it rejects on the EPIPE that a write after the server's close ends with.
+    if (!socket.write(chunk)) await new Promise((resume) => socket.once('drain', resume).once('close', resume));
+  }
+  socket.destroy();
+  return { head: received.split('\r\n\r\n', 1)[0] ?? '', sentBytes, closed: state.closed };
+}
+
 describe('loans', () => {
   let f: OriginFixture;
   let writer: Record<string, string>;
   const [single, other] = freeHoldings(1, 2);
   const [double] = freeHoldings(2, 1);
+  const [, , contested, kept] = freeHoldings(1, 4);
 
   before(async () => {
     f = await startOriginFixture();
@@ -107,6 +143,52 @@ describe('loans', () => {
     assert.equal(wrongMethod.status, 405);
     assert.equal(wrongMethod.headers.allow, 'POST');
     assert.equal((await send(`${f.origin.url}/v1/loans/ln_0`, 'DELETE', writer)).status, 404);
+  });
+
+  test('a body member the operation does not define is refused, not dropped', async () => {
+    assert.ok(single !== undefined);
+    const loan = await lend({ ...single, until: '2030-01-01' } as Holding);
+    assert.equal(loan.status, 422, loan.body);
+    assert.match(String(json(loan).detail), /unknown member "until"/);
+    const admin = { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` };
+    const registration = await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, { url: 'https://receiver.example/events', type: ['book.availability.changed'] });
+    assert.equal(registration.status, 422, registration.body);
+    assert.match(String(json(registration).detail), /unknown member "type"/);
+    assert.deepEqual(json(await send(`${f.origin.url}/v1/webhooks`, 'GET', admin)), { results: [] }, 'nothing was registered');
+  });
+
+  test('concurrent loans of the last copy: exactly one is made, the others get 409', async () => {
+    assert.ok(contested !== undefined);
+    const replies = await Promise.all(Array.from({ length: 8 }, () => lend(contested)));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
+    const refusal = replies.find((r) => r.status === 409);
+    assert.ok(refusal !== undefined);
+    assert.equal(refusal.headers['content-type'], 'application/problem+json');
+    assert.equal(json(refusal).type, 'https://catalog.example/problems/no-copy-free');
+  });
+
+  test('query parameters on loans and webhooks are refused, not ignored', async () => {
+    assert.ok(kept !== undefined);
+    const loan = json<{ id: string }>(await lend(kept));
+    const url = `${f.origin.url}/v1/loans/${loan.id}`;
+    const refused = await send(`${url}?dryRun=true`, 'DELETE', writer);
+    assert.equal(refused.status, 400, refused.body);
+    assert.equal(json(refused).type, 'https://catalog.example/problems/unknown-parameter');
+    assert.equal((await send(url, 'GET', writer)).status, 200, 'the loan is still active');
+    assert.equal((await send(`${f.origin.url}/v1/loans?copies=2`, 'POST', writer, kept)).status, 400);
+    const admin = { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` };
+    assert.equal((await send(`${f.origin.url}/v1/webhooks?page=2`, 'GET', admin)).status, 400);
+    assert.equal((await send(`${f.origin.url}/v1/loans?copies=2`, 'POST', {}, kept)).status, 401, 'parameters are judged after the token');
+    assert.equal((await send(url, 'DELETE', writer)).status, 204);
+  });
+
+  test('a body left unread (refused, or too large) closes the connection instead of being read to its end', async () => {
+    for (const [headers, status] of [[writer, 413], [{}, 401]] as const) {
+      const streamed = await streamEndlessBody(f.origin.url, headers);
+      assert.match(streamed.head, new RegExp(`^HTTP/1.1 ${status} `), streamed.head);
+      assert.match(streamed.head, /\r\nconnection: close\r\n/i, streamed.head);
+      assert.ok(streamed.closed, `the connection was still open after ${streamed.sentBytes} bytes`);
+    }
   });
 });
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { PROBLEM_BASE } from '../../src/shared/problem.ts';
-import type { Reply } from '../support/harness.ts';
+import { loadOrCreateSecret, secretPath } from '../../src/shared/signing-key.ts';
+import { rawExchange, type Reply } from '../support/harness.ts';
 import { json, startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 function assertProblem(reply: Reply, status: number, kind: string): Record<string, unknown> {
@@ -119,6 +120,40 @@ describe('origin errors', () => {
       await f.get('/v1/books?q=river', { authorization: `Bearer ${token}x` });
       assert.ok(f.logs.text().includes('"sub":"log-check"'));
       assert.ok(!f.logs.text().includes(token));
+    });
+
+    test('a token or password anywhere in the target is neither echoed in the problem nor logged', async () => {
+      const token = await f.token({ subject: 'misplaced' });
+      const inParameter = assertProblem(await f.get(`/v1/books?q=river&jwt=${token}`), 400, 'unknown-parameter');
+      assert.equal(inParameter.instance, '/v1/books?q=river&jwt=REDACTED');
+      const inPath = assertProblem(await f.get(`/v1/books/${token}`), 404, 'not-found');
+      assert.equal(inPath.instance, '/v1/books/REDACTED');
+      const overLong = await rawExchange(f.origin.url, `GET http://reader:hunter2@catalog/v1/books?q=${'a'.repeat(3000)} HTTP/1.1\r\nHost: catalog\r\nConnection: close\r\n\r\n`);
+      assert.match(overLong, /^HTTP\/1.1 400 /);
+      assert.match(overLong, /"instance":"http:\/\/REDACTED@catalog\/v1\/books"/);
+      assert.ok(!f.logs.text().includes(token));
+      assert.ok(!f.logs.text().includes('hunter2'));
+    });
+
+    test('a signed token whose sub is not a string is refused', async () => {
+      const secret = loadOrCreateSecret(secretPath(f.config));
+      const exp = Math.floor(f.clock.now() / 1000) + 600;
+      for (const sub of [{ id: 7 }, 7, ['a']]) {
+        const token = await new SignJWT({ scope: 'catalog:read', sub, exp } as unknown as Record<string, unknown>).setProtectedHeader({ alg: 'HS256' }).sign(secret);
+        const reply = await f.anonymous('/v1/branches', { authorization: `Bearer ${token}` });
+        assertProblem(reply, 401, 'invalid-token');
+        assert.equal(reply.headers['www-authenticate'], challenge("the token's sub claim is not accepted"));
+      }
+    });
+
+    test('an unsigned token (alg: none) is refused', async () => {
+      const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+      const claims = Buffer.from(JSON.stringify({ sub: 'mallory', scope: 'catalog:read', exp: Math.floor(f.clock.now() / 1000) + 600 })).toString('base64url');
+      for (const unsigned of [`${header}.${claims}.`, `${header}.${claims}`]) {
+        const reply = await f.anonymous('/v1/books?q=river', { authorization: `Bearer ${unsigned}` });
+        assertProblem(reply, 401, 'invalid-token');
+        assert.match(String(reply.headers['www-authenticate']), /error="invalid_token"/);
+      }
     });
   });
 

@@ -162,6 +162,10 @@ describe('docs/openapi.json and the origin agree', () => {
         return send(url(f, template), method, headers, body);
       },
       '201': async (template, method) => call(f, template, method, await as(f, scopeOf(template))),
+      '400': async (template, method) => {
+        const headers = await as(f, scopeOf(template));
+        return send(url(f, withParam(await target(f, template), 'page=2')), method, headers, method === 'POST' ? goodBody(template) : undefined);
+      },
       '204': async (template, method) => call(f, template, method, await as(f, scopeOf(template))),
       '401': async (template, method) => call(f, template, method, {}),
       '403': async (template, method) => call(f, template, method, await as(f, 'catalog:read')),

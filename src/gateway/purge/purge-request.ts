@@ -5,6 +5,7 @@
  * entry of `/v1/books?q=a&limit=5`.
  */
 import { problem, type Problem } from '../../shared/problem.ts';
+import { unknownMember } from '../../shared/request-body.ts';
 import type { PurgeSelector } from './purge-log.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 
@@ -42,8 +43,8 @@ export function parsePurgeRequest(
   keyOf: (url: string) => CacheKey | undefined,
 ): { readonly ok: true; readonly request: PurgeRequest } | { readonly ok: false; readonly problem: Problem } {
   // A misspelt member must not be dropped: `{"all":true,"sfot":true}` would purge everything hard.
-  const unknown = Object.keys(body).find((name) => !MEMBERS.has(name));
-  if (unknown !== undefined) return invalid(`unknown member ${JSON.stringify(unknown.slice(0, 64))}: a purge has one of "tags", "urls", "prefix" or "all", and "soft"`);
+  const unknown = unknownMember(body, MEMBERS);
+  if (unknown !== undefined) return invalid(`unknown member ${unknown}: a purge has one of "tags", "urls", "prefix" or "all", and "soft"`);
   const given = SELECTORS.filter((s) => body[s] !== undefined);
   const [only] = given;
   if (given.length !== 1 || only === undefined) return invalid('give exactly one of "tags", "urls", "prefix" or "all"');
