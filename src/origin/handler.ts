@@ -22,6 +22,7 @@ import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access
 import type { ClientAddress } from '../shared/client-address.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
+import { bodyLeftUnread } from '../shared/unread-body.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
@@ -115,15 +116,6 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
   const resolution = resolve(ctx.db, verdict.target, (plan, seconds) => { ctx.metrics.search(plan, seconds); });
   if (!resolution.ok) return { kind: 'problem', problem: resolution.problem };
   return { kind: 'document', body: JSON.stringify(resolution.document), tags: resolution.tags, next: resolution.next ?? null };
-}
-
-/**
- * A request answered before its body was read whole (refused unread, or too large): Node would
- * read and discard the rest to keep the connection, for as long as the client sends, up to
- * `http.requestTimeoutMs`: gigabytes of input on loopback. The connection is closed instead.
- */
-function bodyLeftUnread(req: IncomingMessage): boolean {
-  return !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
 }
 
 export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {

@@ -4,8 +4,9 @@
  * below is the single place where a failure is mapped to an HTTP status, and `docs/problems.md`
  * is kept in step with it by a test.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { http2Stream } from './http2-stream.ts';
+import { bodyLeftUnread } from './unread-body.ts';
 
 export const PROBLEM_BASE = 'https://catalog.example/problems/';
 
@@ -87,6 +88,8 @@ export function sendProblem(res: ServerResponse, p: Problem, instance: string, i
   // problem that closes an HTTP/1.1 connection ends only its stream there.
   const http2 = http2Stream(res) !== undefined;
   for (const [name, value] of Object.entries(p.headers ?? {})) if (!(http2 && name === 'connection')) res.setHeader(name, value);
+  const req = res.req as IncomingMessage | undefined;
+  if (!http2 && req !== undefined && bodyLeftUnread(req)) res.setHeader('connection', 'close');
   res.end(isHead ? undefined : body);
   return Buffer.byteLength(body);
 }

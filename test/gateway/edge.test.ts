@@ -10,6 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../support/config.ts';
+import { streamEndlessBody } from '../support/endless-body.ts';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, rawExchange, until } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
@@ -54,6 +55,22 @@ describe('strict framing and credentials, on both servers', () => {
       }
       const ten = await rawExchange(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
       assert.equal(statusOf(ten), 200, `${name}: HTTP/1.0 needs no Host`);
+    }
+  });
+
+  test('a refused request whose body is left unread closes the connection, on every listener of both servers', async () => {
+    const refusals: [string, string, number][] = [
+      [fx.gateway.url, '/v1/books', 405],
+      [origin.origin.url, '/v1/books', 405],
+      [fx.gateway.adminUrl, '/purge', 401],
+      // Read up to the receiver's 64 KiB bound first, then refused.
+      [fx.gateway.adminUrl, '/events', 413],
+    ];
+    for (const [url, target, status] of refusals) {
+      const streamed = await streamEndlessBody(url, target, {});
+      assert.match(streamed.head, new RegExp(`^HTTP/1.1 ${status} `), `${url}${target}: ${streamed.head}`);
+      assert.match(streamed.head, /\r\nconnection: close\r\n/i, `${url}${target}`);
+      assert.ok(streamed.closed, `${url}${target} was still reading after ${streamed.sentBytes} bytes`);
     }
   });
 

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
@@ -8,42 +6,10 @@ import type { Book } from '../../src/shared/api-types.ts';
 import { freeHoldings, json, sharedCatalog, startOriginFixture, type Holding, type OriginFixture } from '../support/origin-fixture.ts';
 import { metricValue, send, until } from '../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { streamEndlessBody } from '../support/endless-body.ts';
 
 function availableAt(book: Book, branch: string): boolean | undefined {
   return book.availability.find((a) => a.branch === branch)?.available;
-}
-
-interface Streamed {
-  /** The status line and header section of the answer. */
-  readonly head: string;
-  readonly sentBytes: number;
-  readonly closed: boolean;
-}
-
-/**
- * Sends `POST /v1/loans` with a chunked body that never ends, for up to five seconds or until the
- * server closes the connection.
- */
-async function streamEndlessBody(baseUrl: string, headers: Record<string, string>): Promise<Streamed> {
-  const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
-  await once(socket, 'connect');
-  let received = '';
-  const state = { closed: false };
-  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-  socket.on('close', () => (state.closed = true));
-  socket.on('error', () => undefined);
-  const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.write(`POST /v1/loans HTTP/1.1\r\nHost: x\r\n${fields}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-  const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
-  const deadline = performance.now() + 5000;
-  let sentBytes = 0;
-  while (!state.closed && performance.now() < deadline) {
-    sentBytes += 0x10000;
-    // Not `once`: it rejects on the EPIPE that a write after the server's close ends with.
-    if (!socket.write(chunk)) await new Promise((resume) => socket.once('drain', resume).once('close', resume));
-  }
-  socket.destroy();
-  return { head: received.split('\r\n\r\n', 1)[0] ?? '', sentBytes, closed: state.closed };
 }
 
 describe('loans', () => {
@@ -184,7 +150,7 @@ describe('loans', () => {
 
   test('a body left unread (refused, or too large) closes the connection instead of being read to its end', async () => {
     for (const [headers, status] of [[writer, 413], [{}, 401]] as const) {
-      const streamed = await streamEndlessBody(f.origin.url, headers);
+      const streamed = await streamEndlessBody(f.origin.url, '/v1/loans', headers);
       assert.match(streamed.head, new RegExp(`^HTTP/1.1 ${status} `), streamed.head);
       assert.match(streamed.head, /\r\nconnection: close\r\n/i, streamed.head);
       assert.ok(streamed.closed, `the connection was still open after ${streamed.sentBytes} bytes`);
