@@ -22,7 +22,7 @@ import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access
 import type { ClientAddress } from '../shared/client-address.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
-import { bodyLeftUnread } from '../shared/unread-body.ts';
+import { bodyLeftUnread } from '../shared/request-content.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem } from '../shared/problem.ts';

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { http2Stream } from './http2-stream.ts';
-import { bodyLeftUnread } from './unread-body.ts';
+import { bodyLeftUnread } from './request-content.ts';
 
 export const PROBLEM_BASE = 'https://catalog.example/problems/';
 

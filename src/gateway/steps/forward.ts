@@ -8,9 +8,9 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ClientAddress } from '../../shared/client-address.ts';
-import { http2Stream } from '../../shared/http2-stream.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { problem } from '../../shared/problem.ts';
+import { hasBody } from '../../shared/request-content.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { cacheStatus, type CacheOutcome, type Forward } from '../cache-outcome.ts';
 import { refuse, type Answered, type Exchange } from '../exchange.ts';
@@ -77,15 +77,6 @@ export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: rea
   headers['x-forwarded-for'] = clients.forwardFor(ex.req);
   headers.via = viaFor(ex.req);
   return headers;
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  // RFC 9113 §8.1: an HTTP/2 request has content unless its HEADERS frame ended the stream,
-  // `Content-Length` or not.
-  const stream = http2Stream(req);
-  if (stream !== undefined) return !stream.endAfterHeaders;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** A request sent on to the origin, whose answer is streamed back as it comes and never stored. */
