@@ -101,7 +101,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
             purger.apply(purge);
           },
         });
-  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), purges, metrics, logger, fleet: fleet?.tier });
+  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), purges, purger, metrics, logger, fleet: fleet?.tier });
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);

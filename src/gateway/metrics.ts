@@ -15,6 +15,8 @@ export type MetricRoute = string;
 export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
 export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale' | 'disconnected';
 export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
+/** What invalidated a target: the answer to an unsafe request (§4.4), or a validation that retired it (§4.3.3). */
+export type InvalidationCause = 'unsafe-request' | 'validation';
 
 export interface CacheGauges {
   readonly entries: number;
@@ -55,7 +57,7 @@ export class GatewayMetrics {
   readonly #coalesced: Counter;
   readonly #revalidations: Counter<'outcome'>;
   readonly #staleServed: Counter<'reason'>;
-  readonly #invalidations: Counter;
+  readonly #invalidations: Counter<'cause'>;
   readonly #purges: Counter<'kind' | 'mode'>;
   readonly #purged: Counter;
   readonly #eventPurges: Counter<'source' | 'result'>;
@@ -163,9 +165,11 @@ export class GatewayMetrics {
     });
     this.#invalidations = new Counter({
       name: 'catalog_gateway_invalidations_total',
-      help: 'Stored targets invalidated by the response to an unsafe request (RFC 9111 §4.4).',
+      help: 'Stored targets invalidated, by cause: unsafe-request (the answer to an unsafe request, RFC 9111 §4.4), validation (a validation retired the stored response: a newer answer that may not be stored, §4.3.3, or a 304 that makes it unstorable).',
+      labelNames: ['cause'],
       registers,
     });
+    for (const cause of ['unsafe-request', 'validation']) this.#invalidations.inc({ cause }, 0);
     this.#purges = new Counter({
       name: 'catalog_gateway_purges_total',
       help: 'Purges applied, by selector kind (tags, urls, prefix, all) and mode (hard: removed, soft: marked stale).',
@@ -290,7 +294,7 @@ export class GatewayMetrics {
     this.#staleServed.inc({ reason });
   }
 
-  invalidated(targets: number): void {
-    this.#invalidations.inc(targets);
+  invalidated(cause: InvalidationCause, targets: number): void {
+    this.#invalidations.inc({ cause }, targets);
   }
 }

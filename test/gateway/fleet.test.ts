@@ -106,7 +106,7 @@ describe('fleet on one Redis', () => {
   });
 });
 
-describe('fleet: a validation that drops the stored response drops the shared one too', () => {
+describe('fleet: a validation that retires the stored response drops the shared one and every gateway\'s own', () => {
   let origin: ScriptedOrigin;
   let redis: RedisServer;
   let a: GatewayFixture;
@@ -148,7 +148,7 @@ describe('fleet: a validation that drops the stored response drops the shared on
     await askTheOrigin(target, 'v2');
   });
 
-  test('a 304 whose fields make the stored response unstorable (ResponseCache.replace with undefined)', async () => {
+  test('a 304 whose fields make the stored response unstorable', async () => {
     const target = '/unstorable';
     origin.script((req, res) => {
       if (req.headers['if-none-match'] === '"w1"') {
@@ -165,6 +165,26 @@ describe('fleet: a validation that drops the stored response drops the shared on
     assert.match(cacheStatus(validated), /fwd=request; fwd-status=304/);
     assert.doesNotMatch(cacheStatus(validated), /stored/);
     await askTheOrigin(target, 'w1');
+  });
+
+  test("the retire reaches another gateway's own cache: its next request asks the origin, not its memory", async () => {
+    const target = '/held';
+    origin.script(plainAnswer(200, { 'cache-control': 'max-age=60', etag: '"h1"' }, 'h1'));
+    assert.match(cacheStatus(await through(a, target)), /fwd=miss; stored/);
+    assert.match(cacheStatus(await through(b, target)), /hit; ttl=\d+; detail=shared/);
+    assert.match(cacheStatus(await through(b, target)), /^catalog-gateway; hit; ttl=\d+$/, 'b holds it in its own cache');
+    const retired = async (): Promise<number> => metricValue(await a.metrics(), 'catalog_gateway_invalidations_total', { cause: 'validation' });
+    const before = await retired();
+    origin.script(plainAnswer(200, { 'cache-control': 'no-store' }, 'h2'));
+    assert.equal((await through(a, target, { 'cache-control': 'no-cache' })).body, 'h2');
+    assert.equal(await retired(), before + 1);
+    // Another gateway drops its copy when it reads the purge stream, as for any purge: once b has
+    // read every purge a sent (only a retires here), a's sent with its answer.
+    await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= metricValue(await a.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'sent' }));
+    const asked = origin.count(target);
+    const reply = await through(b, target);
+    assert.equal(reply.body, 'h2', cacheStatus(reply));
+    assert.equal(origin.count(target) - asked, 1, cacheStatus(reply));
   });
 });
 

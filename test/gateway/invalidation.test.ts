@@ -6,12 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { run, type CliProcess } from '../support/cli-process.ts';
-import { tempDir } from '../support/config.ts';
 import { startGatewayFixture, startSharingGateways, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { HEALTH_PATH } from '../support/health-check.ts';
-import { get, metricValue, send, until, type Reply } from '../support/harness.ts';
+import { metricValue, send, until, type Reply } from '../support/harness.ts';
+import { startHttpCacheWorkers, type HttpCacheWorkers } from '../support/http-cache-workers.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
 
@@ -140,37 +137,24 @@ describe('without Redis, a soft purge behaves the same', () => {
 
 describe('an unsafe request through one worker invalidates every worker', () => {
   let origin: ScriptedOrigin;
-  let gateway: CliProcess;
-  let url: string;
-  let agent: Agent;
+  let workers: HttpCacheWorkers;
 
   before(async () => {
     origin = await versionedOrigin();
-    gateway = run(['gateway', '--workers', '2', '--config', 'config/examples/http-cache.jsonc', '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' });
-    const adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string }).adminUrl;
-    url = (JSON.parse(await gateway.line((l) => l.includes('"msg":"worker listening"'))) as { url: string }).url;
-    await until(async () => metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_workers') === 2);
-    agent = new Agent({ pipelining: 0 });
+    workers = await startHttpCacheWorkers(origin.url, 2);
   });
   after(async () => {
-    await agent.close();
-    gateway.child.kill('SIGKILL');
+    await workers.stop();
     await origin.close();
   });
 
-  /** One request on a connection of its own, so node:cluster hands each to the next worker. */
-  const fresh = async (target: string, method = 'GET'): Promise<Reply> => {
-    const res = await request(`${url}${target}`, { method, dispatcher: agent, reset: true });
-    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
-  };
-
   test('every worker held the old body; after the POST none answers with it', async () => {
     const before: Reply[] = [];
-    for (let i = 0; i < 6; i++) before.push(await fresh('/w'));
+    for (let i = 0; i < 6; i++) before.push(await workers.fresh('/w'));
     assert.ok(before.every((r) => r.body === '/w version 0'));
     assert.ok(before.filter((r) => /; hit/.test(cacheStatus(r))).length >= 2, 'both workers hold it');
-    assert.equal((await fresh('/w', 'POST')).status, 201);
-    const after = await Promise.all(Array.from({ length: 6 }, () => fresh('/w')));
+    assert.equal((await workers.fresh('/w', 'POST')).status, 201);
+    const after = await Promise.all(Array.from({ length: 6 }, () => workers.fresh('/w')));
     for (const reply of after) assert.equal(reply.body, '/w version 1', cacheStatus(reply));
   });
 });

@@ -99,6 +99,52 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.match(cacheStatus(hit), /; hit;/);
   });
 
+  test('§4.3.3: the requests waiting on a validation that retires the stored response each get the new answer, and a fill in flight for another target keeps its waiters', async () => {
+    const coalesced = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+    let retiring = false;
+    let releaseRetiring = (): void => undefined;
+    let releaseOther = (): void => undefined;
+    const retiringHeld = new Promise<void>((resolve) => {
+      releaseRetiring = resolve;
+    });
+    const otherHeld = new Promise<void>((resolve) => {
+      releaseOther = resolve;
+    });
+    answers.set('/retiring', (_req, res) => {
+      if (!retiring) {
+        res.writeHead(200, { 'cache-control': 'max-age=100', etag: '"r"' });
+        res.end('stored');
+        return;
+      }
+      void retiringHeld.then(() => {
+        res.writeHead(200, { 'cache-control': 'no-store' });
+        res.end('newer');
+      });
+    });
+    answers.set('/in-flight', (_req, res) => {
+      void otherHeld.then(() => {
+        res.writeHead(200, { 'cache-control': 'max-age=100' });
+        res.end('other');
+      });
+    });
+    await send('/retiring');
+    retiring = true;
+    const before = await coalesced();
+    const others = Array.from({ length: 3 }, () => send('/in-flight'));
+    const validations = Array.from({ length: 3 }, () => send('/retiring', { 'cache-control': 'no-cache' }));
+    await until(async () => (await coalesced()) - before === 4);
+    releaseRetiring();
+    for (const reply of await Promise.all(validations)) assert.equal(reply.body, 'newer', cacheStatus(reply));
+    assert.equal(origin.count('/retiring'), 4, 'the waiters were released to ask on their own: the answer could not be shared');
+    assert.match(cacheStatus(await send('/retiring')), /^catalog-gateway; fwd=miss; fwd-status=200; detail=no-store$/, 'retired');
+    // The retire, a purge, let go of the fill in flight for /in-flight; the requests waiting on it still hold it.
+    releaseOther();
+    const answered = await Promise.all(others);
+    for (const reply of answered) assert.equal(reply.body, 'other', cacheStatus(reply));
+    assert.equal(answered.filter((r) => /collapsed/.test(cacheStatus(r))).length, 2);
+    assert.equal(origin.count('/in-flight'), 1);
+  });
+
   test('§4.4: an absolute Location or Content-Location on the origin\'s own authority (the Host it hears) is invalidated; another authority is not', async () => {
     for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) on(target, 200, { 'cache-control': 'max-age=100' });
     answers.set('/moved', (req, res) => {

@@ -13,7 +13,9 @@ import { tempDir } from '../support/config.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { get, metricValue, send, until } from '../support/harness.ts';
+import { startHttpCacheWorkers, type HttpCacheWorkers } from '../support/http-cache-workers.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
+import { startScriptedOrigin, type ScriptedOrigin } from '../support/scripted-origin.ts';
 
 describe('three workers sharing one port and one Redis', () => {
   let origin: FaultOrigin;
@@ -138,5 +140,47 @@ describe('three workers sharing one port and one Redis', () => {
     const [code] = (await exited) as [number | null];
     assert.equal(code, 0);
     assert.ok(gateway.seen.filter((l) => l.includes('"msg":"worker stopped"')).length >= 3, gateway.seen.filter((l) => !l.includes('"msg":"request"')).join('\n'));
+  });
+});
+
+describe('two workers: a validation through one retires the stored response in both', () => {
+  let origin: ScriptedOrigin;
+  let workers: HttpCacheWorkers;
+  /** Once set, the origin's answers may not be stored: a 304 says `private`, and so does a 200. */
+  let unstorable = false;
+
+  before(async () => {
+    origin = await startScriptedOrigin((req, res) => {
+      if (req.headers['if-none-match'] === '"r1"') {
+        res.writeHead(304, { 'cache-control': 'private', etag: '"r1"' });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': unstorable ? 'private' : 'max-age=60', etag: '"r1"' });
+      res.end('r1');
+    });
+    workers = await startHttpCacheWorkers(origin.url, 2);
+  });
+  after(async () => {
+    await workers.stop();
+    await origin.close();
+  });
+
+  test('the worker that did not validate has dropped its copy by the time the answer comes', async () => {
+    // The primary sums the workers' entries: 2 is one copy in each.
+    await until(async () => {
+      assert.equal((await workers.fresh('/r')).body, 'r1');
+      return metricValue(await workers.metrics(), 'catalog_gateway_cache_entries') === 2;
+    });
+    unstorable = true;
+    const validated = await workers.fresh('/r', 'GET', { 'cache-control': 'no-cache' });
+    assert.equal(validated.body, 'r1');
+    assert.match(String(validated.headers['cache-status']), /fwd=request; fwd-status=304/);
+    const now = await workers.metrics();
+    assert.equal(metricValue(now, 'catalog_gateway_cache_entries'), 0, 'neither worker holds it');
+    assert.equal(metricValue(now, 'catalog_gateway_invalidations_total', { cause: 'validation' }), 1, 'counted by the worker that validated');
+    const before = origin.count('/r');
+    for (let i = 0; i < 4; i++) assert.doesNotMatch(String((await workers.fresh('/r')).headers['cache-status']), /hit/);
+    assert.equal(origin.count('/r') - before, 4, 'every request, through either worker, asks the origin');
   });
 });

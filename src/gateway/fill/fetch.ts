@@ -60,7 +60,10 @@ export type FillOutcome =
       readonly stored: boolean;
       /** Why it was not stored: a rule's reason, or the store's when the rules allowed it. */
       readonly notStored: NotStoredReason | NotKept | undefined;
-      /** The stored response it validated was dropped: a newer answer that may not be stored replaces it (§4.3.3). */
+      /**
+       * The stored response it validated is to be dropped: a newer answer that may not be stored
+       * replaces it (§4.3.3). The flight drops it, here and everywhere else (flight.ts).
+       */
       readonly retired: boolean;
       readonly originMs: number;
     }
@@ -68,7 +71,7 @@ export type FillOutcome =
    * The origin answered 304 to a validation: the stored response, fresh again, as the request that
    * caused the fill gets it (`response`) and as anyone else does (`shared`, the same object unless
    * the fields qualified `private`/`no-cache` name are left out). Not `stored` when the 304's fields
-   * made it unstorable: then it was dropped (`retired`).
+   * made it unstorable: then it is to be dropped (`retired`), as a newer answer's would be.
    */
   | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly retired: boolean; readonly originMs: number }
   /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
@@ -198,7 +201,6 @@ export class Fetcher {
     const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
       const retired = stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime));
-      if (retired) this.#cache.replace(request.key, stored, undefined);
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, retired, originMs };
@@ -259,7 +261,6 @@ export class Fetcher {
     this.#metrics.revalidation('not-modified');
     const { fields, verdict } = this.#afterNotModified(request, stored, notModified, requestTime);
     if (!verdict.store) {
-      this.#cache.replace(request.key, stored, undefined);
       const relayed = this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0));
       return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, retired: true, originMs };
     }

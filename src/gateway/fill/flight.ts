@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { PurgeLog } from '../purge/purge-log.ts';
+import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
 import type { Fetcher, FillOutcome, FillRequest } from './fetch.ts';
@@ -62,11 +63,6 @@ export interface FleetTier {
   waitFor(key: CacheKey, remainingMs: number): FleetWait;
   /** Writes what a fill stored for every other process; `mark` is the purge mark its fill began at. */
   write(key: CacheKey, response: StoredResponse, mark: string): Promise<void>;
-  /**
-   * Removes the key's shared entry: a validation here dropped the stored response (RFC 9111
-   * §4.3.3), and the shared tier must not hand it back to this process or any other.
-   */
-  forget(key: CacheKey): Promise<void>;
   counted(role: FleetRole): void;
 }
 
@@ -80,6 +76,8 @@ export interface Flown {
 export interface FlightParts {
   readonly fetcher: Fetcher;
   readonly purges: PurgeLog;
+  /** Where a retired response is forgotten: the Purger, which lets go of these very flights. */
+  readonly purger: PurgeTaker;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
   readonly fleet: FleetTier | undefined;
@@ -113,6 +111,7 @@ class Flight {
 }
 
 const SILENT = (): void => undefined;
+const RETIRED: PurgeCause = { kind: 'retired' };
 
 export class Flights {
   readonly #p: FlightParts;
@@ -223,14 +222,23 @@ export class Flights {
   }
 
   /**
-   * The origin exchange. A stored response it dropped is dropped from the shared tier too, before
-   * anyone hears the outcome or the fleet's lock is let go. No I/O comes between the local drop and
-   * the DEL being sent, so the DEL reaches Redis, on the one connection to the key's node, ahead of
-   * every read of the key this process makes after the drop.
+   * The origin exchange. A stored response it retired is forgotten as a hard purge of its target:
+   * every copy is the old answer, whichever process holds it, and only a purge reaches them all
+   * (this host's other workers, the fleet's other processes through the purge stream, the shared
+   * tier by a DEL). It is taken before anyone hears the outcome or the fleet's lock is let go, and
+   * resolves once the other workers have applied it and Redis has the DEL and the stream entry.
+   * The local drop and the DEL go out in one turn of the event loop, so the DEL reaches Redis, on
+   * the one connection to the key's node, ahead of every read of the key this process makes after
+   * the drop.
+   *
+   * The purge lets go of the fills in flight, this one included when it is still among them, which
+   * costs its waiters nothing: they hold it and get its answer; only a later request starts a fill
+   * of its own. It has mostly left already: an answer that retires the stored one cannot be shared,
+   * so its head announced `none` and released the waiters to ask on their own.
    */
   async #fetch(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
     const outcome = await this.#p.fetcher.fetch(request, stored, announce);
-    if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired) await this.#p.fleet?.forget(request.key);
+    if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired) await this.#p.purger.purge({ kind: 'urls', keys: [request.key] }, false, RETIRED);
     return outcome;
   }
 }

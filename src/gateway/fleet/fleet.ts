@@ -92,9 +92,6 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
     async write(key, response, mark) {
       await shared.write(key, response, mark);
     },
-    async forget(key) {
-      await shared.forget([key]);
-    },
     counted: (role) => {
       metrics.fill(role);
     },

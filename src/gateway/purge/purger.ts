@@ -1,10 +1,10 @@
 /**
  * The one way to forget an entry, whoever asks: the purge API, an availability event, RFC 9111
- * §4.4 invalidation by an unsafe request, another worker of this host or another process of the
- * fleet. Applying a purge records it in the purge log (so a fill already under way cannot undo
- * it), removes or marks stale what the local cache holds, and lets go of the fills in flight (a
- * request after the purge asks the origin afresh instead of joining a fill that may carry what was
- * purged). A purge taken here is then handed to every fan-out (this host's other workers, the
+ * §4.4 invalidation by an unsafe request, a validation that retires the stored response (§4.3.3),
+ * another worker of this host or another process of the fleet. Applying a purge records it in the
+ * purge log (so a fill already under way cannot undo it), removes or marks stale what the local
+ * cache holds, and lets go of the fills in flight (a request after the purge asks the origin
+ * afresh instead of joining a fill that may carry what was purged). A purge taken here is then handed to every fan-out (this host's other workers, the
  * fleet's purge stream), and `purge` resolves once they have it, so the next request through any
  * of them cannot be answered with what was purged.
  *
@@ -21,16 +21,19 @@ import type { ResponseCache } from '../store/response-cache.ts';
 import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
 
 /**
- * Who asked for a purge: the purge API (with the token's subject), an availability event, or an
- * unsafe request's answer (§4.4). Only the first two are an operator's purges, logged and counted
- * as such; invalidations have their own counter and their request's access-log line.
+ * Who asked for a purge: the purge API (with the token's subject), an availability event, an
+ * unsafe request's answer (§4.4), or a validation whose answer retired the stored response
+ * (§4.3.3, or a 304 that makes it unstorable: fill/flight.ts). Only the first two are an
+ * operator's purges, logged and counted as such; the last two are invalidations, with a counter
+ * of their own and the access-log line of the request that caused them.
  */
 export type PurgeCause =
   | { readonly kind: 'api'; readonly sub: string }
   | { readonly kind: 'event'; readonly id: string }
-  | { readonly kind: 'invalidation' };
+  | { readonly kind: 'invalidation' }
+  | { readonly kind: 'retired' };
 
-/** Takes a purge from the admin API or an event: this process's Purger, or a primary handing it to its workers. */
+/** Takes a purge: this process's Purger, or a primary handing one from the admin API or an event to its workers. */
 export interface PurgeTaker {
   /** Resolves to the number of entries purged, on every process of this host. */
   purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number>;
@@ -89,8 +92,8 @@ export class Purger implements PurgeTaker {
     const here = this.#applyToCache(purge);
     const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
     const purged = elsewhere.reduce((sum, n) => sum + n, here);
-    if (cause.kind === 'invalidation') {
-      if (here > 0) this.#p.metrics.invalidated(here);
+    if (cause.kind === 'invalidation' || cause.kind === 'retired') {
+      if (here > 0) this.#p.metrics.invalidated(cause.kind === 'invalidation' ? 'unsafe-request' : 'validation', here);
     } else {
       this.#p.metrics.purge(selector.kind, soft, here);
       this.#p.logger.info({ purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) }, 'purge');

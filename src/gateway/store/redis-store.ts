@@ -5,9 +5,8 @@
  * answer without the origin (`usefulForMs`); beyond that Redis's own `maxmemory` with a
  * `volatile-lru` policy bounds the tier. Every entry is judged on the way out against the purges
  * made since its fill began (../purge/purge-log.ts), so a purge never has to find it; a purge by
- * URL also removes the entries it names at once, so no process that has not read it yet finds them.
- * A validation that drops a stored response (RFC 9111 §4.3.3) removes the target's entry too, since
- * no purge stands for it (../fill/flight.ts).
+ * URL also removes the entries it names at once, so no process that has not read it yet finds them
+ * (a validation that retires a stored response, RFC 9111 §4.3.3, is such a purge: ../fill/flight.ts).
  *
  * Reads and writes go through the RedisLink: bounded in time, and `undefined` rather than an
  * error when Redis is slow or gone.

@@ -162,17 +162,11 @@ export class ResponseCache {
     return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
   }
 
-  /**
-   * Puts `updated` where `stored` was after a 304 (RFC 9111 §4.3.4), or drops `stored` when the
-   * 304 made it unstorable (undefined); nothing when `stored` has gone meanwhile.
-   */
-  replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse | undefined): void {
+  /** Puts `updated` where `stored` was after a 304 (RFC 9111 §4.3.4); nothing when `stored` has gone meanwhile. */
+  replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse): void {
     const list = asList(this.#lru.peek(key));
     if (!list.includes(stored)) return;
-    const others = list.filter((v) => v !== stored);
-    const next = updated === undefined ? others : [updated, ...others];
-    if (next.length === 0) this.#lru.delete(key);
-    else this.#set(key, next);
+    this.#set(key, [updated, ...list.filter((v) => v !== stored)]);
   }
 
   /**

@@ -1,10 +1,10 @@
 /**
  * What the primary and its workers say to each other about purges over the cluster's IPC channel
  * (besides prom-client's own metric requests). A purge taken by the primary (purge API, event)
- * goes to one worker as an order; a worker that takes a purge (that order, or an invalidation)
- * asks the primary to relay it to the other workers, which only apply it. Each is answered with
- * the number of entries purged. On a reload the primary hands every worker the configuration it
- * loaded and validated.
+ * goes to one worker as an order; a worker that takes a purge (that order, an invalidation, a
+ * validation's retire) asks the primary to relay it to the other workers, which only apply it.
+ * Each is answered with the number of entries purged. On a reload the primary hands every worker
+ * the configuration it loaded and validated.
  */
 import type { Config } from '../../config/schema.ts';
 import type { Purge } from '../purge/purge-log.ts';
