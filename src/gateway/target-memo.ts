@@ -3,8 +3,8 @@
  * credential, which route it falls under, how it is written in the log, and, on a catalog route,
  * its parse by the contract as a GET. All of it depends only on the target and the configuration,
  * and a cache's clients repeat their targets, so each is worked out once and found again with one
- * lookup. Separate memos cost a hit about 1.5 µs more on the bench's 1,000 URLs
- * (docs/performance.md): each was a table and a string that the CPU's caches had let go of.
+ * lookup: asked one by one (the credential expression, the route table, a memo of the parse, the
+ * log's redaction), they took about twice as long over the bench's 1,000 URLs (docs/performance.md).
  *
  * One memo per pipeline settings (reload/live-parts.ts), so a reload that changes the routes, the
  * credential names or the target bound starts afresh. Bounded by emptying it when full, which
