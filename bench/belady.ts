@@ -1,10 +1,18 @@
 /**
  * The offline optimum the replay compares with: Bélády's MIN, which knows the whole trace and
- * keeps what is asked again soonest. Entries of one size make it exact (evict the entry whose
- * next request is farthest, and do not store one that is farther still). Sizes that differ make
- * the optimum NP-hard, so this is the usual size-aware approximation: evict the entry with the
- * most byte-time until its next request (distance × size, taken at its last request), which is
- * the entry holding the most room per hit it will bring. Computed by the bench from the trace.
+ * keeps what is asked again soonest. Entries of one size make it exact: at each eviction, the
+ * entry whose next request is farthest goes (the one just asked for included, so an entry asked
+ * later than all the others is not kept). Sizes that differ make the optimum NP-hard, so this is
+ * the usual size-aware approximation: the entry that goes is the one holding the most byte-time
+ * until its next request, (next request − now) × size, at the moment of the eviction. Entries are
+ * kept in one heap per size class, ordered by when they are next asked for (within a class that
+ * is the byte-time order, exactly when the class is one size); an eviction takes the class top
+ * with the most byte-time. Computed by the bench from the trace.
+ *
+ * Until 2026-11-27 the order was the byte-time taken at each entry's last request, fixed from
+ * then on: not MIN even with one size (an entry asked long ago with a short gap went before a
+ * recent one asked again later), and on a looping trace it read below W-TinyLFU
+ * (docs/performance.md, "MIN, exact").
  */
 import type { Trace } from './traces.ts';
 
@@ -43,6 +51,12 @@ class LazyMaxHeap {
     this.#version[i] = version;
   }
 
+  /** The top's key and version, through `into`, left in place. */
+  peek(into: { key: number; version: number }): void {
+    into.key = this.#key[0] ?? 0;
+    into.version = this.#version[0] ?? 0;
+  }
+
   /** Removes the top; returns its key and version through `into`. */
   pop(into: { key: number; version: number }): void {
     into.key = this.#key[0] ?? 0;
@@ -72,6 +86,24 @@ class LazyMaxHeap {
   }
 }
 
+/** Size classes: one per size while there are at most this many sizes, else this many geometric buckets. */
+const MAX_CLASSES = 64;
+
+/** Each key's size class, and how many classes there are. */
+function sizeClasses(sizes: Uint32Array): { readonly classOf: Uint16Array; readonly count: number } {
+  const distinct = [...new Set(sizes)].sort((a, b) => a - b);
+  const classOf = new Uint16Array(sizes.length);
+  if (distinct.length <= MAX_CLASSES) {
+    const index = new Map(distinct.map((size, i) => [size, i]));
+    for (let id = 0; id < sizes.length; id++) classOf[id] = index.get(sizes[id] ?? 0) ?? 0;
+    return { classOf, count: distinct.length };
+  }
+  const least = Math.max(1, distinct[0] ?? 1);
+  const span = Math.log((distinct.at(-1) ?? least) / least) || 1;
+  for (let id = 0; id < sizes.length; id++) classOf[id] = Math.min(MAX_CLASSES - 1, Math.floor((Math.log(Math.max(1, sizes[id] ?? 1) / least) / span) * MAX_CLASSES));
+  return { classOf, count: MAX_CLASSES };
+}
+
 /** MIN's hits on `trace` with `boundBytes` of room; entries over `maxEntryBytes` are never stored, as in the gateway. */
 export function beladyHits(trace: Trace, boundBytes: number, maxEntryBytes: number): Hits {
   const { requests, sizes } = trace;
@@ -83,13 +115,29 @@ export function beladyHits(trace: Trace, boundBytes: number, maxEntryBytes: numb
     next[i] = last[id] ?? n;
     last[id] = i;
   }
+  const { classOf, count } = sizeClasses(sizes);
+  const pushes = new Uint32Array(count);
+  for (let i = 0; i < n; i++) {
+    const c = classOf[requests[i] ?? 0] ?? 0;
+    pushes[c] = (pushes[c] ?? 0) + 1;
+  }
+  const heaps = Array.from(pushes, (capacity) => new LazyMaxHeap(capacity));
   const held = new Uint8Array(sizes.length);
+  const nextOf = new Uint32Array(sizes.length);
   const version = new Uint32Array(sizes.length);
-  const heap = new LazyMaxHeap(n);
   const top = { key: 0, version: 0 };
   let used = 0;
   let hits = 0;
   let hitBytes = 0;
+  /** The class top that is still held and current, dropping stale ones; -1 for an empty class. */
+  const liveTop = (heap: LazyMaxHeap): number => {
+    while (heap.length > 0) {
+      heap.peek(top);
+      if (held[top.key] === 1 && version[top.key] === top.version) return top.key;
+      heap.pop(top);
+    }
+    return -1;
+  };
   for (let i = 0; i < n; i++) {
     const id = requests[i] ?? 0;
     const size = sizes[id] ?? 0;
@@ -105,12 +153,26 @@ export function beladyHits(trace: Trace, boundBytes: number, maxEntryBytes: numb
     }
     const v = (version[id] ?? 0) + 1;
     version[id] = v;
-    heap.push(reuse === n ? Infinity : (reuse - i) * size, id, v);
-    while (used > boundBytes && heap.length > 0) {
-      heap.pop(top);
-      if (held[top.key] !== 1 || version[top.key] !== top.version) continue;
-      held[top.key] = 0;
-      used -= sizes[top.key] ?? 0;
+    nextOf[id] = reuse;
+    heaps[classOf[id] ?? 0]?.push(reuse, id, v);
+    while (used > boundBytes) {
+      let victim = -1;
+      let victimHeap: LazyMaxHeap | undefined;
+      let most = -1;
+      for (const heap of heaps) {
+        const key = liveTop(heap);
+        if (key === -1) continue;
+        const byteTime = ((nextOf[key] ?? n) - i) * (sizes[key] ?? 0);
+        if (byteTime > most) {
+          most = byteTime;
+          victim = key;
+          victimHeap = heap;
+        }
+      }
+      if (victim === -1 || victimHeap === undefined) break;
+      victimHeap.pop(top);
+      held[victim] = 0;
+      used -= sizes[victim] ?? 0;
     }
   }
   return { hits, hitBytes };

@@ -31,6 +31,7 @@ import { NO_DIRECTIVES, reuse } from '../src/gateway/rules/reuse.ts';
 import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
 import { createAccessLog, requestId, roundMs } from '../src/shared/access-log.ts';
+import { parseCredentialNames, redactTarget } from '../src/shared/credentials.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
 import { createVerifier } from '../src/shared/signing-key.ts';
@@ -49,8 +50,9 @@ const origin = new OriginClient(config);
 const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => origin.connections });
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');
-const accessLog = createAccessLog(logger, { enabled: true, format: 'json', credentialNames: ['access_token'], service: 'catalog-gateway' });
+const accessLog = createAccessLog(logger, { enabled: true, format: 'json', service: 'catalog-gateway' });
 const maxTargetBytes = config['http.maxTargetBytes'];
+const CREDENTIAL_NAMES = parseCredentialNames(config['http.credentialParameters']);
 
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
@@ -94,7 +96,7 @@ const server = createServer((req, res) => {
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {
-    accessLog({ reqId, method: 'GET', path: req.url ?? '/', status: delivered.status, bytes: delivered.bytes, durationMs: roundMs(ms), sub, remote: req.socket.remoteAddress, ua: req.headers['user-agent'], proto: 'HTTP/1.1' });
+    accessLog({ reqId, method: 'GET', path: redactTarget(req.url ?? '/', CREDENTIAL_NAMES), status: delivered.status, bytes: delivered.bytes, durationMs: roundMs(ms), sub, remote: req.socket.remoteAddress, ua: req.headers['user-agent'], proto: 'HTTP/1.1' });
   }
 });
 // A remembered token, as on the gateway after its first request with it.

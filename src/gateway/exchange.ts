@@ -10,6 +10,7 @@ import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
+import type { TargetFacts } from './target-memo.ts';
 
 /**
  * `http.maxTargetBytes` and `http.credentialParameters` (parsed): how long a request target may
@@ -38,6 +39,8 @@ export interface Exchange {
   readonly reqId: string;
   readonly method: string;
   readonly rawTarget: string;
+  /** What the edge knows of the raw target (target-memo.ts). */
+  readonly facts: TargetFacts;
   readonly isHead: boolean;
   /** `performance.now()` when the request arrived. */
   readonly started: number;

@@ -116,7 +116,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     forward: { origin, hiddenFields: hidden, purger, metrics, logger },
     log: {
       metrics,
-      accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], credentialNames, service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
+      accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
       logger,
     },
   });

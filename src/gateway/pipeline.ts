@@ -23,24 +23,26 @@ import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
-import { credentialsInTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
 import { refuse, type Answered, type Exchange, type GatewayAccessRecord, type Step, type TargetRules } from './exchange.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { catalogKey, catalogRoute } from './routes/catalog.ts';
+import { catalogKey, serveCatalogRoute } from './routes/catalog.ts';
 import { httpKey, httpRoute } from './routes/http.ts';
 import { passRoute } from './routes/pass.ts';
 import type { Route, RouteTable, StepDeps } from './routes/route-table.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
+import type { TargetMemo } from './target-memo.ts';
 
 type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
 
 /** What the edge checks use, before a route is chosen. */
 export interface EdgeDeps {
   readonly targetRules: TargetRules;
+  /** What is known of each target under these settings. */
+  readonly targets: TargetMemo;
   /** Who the client is. */
   readonly clients: ClientAddress;
   /** The per-address rate limit (`gateway.rateLimit`). */
@@ -88,7 +90,7 @@ function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
   log.accessLog({
     reqId: ex.reqId,
     method: ex.method,
-    path: ex.rawTarget,
+    path: ex.facts.logged,
     status,
     bytes: gone ? 0 : answered.bytes,
     durationMs: roundMs(durationMs),
@@ -120,13 +122,14 @@ export interface PipelineSettings {
   readonly log: LogDeps;
 }
 
+const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, http: httpRoute, pass: passRoute };
+
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
-  // Made per pipeline: the catalog route keeps a memo of its own.
-  const modes: Readonly<Record<RouteMode, Serve>> = { catalog: catalogRoute(), http: httpRoute, pass: passRoute };
   return (req, res) => {
-    const { routes, edge, steps, log } = settings();
+    const { edge, steps, log } = settings();
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
+    const facts = edge.targets.factsOf(rawTarget);
     const ex: Exchange = {
       targetRules: edge.targetRules,
       req,
@@ -134,17 +137,18 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       reqId: requestId(req.headers['x-request-id']),
       method,
       rawTarget,
+      facts,
       isHead: method === 'HEAD',
       started: performance.now(),
       peer: peerFields(req, edge.clients),
     };
     try {
       if (edge.isDraining()) res.shouldKeepAlive = false;
-      const refused = framingProblem(req) ?? credentialsInTarget(rawTarget, edge.targetRules.credentialNames) ?? edge.ipLimits.take(ex.peer.remote ?? '');
-      const route = refused === undefined ? routes.match(originForm(rawTarget)) : undefined;
+      const refused = framingProblem(req) ?? facts.refused ?? edge.ipLimits.take(ex.peer.remote ?? '');
+      const { route } = facts;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
-      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : modes[route.mode](ex, route, steps);
+      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode](ex, route, steps);
       if (step instanceof Promise) {
         // Only an answer still to come can meet a drain. A hit's was sent before the step
         // returned; adding and deleting it anyway made the set's table reallocate, in the old

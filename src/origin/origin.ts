@@ -107,7 +107,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
       limiter: new RateLimiter(config['origin.rateLimitPerMinute'], now),
       metrics,
       logger,
-      accessLog: createAccessLog(logger, { enabled: true, format: config['log.format'], credentialNames, service: 'catalog-origin' }),
+      accessLog: createAccessLog(logger, { enabled: true, format: config['log.format'], service: 'catalog-origin' }),
       maxTargetBytes: config['http.maxTargetBytes'],
       credentialNames,
       clients: new ClientAddress(config['http.trustedProxies']),

@@ -3,21 +3,21 @@
  * default, or nginx's `combined` line for people who grep (`log.format`). The
  * path is logged with its query string (the specification wants searches visible in access
  * logs); a token never is: the record has no field that could hold one, only the verified
- * token's subject, and credential parameters in the path are redacted (credentials.ts). Lines
+ * token's subject, and the path comes redacted (a `RedactedTarget`, credentials.ts). Lines
  * are formatted here and written to the logger's own destination, in order with its other lines.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ClientAddress } from './client-address.ts';
-import { redactJwts, redactTarget } from './credentials.ts';
+import { redactJwts, type RedactedTarget } from './credentials.ts';
 import { isoTime, lineWriter, type Logger } from './logger.ts';
 
 export interface AccessRecord {
   /** `X-Request-Id` as propagated or generated. */
   readonly reqId: string;
   readonly method: string;
-  /** The request target as received: path and query. */
-  readonly path: string;
+  /** The request target as received, path and query, with its credentials redacted by the caller. */
+  readonly path: RedactedTarget;
   readonly status: number;
   /** Body bytes sent (0 for HEAD and 304). */
   readonly bytes: number;
@@ -89,8 +89,6 @@ export type LogFormat = 'json' | 'combined';
 export interface AccessLogOptions<R extends AccessRecord = AccessRecord> {
   readonly enabled: boolean;
   readonly format: LogFormat;
-  /** Query parameters whose values are redacted from the logged path (credentials.ts). */
-  readonly credentialNames: readonly string[];
   /** The server's name, ending each `combined` line as `service=…`. */
   readonly service: string;
   /** The fields a server adds to the shared ones (the gateway's cache result), in the order they are written. */
@@ -100,13 +98,13 @@ export interface AccessLogOptions<R extends AccessRecord = AccessRecord> {
 export function createAccessLog<R extends AccessRecord>(logger: Logger, options: AccessLogOptions<R>): AccessLog<R> {
   // The level is fixed at start-up, so a disabled access log costs one call to an empty function.
   if (!options.enabled || !logger.isLevelEnabled('info')) return () => undefined;
-  const { credentialNames, service } = options;
+  const { service } = options;
   const extra = options.extraFields ?? [];
   const write = lineWriter(logger);
   if (options.format === 'combined') {
     const clock = new CommonLogTime();
     return (record) => {
-      write(combinedLine(record, extra, redactTarget(record.path, credentialNames), clock.now(), service));
+      write(combinedLine(record, extra, clock.now(), service));
     };
   }
   const head = '{"level":"info"';
@@ -115,7 +113,7 @@ export function createAccessLog<R extends AccessRecord>(logger: Logger, options:
   // must first flatten into one string, and `join` makes the flat string in one pass (about
   // half a microsecond less per line, measured on a 330-character line).
   return (record) => {
-    write([head, isoTime(), tail, jsonFields(record, extra, redactTarget(record.path, credentialNames)), END].join(''));
+    write([head, isoTime(), tail, jsonFields(record, extra), END].join(''));
   };
 }
 
@@ -128,8 +126,8 @@ const END = ',"msg":"request"}\n';
  * rest are numbers, or strings the server made or checked (method token, request id pattern,
  * IP address, protocol), so they need no escaping.
  */
-function jsonFields<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[], path: string): string {
-  let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${jsonString(path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${msText(record.durationMs)}`;
+function jsonFields<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[]): string {
+  let line = `"reqId":"${record.reqId}","method":"${record.method}","path":${jsonString(record.path)},"status":${record.status},"bytes":${record.bytes},"durationMs":${msText(record.durationMs)}`;
   for (const name of extra) {
     const value = record[name];
     // A coding may be the origin's own Content-Encoding, so strings are still checked.
@@ -194,8 +192,8 @@ function safe(value: string): string {
  * as the user and no referer kept, then `rt=` in seconds (nginx's `$request_time`), `reqid=`, the
  * server's own fields (the gateway's `cache=`, `originMs=`) and `service=`.
  */
-function combinedLine<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[], path: string, time: string, service: string): string {
-  let line = `${record.remote ?? '-'} - ${record.sub === undefined ? '-' : safe(record.sub)} [${time}] "${record.method} ${safe(path)} ${record.proto}" ${record.status} ${record.bytes} "-" "${record.ua === undefined ? '-' : safe(record.ua)}" rt=${(record.durationMs / 1000).toFixed(6)} reqid=${record.reqId}`;
+function combinedLine<R extends AccessRecord>(record: R, extra: readonly (keyof R & string)[], time: string, service: string): string {
+  let line = `${record.remote ?? '-'} - ${record.sub === undefined ? '-' : safe(record.sub)} [${time}] "${record.method} ${safe(record.path)} ${record.proto}" ${record.status} ${record.bytes} "-" "${record.ua === undefined ? '-' : safe(record.ua)}" rt=${(record.durationMs / 1000).toFixed(6)} reqid=${record.reqId}`;
   for (const name of extra) {
     const value = record[name];
     if (value !== undefined) line += ` ${name}=${safe(String(value))}`;

@@ -99,12 +99,17 @@ export function redactJwts(text: string): string {
   return text.includes('eyJ') ? text.replace(JWT_INSIDE, REDACTED) : text;
 }
 
+declare const redacted: unique symbol;
+
+/** A target as it may be written anywhere: only `redactTarget` makes one. */
+export type RedactedTarget = string & { readonly [redacted]: true };
+
 /**
  * The target with the value of every credential parameter, any fragment and any JWT replaced by
  * `REDACTED`.
  */
-export function redactTarget(target: string, names: readonly string[]): string {
-  return redactJwts(redactNamed(target, names));
+export function redactTarget(target: string, names: readonly string[]): RedactedTarget {
+  return redactJwts(redactNamed(target, names)) as RedactedTarget;
 }
 
 function redactNamed(target: string, names: readonly string[]): string {

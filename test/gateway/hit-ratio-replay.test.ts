@@ -22,6 +22,16 @@ test('MIN keeps what is asked again soonest and does not store what is asked lat
   // Room for one: a at 0 is asked again at 2, before b: b is not kept.
   assert.deepEqual(beladyHits(trace('abab', 10), 10, 1000), { hits: 1, hitBytes: 10 });
   assert.equal(beladyHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
+  // Room for two. When c comes, a is next asked at 6 and b at 9: b goes, though its gap since it
+  // was last asked (4 → 9) is shorter than a's (0 → 6), the order the replay once used (5 hits).
+  assert.deepEqual(beladyHits(trace('abbbbcacab', 10), 20, 1000), { hits: 6, hitBytes: 60 });
+});
+
+test('with sizes, the approximation evicts the most byte-time until the next request, counted from the eviction', () => {
+  // Room for 30. When c (10) comes, a (20) is next asked at 5 and b (10) at 6: a holds 20 × 2
+  // byte-steps, b 10 × 3, so a goes, and b and c are hit.
+  const sized: Trace = { name: 'sized', description: 'sized', keys: ['a', 'b', 'c'], sizes: Uint32Array.from([20, 10, 10]), requests: Uint32Array.from([0, 1, 1, 2, 2, 0, 1]) };
+  assert.deepEqual(beladyHits(sized, 30, 1000), { hits: 3, hitBytes: 30 });
 });
 
 test('perfect LFU keeps the most requests per byte from the start, each paying its first miss', () => {

@@ -9,6 +9,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Listener } from '../listeners/listener.ts';
 import type { EdgeDeps, LogDeps, PipelineSettings } from '../pipeline.ts';
 import { RouteTable } from '../routes/route-table.ts';
+import { TargetMemo } from '../target-memo.ts';
 import type { AuthDeps } from '../steps/authenticate.ts';
 import type { CacheDeps } from '../steps/cached.ts';
 import type { ForwardDeps } from '../steps/forward.ts';
@@ -23,7 +24,7 @@ export interface SharedDeps {
   /** `http.credentialParameters`, parsed. */
   readonly credentialNames: readonly string[];
   readonly now: () => number;
-  readonly edge: Omit<EdgeDeps, 'targetRules' | 'clients' | 'ipLimits'>;
+  readonly edge: Omit<EdgeDeps, 'targetRules' | 'targets' | 'clients' | 'ipLimits'>;
   readonly authenticate: Omit<AuthDeps, 'tokenLimits'>;
   readonly cached: Omit<CacheDeps, 'clients'>;
   readonly forward: Omit<ForwardDeps, 'clients'>;
@@ -60,11 +61,14 @@ function buckets(limit: Limit, next: Config, shared: SharedDeps, running: Runnin
 
 function settingsFor(next: Config, shared: SharedDeps, running?: Running): PipelineSettings {
   const clients = new ClientAddress(next['http.trustedProxies']);
+  const routes = new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']);
+  const targetRules = { maxBytes: next['http.maxTargetBytes'], credentialNames: shared.credentialNames };
   return {
-    routes: new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']),
+    routes,
     edge: {
       ...shared.edge,
-      targetRules: { maxBytes: next['http.maxTargetBytes'], credentialNames: shared.credentialNames },
+      targetRules,
+      targets: new TargetMemo(routes, targetRules),
       clients,
       ipLimits: buckets(PER_IP, next, shared, running),
     },

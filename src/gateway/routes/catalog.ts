@@ -35,29 +35,14 @@ export function catalogKey(target: string, maxTargetBytes: number): CacheKey | u
 /** A catalog request is only ever authenticated and served from the cache. */
 type CatalogSteps = Pick<StepDeps, 'authenticate' | 'cached'>;
 
-const MAX_PARSED_TARGETS = 4096;
-
 /**
- * A pipeline's catalog route. It remembers GET verdicts by raw target, so a repeated query (what
- * a cache serves) is parsed once: the parse was the largest part of a hit after the log line and
- * the socket write (docs/performance.md). Bounded by emptying it when full, which costs a burst
- * of re-parses and nothing else; one per pipeline, so gateways in one process share nothing. A
- * target whose every character could take 3 bytes and still fit `maxTargetBytes` is never a 414,
- * so its verdict does not depend on the bound.
+ * A catalog request's target, parsed by the contract: a GET's as the edge remembered it
+ * (../target-memo.ts), since a repeated query is what a cache serves and the parse was the largest
+ * part of a hit after the log line and the socket write (docs/performance.md).
  */
-export function catalogRoute(): (ex: Exchange, route: Route, steps: CatalogSteps) => Step {
-  const parsedTargets = new Map<string, TargetVerdict>();
-  const parseTarget = (method: string, rawTarget: string, maxTargetBytes: number): TargetVerdict => {
-    if (method !== 'GET' || rawTarget.length * 3 > maxTargetBytes) return parseRequestTarget(method, rawTarget, maxTargetBytes);
-    let verdict = parsedTargets.get(rawTarget);
-    if (verdict === undefined) {
-      verdict = parseRequestTarget(method, rawTarget, maxTargetBytes);
-      if (parsedTargets.size >= MAX_PARSED_TARGETS) parsedTargets.clear();
-      parsedTargets.set(rawTarget, verdict);
-    }
-    return verdict;
-  };
-  return (ex, route, steps) => serveCatalog(ex, route, steps, parseTarget(ex.method, ex.rawTarget, ex.targetRules.maxBytes));
+export function serveCatalogRoute(ex: Exchange, route: Route, steps: CatalogSteps): Step {
+  const remembered = ex.method === 'GET' ? ex.facts.get : undefined;
+  return serveCatalog(ex, route, steps, remembered ?? parseRequestTarget(ex.method, ex.rawTarget, ex.targetRules.maxBytes));
 }
 
 function serveCatalog(ex: Exchange, route: Route, steps: CatalogSteps, target: TargetVerdict): Step {
