@@ -17,6 +17,14 @@ const NO_HOST = refuse('an HTTP/1.1 request carries exactly one Host header fiel
 const TWO_HOSTS = refuse('more than one Host header field (RFC 9112 §3.2)');
 const CODING = refuse('chunked must be the final and only transfer coding of a request (RFC 9112 §6.3)');
 const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3.2)');
+const BAD_HOST = refuse('the Host header field is not a host and an optional port (RFC 9112 §3.2, RFC 3986 §3.2.2)');
+
+/**
+ * RFC 9110 §7.2: `uri-host [ ":" port ]`, an IP literal or a registered name (empty included).
+ * What a lenient hop reads otherwise (`x/evil`, `user@x`, a space) is where links built from the
+ * Host go astray; nginx refuses such a field too.
+ */
+const HOST_VALUE = /^(?:\[[0-9A-Za-z\-._~!$&'()*+,;=:]+\]|(?:[0-9A-Za-z\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
 export function framingProblem(req: IncomingMessage): Problem | undefined {
   let hosts = 0;
@@ -28,6 +36,9 @@ export function framingProblem(req: IncomingMessage): Problem | undefined {
   }
   if (hosts > 1) return TWO_HOSTS;
   if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
+  // Over HTTP/2 the listener has copied `:authority` into Host (listeners/listener.ts).
+  const host = req.headers.host;
+  if (host !== undefined && !HOST_VALUE.test(host)) return BAD_HOST;
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
   if (req.url?.includes('#') === true) return FRAGMENT;

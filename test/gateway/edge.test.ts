@@ -39,9 +39,10 @@ describe('strict framing and credentials, on both servers', () => {
     ['origin', origin.origin.url],
   ];
 
-  test('two Host fields, none on HTTP/1.1, a transfer coding other than chunked, a fragment: 400 problems that close the connection', async () => {
+  test('two Host fields, none on HTTP/1.1, a Host that is no host and port, a transfer coding other than chunked, a fragment: 400 problems that close the connection', async () => {
     const cases = [
       `GET /v1/branches HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      ...['a/evil', 'user@a', 'a b', 'a:port', '[::1'].map((host) => `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`),
       `GET /v1/branches HTTP/1.1\r\nAuthorization: Bearer ${token}\r\n\r\n`,
       `POST /v1/loans HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\nAuthorization: Bearer ${token}\r\n\r\n`,
       `GET /v1/books?q=dune#frag HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\n\r\n`,
@@ -55,6 +56,10 @@ describe('strict framing and credentials, on both servers', () => {
       }
       const ten = await rawExchange(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
       assert.equal(statusOf(ten), 200, `${name}: HTTP/1.0 needs no Host`);
+      for (const host of ['', 'catalog.example:8080', '127.0.0.1', '[::1]:80', 'xn--bcher-kva.example']) {
+        const fine = await rawExchange(url, `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+        assert.equal(statusOf(fine), 200, `${name}: Host: ${host}`);
+      }
     }
   });
 
