@@ -414,6 +414,28 @@ test('requests with Expect: 100-continue are forwarded without it, and take no o
   }
 });
 
+test('targets undici refuses (`*`, another scheme) are refused at the edge and take no origin connection for good', async () => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+    res.end(`${req.method} ${req.target}`);
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.connections': 2, 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  try {
+    for (const line of ['GET *', 'OPTIONS *', 'POST *', 'GET ftp://a/x', 'DELETE foo://a/x']) {
+      const response = await rawExchange(fx.gateway.url, `${line} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n`);
+      assert.match(response, /^HTTP\/1\.1 400 /, `${line} → ${response.slice(0, 200)}`);
+      assert.match(response, /problems\/malformed-request/);
+    }
+    // Each had taken one of the pool's two connections, and every origin request after them waited for good.
+    assert.equal((await get(`${fx.gateway.url}/after`, {}, 'GET', AbortSignal.timeout(3000))).body, 'GET /after');
+    assert.equal((await get(`${fx.gateway.url}/after`, {}, 'POST', AbortSignal.timeout(3000))).body, 'POST /after');
+    assert.equal(origin.seen.length, 2);
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});
+
 test('a forwarded request whose body the client never finishes is a 408, not the origin\'s failure', async () => {
   // An origin that gives up on a body that does not come, as a real one does after its own timeout.
   const origin = createServer((req) => { setTimeout(() => req.socket.destroy(), 100); });
