@@ -57,6 +57,11 @@ describe('strict framing and credentials, on both servers', () => {
       }
       const ten = await rawExchange(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
       assert.equal(statusOf(ten), 200, `${name}: HTTP/1.0 needs no Host`);
+      for (const request of cases.map((c) => c.replace(/\/v1\/[a-z]+/, '/healthz'))) {
+        const admin = await rawExchange(name === 'gateway' ? fx.gateway.adminUrl : origin.origin.adminUrl, request);
+        assert.equal(statusOf(admin), 400, `${name} admin: ${request.split('\r\n')[0] ?? ''} → ${admin.slice(0, 200)}`);
+        assert.match(admin, /\r\nconnection: close\r\n/i, name);
+      }
       for (const host of ['', 'catalog.example:8080', '127.0.0.1', '[::1]:80', 'xn--bcher-kva.example']) {
         const fine = await rawExchange(url, `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
         assert.equal(statusOf(fine), 200, `${name}: Host: ${host}`);
