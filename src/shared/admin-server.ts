@@ -8,6 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHttpServer, type HttpLimits, type Refusal } from './http-server.ts';
 import type { Registry } from 'prom-client';
 import { requestId } from './access-log.ts';
+import { framingProblem } from './framing.ts';
 import { problem, sendProblem } from './problem.ts';
 
 export interface AdminOptions {
@@ -38,6 +39,13 @@ export function createAdminServer(options: AdminOptions): Server {
   return createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const answer = async (): Promise<void> => {
+      // The same strict framing as the API listeners: a proxy in front of the purge API reads a
+      // request with two Hosts or a coding other than chunked differently too.
+      const refused = framingProblem(req);
+      if (refused !== undefined) {
+        sendProblem(res, refused, path ?? '/', req.method === 'HEAD');
+        return;
+      }
       // A probe or a scrape that is not a GET is a client's mistake: answered 200, a `DELETE
       // /healthz` or a `POST /metrics` would look as if it had done something.
       if (READ_PATHS.has(path ?? '') && req.method !== 'GET' && req.method !== 'HEAD') {

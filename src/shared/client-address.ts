@@ -50,6 +50,12 @@ export class ClientAddress {
     return address === undefined ? undefined : plain(address);
   }
 
+  /** Whether the connection's peer is one of the trusted proxies, whose forwarding fields are believed. */
+  trustsPeer(req: IncomingMessage): boolean {
+    const peer = this.peer(req);
+    return peer !== undefined && this.#isTrusted(peer);
+  }
+
   /** The client: the peer, or behind trusted proxies the last untrusted `X-Forwarded-For` hop. */
   client(req: IncomingMessage): string | undefined {
     const peer = this.peer(req);

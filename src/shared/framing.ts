@@ -17,6 +17,18 @@ const NO_HOST = refuse('an HTTP/1.1 request carries exactly one Host header fiel
 const TWO_HOSTS = refuse('more than one Host header field (RFC 9112 §3.2)');
 const CODING = refuse('chunked must be the final and only transfer coding of a request (RFC 9112 §6.3)');
 const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3.2)');
+const TARGET_FORM = refuse('a request target is a path or an absolute http(s) URL: no other form (such as *) is served (RFC 9112 §3.2)');
+const BAD_HOST = refuse('the Host header field is not a host and an optional port (RFC 9112 §3.2, RFC 3986 §3.2.2)');
+
+const SLASH = 0x2f;
+const ABSOLUTE_HTTP = /^https?:\/\//i;
+
+/**
+ * RFC 9110 §7.2: `uri-host [ ":" port ]`, an IP literal or a registered name (empty included).
+ * What a lenient hop reads otherwise (`x/evil`, `user@x`, a space) is where links built from the
+ * Host go astray; nginx refuses such a field too.
+ */
+const HOST_VALUE = /^(?:\[[0-9A-Za-z\-._~!$&'()*+,;=:]+\]|(?:[0-9A-Za-z\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
 export function framingProblem(req: IncomingMessage): Problem | undefined {
   let hosts = 0;
@@ -28,8 +40,16 @@ export function framingProblem(req: IncomingMessage): Problem | undefined {
   }
   if (hosts > 1) return TWO_HOSTS;
   if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
+  // Over HTTP/2 the listener has copied `:authority` into Host (listeners/listener.ts).
+  const host = req.headers.host;
+  if (host !== undefined && !HOST_VALUE.test(host)) return BAD_HOST;
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
-  if (req.url?.includes('#') === true) return FRAGMENT;
+  const target = req.url ?? '/';
+  if (target.includes('#')) return FRAGMENT;
+  // Node's parser lets `*` and any scheme's absolute-form through. Forwarded, such a target was
+  // refused by undici as it was dispatched, which leaves a connection of the pool taken for good
+  // (undici 8.12, as with `Expect`, steps/forward.ts): a few `GET *` stopped every origin request.
+  if (target.charCodeAt(0) !== SLASH && !ABSOLUTE_HTTP.test(target)) return TARGET_FORM;
   return undefined;
 }

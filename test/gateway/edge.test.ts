@@ -39,12 +39,14 @@ describe('strict framing and credentials, on both servers', () => {
     ['origin', origin.origin.url],
   ];
 
-  test('two Host fields, none on HTTP/1.1, a transfer coding other than chunked, a fragment: 400 problems that close the connection', async () => {
+  test('two Host fields, none on HTTP/1.1, a Host that is no host and port, a transfer coding other than chunked, a fragment, a target neither a path nor an http(s) URL: 400 problems that close the connection', async () => {
     const cases = [
       `GET /v1/branches HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      ...['a/evil', 'user@a', 'a b', 'a:port', '[::1'].map((host) => `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`),
       `GET /v1/branches HTTP/1.1\r\nAuthorization: Bearer ${token}\r\n\r\n`,
       `POST /v1/loans HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\nAuthorization: Bearer ${token}\r\n\r\n`,
       `GET /v1/books?q=dune#frag HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      ...['OPTIONS *', 'GET *', 'GET ftp://a/v1/branches'].map((line) => `${line} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\n\r\n`),
     ];
     for (const [name, url] of servers()) {
       for (const request of cases) {
@@ -55,6 +57,15 @@ describe('strict framing and credentials, on both servers', () => {
       }
       const ten = await rawExchange(url, `GET /v1/branches HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
       assert.equal(statusOf(ten), 200, `${name}: HTTP/1.0 needs no Host`);
+      for (const request of cases.map((c) => c.replace(/\/v1\/[a-z]+/, '/healthz'))) {
+        const admin = await rawExchange(name === 'gateway' ? fx.gateway.adminUrl : origin.origin.adminUrl, request);
+        assert.equal(statusOf(admin), 400, `${name} admin: ${request.split('\r\n')[0] ?? ''} → ${admin.slice(0, 200)}`);
+        assert.match(admin, /\r\nconnection: close\r\n/i, name);
+      }
+      for (const host of ['', 'catalog.example:8080', '127.0.0.1', '[::1]:80', 'xn--bcher-kva.example']) {
+        const fine = await rawExchange(url, `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+        assert.equal(statusOf(fine), 200, `${name}: Host: ${host}`);
+      }
     }
   });
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
@@ -413,6 +414,28 @@ test('requests with Expect: 100-continue are forwarded without it, and take no o
   }
 });
 
+test('targets undici refuses (`*`, another scheme) are refused at the edge and take no origin connection for good', async () => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+    res.end(`${req.method} ${req.target}`);
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.upstream.connections': 2, 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  try {
+    for (const line of ['GET *', 'OPTIONS *', 'POST *', 'GET ftp://a/x', 'DELETE foo://a/x']) {
+      const response = await rawExchange(fx.gateway.url, `${line} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n`);
+      assert.match(response, /^HTTP\/1\.1 400 /, `${line} → ${response.slice(0, 200)}`);
+      assert.match(response, /problems\/malformed-request/);
+    }
+    // Each had taken one of the pool's two connections, and every origin request after them waited for good.
+    assert.equal((await get(`${fx.gateway.url}/after`, {}, 'GET', AbortSignal.timeout(3000))).body, 'GET /after');
+    assert.equal((await get(`${fx.gateway.url}/after`, {}, 'POST', AbortSignal.timeout(3000))).body, 'POST /after');
+    assert.equal(origin.seen.length, 2);
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});
+
 test('a forwarded request whose body the client never finishes is a 408, not the origin\'s failure', async () => {
   // An origin that gives up on a body that does not come, as a real one does after its own timeout.
   const origin = createServer((req) => { setTimeout(() => req.socket.destroy(), 100); });
@@ -462,4 +485,58 @@ test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one l
     await fx.stop();
     await origin.close();
   }
+});
+
+describe('request fields no cache key holds do not decide what others are served (unkeyed-input poisoning)', () => {
+  let origin: ScriptedOrigin;
+  let fx: GatewayFixture;
+  before(async () => {
+    // What it saw of each field, in its answer, which varies on the field the path names.
+    origin = await startScriptedOrigin((req, res) => {
+      const saw = ['x-lang', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'x-original-url', 'x-http-method-override'].map((name) => `${name}=${String(req.headers[name] ?? '-')}`);
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60', vary: req.target === '/for' ? 'X-Forwarded-For' : 'X-Lang' });
+      res.end(saw.join(' '));
+    });
+    fx = await startGatewayFixture(origin.url, { 'http.trustedProxies': ['127.0.0.2'], 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
+  });
+  after(async () => {
+    await fx.stop();
+    await origin.close();
+  });
+
+  /** A GET from the local address `from` (127.0.0.2 is the trusted proxy): its Cache-Status and body. */
+  const from = (address: string, target: string, fields = ''): Promise<{ cacheStatus: string; body: string }> =>
+    new Promise((resolve, reject) => {
+      let text = '';
+      const socket = connect({ port: Number(new URL(fx.gateway.url).port), host: '127.0.0.1', localAddress: address }, () => {
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: a\r\n${fields}${/^connection:/im.test(fields) ? '' : 'Connection: close\r\n'}\r\n`);
+      });
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('error', reject);
+      socket.on('close', () => { resolve({ cacheStatus: /^cache-status: (.*)$/im.exec(text)?.[1]?.trim() ?? '', body: text.slice(text.indexOf('\r\n\r\n') + 4) }); });
+    });
+
+  test('§4.1: an answer varying on a field the origin did not get as the client sent it (named in Connection, X-Forwarded-For) is not stored', async () => {
+    const dropped = await from('127.0.0.1', '/lang', 'X-Lang: fr\r\nConnection: x-lang, close\r\n');
+    assert.match(dropped.body, /x-lang=- /, 'the field Connection named is not forwarded');
+    assert.equal(dropped.cacheStatus, 'catalog-gateway; fwd=miss; fwd-status=200; detail=vary');
+    const fr = await from('127.0.0.1', '/lang', 'X-Lang: fr\r\n');
+    assert.match(fr.body, /x-lang=fr /, 'a French client gets the French answer, not the default one stored under its value');
+    assert.equal(fr.cacheStatus, 'catalog-gateway; fwd=miss; stored; fwd-status=200');
+    assert.equal((await from('127.0.0.1', '/lang', 'X-Lang: fr\r\n')).cacheStatus, 'catalog-gateway; hit; ttl=60');
+    const one = await from('127.0.0.1', '/for');
+    const other = await from('127.0.0.3', '/for');
+    assert.match(one.body, /x-forwarded-for=127\.0\.0\.1 /);
+    assert.match(other.body, /x-forwarded-for=127\.0\.0\.3 /, 'another client is not served the answer made for the first');
+    assert.equal(other.cacheStatus, 'catalog-gateway; fwd=miss; fwd-status=200; detail=vary');
+  });
+
+  test('Forwarded and X-Forwarded-Host/Proto reach the origin from a trusted proxy only; X-Original-URL and method overrides never reach a fill', async () => {
+    const claims = 'X-Forwarded-Host: evil.example\r\nX-Forwarded-Proto: javascript\r\nForwarded: host=evil.example\r\nX-Original-URL: /admin\r\nX-HTTP-Method-Override: DELETE\r\n';
+    const forged = await from('127.0.0.1', '/links', claims);
+    assert.match(forged.body, /x-forwarded-host=- x-forwarded-proto=- forwarded=- x-original-url=- x-http-method-override=-$/, forged.body);
+    assert.doesNotMatch((await from('127.0.0.3', '/links')).body, /evil/, 'nothing forged was stored');
+    const proxied = await from('127.0.0.2', '/proxied', claims);
+    assert.match(proxied.body, /x-forwarded-host=evil\.example x-forwarded-proto=javascript forwarded=host=evil\.example x-original-url=- x-http-method-override=-$/, proxied.body);
+  });
 });

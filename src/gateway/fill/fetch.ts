@@ -21,7 +21,7 @@ import { dated } from '../rules/message.ts';
 import { isError, mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
 import { retiresStored, storageVerdict, storedFields, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
-import { selectingValues } from '../rules/vary.ts';
+import { selectingValues, variesOnSent } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { PurgeLog } from '../purge/purge-log.ts';
 import type { CacheKey, NotKept, ResponseCache } from '../store/response-cache.ts';
@@ -140,6 +140,15 @@ function keyedWithoutEncoding(verdict: StorageVerdict): StorageVerdict {
   return { ...verdict, vary: verdict.vary.filter((name) => name !== 'accept-encoding') };
 }
 
+/** Not stored: the answer varies on a field the origin did not get as the client sent it (vary.ts). */
+const VARIES_ON_UNSENT: StorageVerdict = { store: false, reason: 'vary' };
+
+/** The verdict on an answer to `request` as it was sent to the origin (`sent`), keyed as the cache keys it. */
+function verdictOn(head: ResponseHead, request: FillRequest, sent: OriginRequest['headers'], storage: StorageRequest): StorageVerdict {
+  const verdict = keyedWithoutEncoding(storageVerdict(head, storage, request.policy));
+  return verdict.store && !variesOnSent(verdict.vary, request.requestHeaders, sent) ? VARIES_ON_UNSENT : verdict;
+}
+
 /** Called by a fetch once it knows who else its answer may serve. */
 export type Announce = (sharing: Sharing) => void;
 
@@ -179,7 +188,7 @@ export class Fetcher {
         if (freshens(stored, headers)) announce?.(this.#afterNotModified(request, stored, headers, requestTime).verdict.store ? selectedBy(stored) : NONE);
         return;
       }
-      verdict = keyedWithoutEncoding(storageVerdict({ status, headers }, this.#storageRequest(request, requestTime), request.policy));
+      verdict = verdictOn({ status, headers }, request, origin.headers, this.#storageRequest(request, requestTime));
       announce?.(sharingOf({ status, headers }, verdict, request, stored, this.#now()));
     });
     const originMs = performance.now() - started;
@@ -195,12 +204,13 @@ export class Fetcher {
       return this.#revalidated(request, stored, response.headers, requestTime, originMs);
     }
     if (stored !== undefined) this.#metrics.revalidation('replaced');
-    const decided = verdict ?? keyedWithoutEncoding(storageVerdict(response, this.#storageRequest(request, requestTime), request.policy));
+    const decided = verdict ?? verdictOn(response, request, origin.headers, this.#storageRequest(request, requestTime));
     const tags = parseTags(response.headers[this.#tagHeader]);
     const plan = encodingPlan(response.status, response.headers, response.body.length, this.#encoding.policy, request.compress);
     const body = this.#kept(response.body, codingOf(single(response.headers['content-encoding'])), plan.keep);
     if (!decided.store) {
-      const retired = stored !== undefined && retiresStored(response.status, this.#storageRequest(request, requestTime));
+      // Kept out for this request's own fields, as for its Authorization or no-store: the stored one stays.
+      const retired = stored !== undefined && decided !== VARIES_ON_UNSENT && retiresStored(response.status, this.#storageRequest(request, requestTime));
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
       const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, retired, originMs };

@@ -14,9 +14,19 @@ import { forward, forwardedHeaders } from '../steps/forward.ts';
 import { cacheKey, type CacheKey } from '../store/response-cache.ts';
 import type { Route, StepDeps } from './route-table.ts';
 
-/** What a fill sends: the client's fields less its conditions, so that it asks for the whole. */
+/**
+ * Fields by which some frameworks let a request name another target or method than its own (IIS
+ * and Symfony's `X-Original-URL` and `X-Rewrite-URL`, the `X-HTTP-Method-Override` family). A
+ * fill's answer is stored as the GET of the target sent, so `GET /` with `X-Original-URL: /admin`
+ * would store /admin's answer as /'s, for everyone.
+ */
+const OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-http-method', 'x-method-override'];
+
+const NOT_FILLED_WITH = [...CLIENT_CONDITIONS, ...OVERRIDES];
+
+/** What a fill sends: the client's fields less its conditions, so that it asks for the whole, and less the overrides. */
 function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, string | string[]> {
-  return forwardedHeaders(ex, clients, CLIENT_CONDITIONS);
+  return forwardedHeaders(ex, clients, NOT_FILLED_WITH);
 }
 
 /** The key a GET of `target` is stored under: the origin-form target as sent. */

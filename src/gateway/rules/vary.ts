@@ -31,3 +31,19 @@ export function varyMatches(vary: readonly string[], selecting: readonly (string
   }
   return true;
 }
+
+/**
+ * §4.1 keys a stored response by the request that caused it, and the origin answered that request
+ * as the gateway forwarded it (`sent`), not as the client sent it (`received`). Whether every field
+ * `vary` names reached the origin with the client's value. One the gateway dropped (hop-by-hop, named
+ * in `Connection`, or not forwarded by the route) or set itself (`X-Forwarded-For`, `Via`) did not:
+ * keyed by the client's value, the answer would be served to clients the origin never answered
+ * (`X-Lang: fr` with `Connection: x-lang` stored the default answer for every `X-Lang: fr`). `Host`
+ * is left out: every fill carries the origin's own, so no answer depends on the client's.
+ */
+export function variesOnSent(vary: readonly string[], received: HeaderFields, sent: HeaderFields): boolean {
+  for (const name of vary) {
+    if (name !== 'host' && normalised(name, received[name]) !== normalised(name, sent[name])) return false;
+  }
+  return true;
+}

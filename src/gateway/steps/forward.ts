@@ -56,6 +56,15 @@ const BODY_NOT_RECEIVED = problem('request-timeout', 'the request body was not r
 const SET_BY_GATEWAY = ['host', 'x-request-id', 'x-forwarded-for', 'expect', 'via'];
 
 /**
+ * What a proxy in front tells of the client besides its address: the host, scheme, port and path
+ * prefix it was asked for (RFC 7239 `Forwarded`, the `X-Forwarded-*` family). Origins behind a
+ * proxy build links and redirects from them and no cache key holds them, so a client's own
+ * `X-Forwarded-Host: evil.example` would be stored in an answer served to everyone. Passed on
+ * only from a trusted proxy, as `X-Forwarded-For` is.
+ */
+const FORWARDING_CLAIMS = ['forwarded', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-scheme'];
+
+/**
  * RFC 9110 §7.6.3: a gateway names itself in `Via` in every request it sends on, after the hops
  * the request came through (so that a loop back to the gateway shows), with the protocol it
  * received (`1.1`, or `2` for HTTP/2).
@@ -68,11 +77,12 @@ export function viaFor(req: IncomingMessage): string {
 
 /**
  * The request fields the origin gets: the end-to-end ones less `drop`, the request id,
- * `X-Forwarded-For` ending with the peer the gateway saw (a client's own claim is passed on only
- * from a trusted proxy), and `Via`.
+ * `X-Forwarded-For` ending with the peer the gateway saw (a client's own claim, and the other
+ * forwarding fields, are passed on only from a trusted proxy), and `Via`.
  */
 export function forwardedHeaders(ex: Exchange, clients: ClientAddress, drop: readonly string[] = []): Record<string, string | string[]> {
-  const headers = asHeaderFields(endToEndFields(ex.req.headers, [...SET_BY_GATEWAY, ...drop]));
+  const unsent = clients.trustsPeer(ex.req) ? [...SET_BY_GATEWAY, ...drop] : [...SET_BY_GATEWAY, ...FORWARDING_CLAIMS, ...drop];
+  const headers = asHeaderFields(endToEndFields(ex.req.headers, unsent));
   headers['x-request-id'] = ex.reqId;
   headers['x-forwarded-for'] = clients.forwardFor(ex.req);
   headers.via = viaFor(ex.req);
