@@ -540,3 +540,31 @@ describe('request fields no cache key holds do not decide what others are served
     assert.match(proxied.body, /x-forwarded-host=evil\.example x-forwarded-proto=javascript forwarded=host=evil\.example x-original-url=- x-http-method-override=-$/, proxied.body);
   });
 });
+
+test('§3.5: a request that names Authorization in Connection is still an authorized one: the answer the origin gave without the token is not stored for others', async () => {
+  const origin = await startScriptedOrigin((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60' });
+    res.end(req.headers.authorization === undefined ? 'anonymous' : 'personal');
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'required' }] });
+  try {
+    const token = await fx.token();
+    const hidden = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect(Number(new URL(fx.gateway.url).port), '127.0.0.1', () => {
+        socket.write(`GET /page HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nConnection: authorization, close\r\n\r\n`);
+      });
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('error', reject);
+      socket.on('close', () => { resolve(text); });
+    });
+    assert.match(hidden, /^HTTP\/1\.1 200 /);
+    assert.match(hidden, /anonymous$/, 'the field Connection named is not forwarded');
+    assert.match(hidden, /cache-status: catalog-gateway; fwd=miss; fwd-status=200; detail=authorization/i);
+    const next = await fx.get('/page');
+    assert.equal(next.body, 'personal', 'the next user is not served the answer made without a token');
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});

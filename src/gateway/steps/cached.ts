@@ -186,7 +186,10 @@ function fillRequest(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: Re
     key: c.key,
     origin: { method: 'GET', target: c.originTarget, headers },
     requestHeaders: ex.req.headers,
-    authorized: headers.authorization !== undefined,
+    // §3.5 asks of the request the client made: one that names Authorization in Connection still
+    // carried it here, though the origin does not see it, and the answer made without it must not
+    // reach the route's other users.
+    authorized: headers.authorization !== undefined || ex.req.headers.authorization !== undefined,
     directives,
     policy: c.route.policy,
     relayServerErrors: c.relayServerErrors,
