@@ -19,6 +19,7 @@ const CODING = refuse('chunked must be the final and only transfer coding of a r
 const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3.2)');
 const TARGET_FORM = refuse('a request target is a path or an absolute http(s) URL: no other form (such as *) is served (RFC 9112 §3.2)');
 const BAD_HOST = refuse('the Host header field is not a host and an optional port (RFC 9112 §3.2, RFC 3986 §3.2.2)');
+const OTHER_AUTHORITY = refuse('the Host header field names another authority than :authority (RFC 9113 §8.3.1)');
 
 const SLASH = 0x2f;
 const ABSOLUTE_HTTP = /^https?:\/\//i;
@@ -30,6 +31,19 @@ const ABSOLUTE_HTTP = /^https?:\/\//i;
  */
 const HOST_VALUE = /^(?:\[[0-9A-Za-z\-._~!$&'()*+,;=:]+\]|(?:[0-9A-Za-z\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
+// A client sends one Host on every request of a connection, and most traffic comes from a few:
+// the last value's verdict is kept, so a hit runs the expression only when the Host changes.
+let lastHost = '';
+let lastHostValid = true;
+
+function validHost(host: string): boolean {
+  if (host !== lastHost) {
+    lastHost = host;
+    lastHostValid = HOST_VALUE.test(host);
+  }
+  return lastHostValid;
+}
+
 export function framingProblem(req: IncomingMessage): Problem | undefined {
   let hosts = 0;
   const raw = req.rawHeaders;
@@ -40,9 +54,12 @@ export function framingProblem(req: IncomingMessage): Problem | undefined {
   }
   if (hosts > 1) return TWO_HOSTS;
   if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
-  // Over HTTP/2 the listener has copied `:authority` into Host (listeners/listener.ts).
-  const host = req.headers.host;
-  if (host !== undefined && !HOST_VALUE.test(host)) return BAD_HOST;
+  // Over HTTP/2 the listener has copied `:authority` into Host when the client sent no Host
+  // (listeners/listener.ts); one it did send must name the same authority, or the two hops that
+  // read one or the other would serve different hosts.
+  const { host, ':authority': authority } = req.headers;
+  if (host !== undefined && !validHost(host)) return BAD_HOST;
+  if (typeof authority === 'string' && host !== undefined && host !== authority && host.toLowerCase() !== authority.toLowerCase()) return OTHER_AUTHORITY;
   const coding = req.headers['transfer-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
   const target = req.url ?? '/';

@@ -32,9 +32,9 @@ function fingerprintOf(pair: CertificateFiles): string {
 }
 
 /** One GET on an open HTTP/2 session; resolves with the status. */
-function h2get(session: ClientHttp2Session, path: string, token: string): Promise<number> {
+function h2get(session: ClientHttp2Session, path: string, token: string, fields: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':path': path, authorization: `Bearer ${token}` });
+    const stream = session.request({ ':path': path, authorization: `Bearer ${token}`, ...fields });
     let status = 0;
     stream.on('response', (headers) => {
       status = Number(headers[':status']);
@@ -206,6 +206,22 @@ describe('rapid reset (CVE-2023-44487)', () => {
       attacker.destroy();
     }
   });
+});
+
+test('RFC 9113 §8.3.1: a Host field naming another authority than :authority is a malformed request (400); the same one in another case is not', async () => {
+  const origin = await startFaultOrigin();
+  const fx = await startGatewayFixture(origin.url, protocolOverrides('h2c'));
+  const session = h2connect(fx.gateway.url);
+  try {
+    const token = await fx.token();
+    assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example', host: 'evil.example' }), 400);
+    assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example', host: 'Catalog.Example' }), 200);
+    assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example' }), 200);
+  } finally {
+    session.close();
+    await fx.stop();
+    await origin.close();
+  }
 });
 
 describe('mutual TLS', () => {
