@@ -275,4 +275,32 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(unavailable.body, 'status 200');
     assert.match(cacheStatus(unavailable), /^catalog-gateway; fwd=stale; fwd-status=503; ttl=-\d+; detail=stale-if-error$/);
   });
+
+
+  test('RFC 5861 §3, §4 with §3: a response stale on arrival (max-age=0) without a validator is kept for its stale window alone', async () => {
+    let asked = 0;
+    answers.set('/stale-on-arrival', (_req, res) => {
+      asked++;
+      res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+      res.end(`answer ${asked}`);
+    });
+    assert.match(cacheStatus(await send('/stale-on-arrival')), /^catalog-gateway; fwd=miss; stored; fwd-status=200$/);
+    const stale = await send('/stale-on-arrival');
+    assert.equal(stale.body, 'answer 1');
+    assert.match(cacheStatus(stale), /; hit; ttl=0; detail=stale-while-revalidate$/);
+    await until(() => Promise.resolve(asked === 2));
+    await until(async () => (await send('/stale-on-arrival', { 'cache-control': 'max-stale' })).body === 'answer 2');
+    let failing = false;
+    answers.set('/stale-on-arrival/error', (_req, res) => {
+      res.writeHead(failing ? 503 : 200, { 'cache-control': failing ? 'no-store' : 'max-age=0, stale-if-error=60' });
+      res.end(failing ? 'down' : 'kept');
+    });
+    await send('/stale-on-arrival/error');
+    failing = true;
+    const standIn = await send('/stale-on-arrival/error');
+    assert.equal(standIn.body, 'kept', 'kept for its stale-if-error window');
+    assert.match(cacheStatus(standIn), /detail=stale-if-error$/);
+    on('/stale-on-arrival/none', 200, { 'cache-control': 'max-age=0, stale-while-revalidate=60, must-revalidate' });
+    assert.match(cacheStatus(await send('/stale-on-arrival/none')), /detail=already-stale$/, 'must-revalidate allows no stale window');
+  });
 });
