@@ -99,6 +99,24 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.match(cacheStatus(hit), /; hit;/);
   });
 
+  test('§4.3.3 with §5.2.1.5, §3.5: a 304 to a validation for a request with no-store or Authorization leaves the stored response to everyone else', async () => {
+    answers.set('/kept-on-304', (req, res) => {
+      const validating = req.headers['if-none-match'] === '"k"';
+      res.writeHead(validating ? 304 : 200, { etag: '"k"', 'cache-control': 'max-age=100' });
+      res.end(validating ? undefined : 'stored');
+    });
+    await send('/kept-on-304');
+    for (const own of [{ 'cache-control': 'no-cache, no-store' }, { 'cache-control': 'no-cache', authorization: 'Basic dTpw' }]) {
+      const validated = await send('/kept-on-304', own);
+      assert.equal(validated.body, 'stored');
+      assert.equal(last('/kept-on-304')?.headers['if-none-match'], '"k"');
+      const hit = await send('/kept-on-304');
+      assert.match(cacheStatus(hit), /; hit;/, `after ${JSON.stringify(own)}`);
+      assert.equal(hit.body, 'stored');
+    }
+    assert.equal(origin.count('/kept-on-304'), 3);
+  });
+
   test('§4.4: an absolute Location or Content-Location on the origin\'s own authority (the Host it hears) is invalidated; another authority is not', async () => {
     for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) on(target, 200, { 'cache-control': 'max-age=100' });
     answers.set('/moved', (req, res) => {
