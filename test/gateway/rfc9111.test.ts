@@ -145,6 +145,24 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/in-flight'), 1);
   });
 
+  test('§4.3.3 with §5.2.1.5, §3.5: a 304 to a validation for a request with no-store or Authorization leaves the stored response to everyone else', async () => {
+    answers.set('/kept-on-304', (req, res) => {
+      const validating = req.headers['if-none-match'] === '"k"';
+      res.writeHead(validating ? 304 : 200, { etag: '"k"', 'cache-control': 'max-age=100' });
+      res.end(validating ? undefined : 'stored');
+    });
+    await send('/kept-on-304');
+    for (const own of [{ 'cache-control': 'no-cache, no-store' }, { 'cache-control': 'no-cache', authorization: 'Basic dTpw' }]) {
+      const validated = await send('/kept-on-304', own);
+      assert.equal(validated.body, 'stored');
+      assert.equal(last('/kept-on-304')?.headers['if-none-match'], '"k"');
+      const hit = await send('/kept-on-304');
+      assert.match(cacheStatus(hit), /; hit;/, `after ${JSON.stringify(own)}`);
+      assert.equal(hit.body, 'stored');
+    }
+    assert.equal(origin.count('/kept-on-304'), 3);
+  });
+
   test('§4.4: an absolute Location or Content-Location on the origin\'s own authority (the Host it hears) is invalidated; another authority is not', async () => {
     for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) on(target, 200, { 'cache-control': 'max-age=100' });
     answers.set('/moved', (req, res) => {
@@ -320,5 +338,184 @@ describe('RFC 9111 shared cache, section by section', () => {
     const unavailable = await send('/fallback');
     assert.equal(unavailable.body, 'status 200');
     assert.match(cacheStatus(unavailable), /^catalog-gateway; fwd=stale; fwd-status=503; ttl=-\d+; detail=stale-if-error$/);
+  });
+
+
+  test('RFC 5861 §3, §4 with §3: a response stale on arrival (max-age=0) without a validator is kept for its stale window alone', async () => {
+    let asked = 0;
+    answers.set('/stale-on-arrival', (_req, res) => {
+      asked++;
+      res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+      res.end(`answer ${asked}`);
+    });
+    assert.match(cacheStatus(await send('/stale-on-arrival')), /^catalog-gateway; fwd=miss; stored; fwd-status=200$/);
+    const stale = await send('/stale-on-arrival');
+    assert.equal(stale.body, 'answer 1');
+    assert.match(cacheStatus(stale), /; hit; ttl=0; detail=stale-while-revalidate$/);
+    await until(() => Promise.resolve(asked === 2));
+    await until(async () => (await send('/stale-on-arrival', { 'cache-control': 'max-stale' })).body === 'answer 2');
+    let failing = false;
+    answers.set('/stale-on-arrival/error', (_req, res) => {
+      res.writeHead(failing ? 503 : 200, { 'cache-control': failing ? 'no-store' : 'max-age=0, stale-if-error=60' });
+      res.end(failing ? 'down' : 'kept');
+    });
+    await send('/stale-on-arrival/error');
+    failing = true;
+    const standIn = await send('/stale-on-arrival/error');
+    assert.equal(standIn.body, 'kept', 'kept for its stale-if-error window');
+    assert.match(cacheStatus(standIn), /detail=stale-if-error$/);
+    on('/stale-on-arrival/none', 200, { 'cache-control': 'max-age=0, stale-while-revalidate=60, must-revalidate' });
+    assert.match(cacheStatus(await send('/stale-on-arrival/none')), /detail=already-stale$/, 'must-revalidate allows no stale window');
+  });
+
+
+  /**
+   * Two GETs of a fresh target `pauseMs` apart, the origin answering `status` and `headers` (a list
+   * is sent as that many field lines); how often the origin was asked, and the second reply.
+   */
+  let probes = 0;
+  const askedTwice = async (status: number, headers: Record<string, string | string[]>, requests: [Record<string, string>, Record<string, string>] = [{}, {}], pauseMs = 0): Promise<{ asked: number; second: Reply; target: string }> => {
+    const target = `/twice/${probes++}`;
+    answers.set(target, (_req, res) => {
+      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+      res.end(status === 204 ? undefined : target);
+    });
+    await send(target, requests[0]);
+    fx.clock.advance(pauseMs);
+    const second = await send(target, requests[1]);
+    return { asked: origin.count(target), second, target };
+  };
+  /** Whether the second of two GETs was answered from storage. */
+  const reused = async (status: number, headers: Record<string, string | string[]>, requests?: [Record<string, string>, Record<string, string>], pauseMs = 0): Promise<boolean> => {
+    const { asked } = await askedTwice(status, headers, requests, pauseMs);
+    return asked === 1;
+  };
+
+  test('§4.2.3, §5.1: Age arithmetic: the first of several Age lines counts, a negative or fractional one is ignored, the origin\'s delay is added; no Warning is generated', async () => {
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: '7200' }), false, 'older than its lifetime on arrival');
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: ['0', '7200'] }), true, 'the first line counts');
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: ['7200', '0'] }), false);
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: '-7200' }), true, 'not delta-seconds: ignored');
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: '7200.0' }), true);
+    answers.set('/slow-origin', (_req, res) => {
+      fx.clock.advance(3000);
+      res.writeHead(200, { 'cache-control': 'max-age=3600', age: '10' });
+      res.end('slow');
+    });
+    await send('/slow-origin');
+    fx.clock.advance(5000);
+    const hit = await send('/slow-origin');
+    assert.equal(hit.headers.age, '18', 'age_value 10 + response_delay 3 + resident 5');
+    const stale = await askedTwice(200, { 'cache-control': 'max-age=1, stale-if-error=60' }, [{}, { 'cache-control': 'max-stale' }], 5000);
+    assert.match(cacheStatus(stale.second), /detail=max-stale$/);
+    assert.equal(stale.second.headers.warning, undefined, 'Warning is obsoleted (§5.5)');
+  });
+
+  test('§4.2.2 with RFC 9110 §15.1: a heuristic lifetime for every heuristically cacheable status, none for the others', async () => {
+    const lastModified = { date: dateIn(0), 'last-modified': dateIn(-100_000) };
+    for (const status of [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]) assert.equal(await reused(status, lastModified), true, String(status));
+    for (const status of [201, 202, 302, 303, 307, 400, 403, 500, 502, 503]) assert.equal(await reused(status, lastModified), false, String(status));
+    assert.equal(await reused(200, lastModified, undefined, 10_001_000), false, 'stale after 10% of the 100 000 s');
+  });
+
+  test('§3, §4.2.1, §5.2.2.3: with explicit freshness any final status is stored; must-understand only for a status the cache understands', async () => {
+    for (const status of [201, 202, 299, 302, 307, 400, 403, 499, 500, 502, 599]) assert.equal(await reused(status, { 'cache-control': 'max-age=3600' }), true, String(status));
+    assert.equal(await reused(299, { date: dateIn(0), expires: dateIn(3600) }), true, 'Expires is explicit freshness too');
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600, must-understand, no-store' }), true);
+    assert.equal(await reused(299, { 'cache-control': 'max-age=3600, must-understand, no-store' }), false, 'an unknown status: no-store holds');
+    assert.equal(await reused(299, { 'cache-control': 'max-age=3600, must-understand' }), false, 'an unknown status is not stored at all');
+  });
+
+  test('§4.2.1, §5.2.2.10, §5.3: s-maxage over max-age and Expires, max-age over Expires; two Expires lines, or an invalid one, are stale', async () => {
+    const date = dateIn(0);
+    assert.equal(await reused(200, { 'cache-control': 's-maxage=3600, max-age=0' }), true);
+    assert.equal(await reused(200, { 'cache-control': 's-maxage=0, max-age=3600' }), false);
+    assert.equal(await reused(200, { 'cache-control': 's-maxage=3600', date, expires: dateIn(-3600) }), true);
+    assert.equal(await reused(200, { 'cache-control': 'max-age=3600', date, expires: dateIn(-3600) }), true);
+    assert.equal(await reused(200, { 'cache-control': 'max-age=0', date, expires: dateIn(3600) }), false);
+    assert.equal(await reused(200, { date, expires: dateIn(3600) }), true);
+    assert.equal(await reused(200, { date: dateIn(7200), expires: dateIn(3600) }), false, 'Expires before Date');
+    assert.equal(await reused(200, { date, expires: [dateIn(3600), dateIn(7200)] }), false);
+    assert.equal(await reused(200, { date, expires: '0' }), false);
+  });
+
+  test('§4.1: Vary matches across whitespace and line splits, names in any case, in any order; * anywhere is never reused', async () => {
+    const vary = (value: string | string[]): Record<string, string | string[]> => ({ 'cache-control': 'max-age=3600', vary: value });
+    assert.equal(await reused(200, vary('Foo'), [{ foo: '1,2' }, { foo: '1 ,  2' }]), true);
+    assert.equal(await reused(200, vary('FOO, bar'), [{ foo: 'a', bar: 'b' }, { bar: 'b', foo: 'a' }]), true);
+    assert.equal(await reused(200, vary(['foo', 'bar']), [{ foo: 'a', bar: 'b' }, { foo: 'a', bar: 'c' }]), false, 'two Vary lines are one list');
+    assert.equal(await reused(200, vary('foo'), [{ foo: 'a' }, { foo: 'a', other: 'x' }]), true, 'fields not named do not count');
+    assert.equal(await reused(200, vary('foo'), [{ foo: 'a' }, {}]), false, 'absent matches only absent');
+    assert.equal(await reused(200, vary('foo'), [{}, { foo: '' }]), false);
+    assert.equal(await reused(200, vary('foo, *'), [{ foo: 'a' }, { foo: 'a' }]), false);
+  });
+
+  test('§4.3.4 with §3.2: a 304 replaces every stored field it carries, keeps those it does not, and never the Content-Length', async () => {
+    answers.set('/updated', (req, res) => {
+      if (req.headers['if-none-match'] === '"u"') {
+        res.writeHead(304, { 'cache-control': 'max-age=3600', etag: '"u"', 'content-length': '3', 'content-type': 'text/html', 'x-test': 'B', link: ['</b>', '</c>'] });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'cache-control': 'max-age=1', etag: '"u"', 'content-type': 'text/plain', 'x-test': 'A', link: '</a>', 'x-kept': 'k' });
+      res.end('0123456789');
+    });
+    await send('/updated');
+    fx.clock.advance(2000);
+    for (const reply of [await send('/updated'), await send('/updated')]) {
+      assert.equal(reply.body, '0123456789');
+      assert.equal(reply.headers['content-length'], '10');
+      assert.equal(reply.headers['content-type'], 'text/html');
+      assert.equal(reply.headers['x-test'], 'B');
+      assert.deepEqual(reply.headers.link, ['</b>', '</c>'], 'every line of a field the 304 carries replaces the stored ones');
+      assert.equal(reply.headers['x-kept'], 'k');
+    }
+    assert.equal(origin.count('/updated'), 2);
+  });
+
+  test('§4.3.2 with RFC 9110 §13.1.2, §13.1.3, §13.2.2, §15.4.5: a client\'s validation answered from storage; its 304 carries the fields a 200 would', async () => {
+    const date = dateIn(-10);
+    answers.set('/validators', (_req, res) => {
+      res.writeHead(200, { 'cache-control': 'max-age=3600', date, etag: 'W/"w"', vary: 'foo', 'content-location': '/validators/1', expires: dateIn(3600) });
+      res.end('validators');
+    });
+    await send('/validators');
+    const statusOf = async (headers: Record<string, string>): Promise<number> => (await send('/validators', headers)).status;
+    const notModified = await send('/validators', { 'if-none-match': '"w"' });
+    assert.equal(notModified.status, 304, 'the weak comparison');
+    for (const name of ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary']) assert.ok(notModified.headers[name] !== undefined, name);
+    assert.equal(notModified.headers['content-length'], undefined);
+    assert.equal(await statusOf({ 'if-none-match': '"x", W/"w"' }), 304);
+    assert.equal(await statusOf({ 'if-none-match': '*' }), 304);
+    assert.equal(await statusOf({ 'if-none-match': '"x"', 'if-modified-since': dateIn(0) }), 200, 'If-None-Match decides, If-Modified-Since is ignored');
+    assert.equal(await statusOf({ 'if-modified-since': dateIn(0) }), 304, 'without Last-Modified the Date stands in');
+    assert.equal(await statusOf({ 'if-modified-since': dateIn(-20) }), 200);
+    assert.equal(await statusOf({ 'if-modified-since': 'yesterday' }), 200, 'not an HTTP-date: ignored');
+    assert.equal(origin.count('/validators'), 1);
+  });
+
+  test('§4.4: PUT, DELETE and a method of unknown safety invalidate; an error answer does not; a 303\'s Location does', async () => {
+    const stored = (target: string): void => {
+      answers.set(target, (req, res) => {
+        res.writeHead(req.method === 'GET' ? 200 : Number(req.headers['x-status'] ?? 204), req.method === 'GET' ? { 'cache-control': 'max-age=3600' } : { location: '/invalidated/see' });
+        res.end();
+      });
+    };
+    const invalidates = async (target: string, method: string, headers: Record<string, string> = {}): Promise<boolean> => {
+      stored(target);
+      await send(target);
+      await send(target, headers, method);
+      await send(target);
+      return origin.count(target, 'GET') === 2;
+    };
+    for (const method of ['PUT', 'DELETE', 'PATCH', 'M-SEARCH']) assert.equal(await invalidates(`/invalidated/${method}`, method), true, method);
+    assert.equal(await invalidates('/invalidated/failed', 'POST', { 'x-status': '500' }), false, '5xx');
+    assert.equal(await invalidates('/invalidated/refused', 'POST', { 'x-status': '409' }), false, '4xx');
+    assert.equal(await invalidates('/invalidated/options', 'OPTIONS'), false, 'a safe method');
+    stored('/invalidated/see');
+    await send('/invalidated/see');
+    assert.equal(await invalidates('/invalidated/post', 'POST', { 'x-status': '303' }), true);
+    await send('/invalidated/see');
+    assert.equal(origin.count('/invalidated/see', 'GET'), 2, 'the 303\'s Location');
   });
 });

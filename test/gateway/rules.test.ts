@@ -50,6 +50,10 @@ describe('RFC 9111 rules', () => {
     assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: '0' }), 'already-stale');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=ten' }), 'already-stale');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=ten', etag: '"v"' }), 0, 'stale on arrival, kept for validation');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30' }), 0, 'RFC 5861: stale on arrival, kept for its window');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-if-error=30' }), 0);
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30, proxy-revalidate' }), 'already-stale', 'no window past proxy-revalidate');
+    assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30, no-cache' }), 'already-stale', 'nothing unvalidated past no-cache');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=99999999999' }), 2 ** 31 * 1000, '§1.2.2: capped at 2^31 s');
   });
 

@@ -71,7 +71,9 @@ export type FillOutcome =
    * The origin answered 304 to a validation: the stored response, fresh again, as the request that
    * caused the fill gets it (`response`) and as anyone else does (`shared`, the same object unless
    * the fields qualified `private`/`no-cache` name are left out). Not `stored` when the 304's fields
-   * made it unstorable: then it is to be dropped (`retired`), as a newer answer's would be.
+   * made it unstorable: then it is to be dropped (`retired`), as a newer answer's would be, unless
+   * the request kept it out for its own sake (its Authorization, its no-store), which leaves the
+   * stored response as it was.
    */
   | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly retired: boolean; readonly originMs: number }
   /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
@@ -271,8 +273,11 @@ export class Fetcher {
     this.#metrics.revalidation('not-modified');
     const { fields, verdict } = this.#afterNotModified(request, stored, notModified, requestTime);
     if (!verdict.store) {
+      // §4.3.3: as for a full answer, a 304 kept out for the request's own sake (its Authorization,
+      // its no-store) leaves the stored response as it was; one whose fields forbid storing drops it.
+      const retired = retiresStored(304, this.#storageRequest(request, requestTime));
       const relayed = this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0));
-      return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, retired: true, originMs };
+      return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, retired, originMs };
     }
     const updated = this.#cache.maker.freshen(stored, verdict.omit.length === 0 ? fields : storedFields(asHeaderFields(fields), verdict.omit), verdict.facts);
     const whole = verdict.omit.length === 0 ? updated : this.#cache.maker.freshen(stored, fields, verdict.facts);

@@ -5,7 +5,7 @@
 import { deltaSeconds, fieldNames, type HeaderFields } from './cache-control.ts';
 import { freshnessLifetime, initialAgeMs, mayBeHeuristic } from './freshness.ts';
 import { endToEndFields } from './hop-by-hop.ts';
-import type { ReuseFacts } from './reuse.ts';
+import { usefulForMs, type ReuseFacts } from './reuse.ts';
 import { responseDirectives } from './targeted.ts';
 
 /** A response's status and header fields (lower-case names), as received. */
@@ -114,26 +114,26 @@ export function storageVerdict(response: ResponseHead, request: StorageRequest, 
   // stored at all (a 201, 302 or 500 with only an ETag may not), and then, without a heuristic
   // lifetime, only a validator makes a stored copy useful: it is revalidated on every use.
   if (lifetime.kind === 'none' && (!hasValidator || !mayBeHeuristic(status, cc))) return { store: false, reason: 'no-freshness' };
-  const lifetimeMs = lifetime.kind === 'none' ? 0 : lifetime.ms;
-  const ageMs = initialAgeMs(headers, request.requestTime, request.responseTime);
-  if (lifetimeMs <= ageMs && !hasValidator) return { store: false, reason: 'already-stale' };
-  return {
-    store: true,
-    omit,
-    vary,
-    facts: {
-      lifetimeMs,
-      initialAgeMs: ageMs,
-      storedAt: request.responseTime,
-      staleWhileRevalidateMs: staleWindowMs(cc.get('stale-while-revalidate'), policy.staleWhileRevalidateMs),
-      staleIfErrorMs: staleWindowMs(cc.get('stale-if-error'), policy.staleIfErrorMs),
-      // §5.2.2.2 must-revalidate, §5.2.2.8 proxy-revalidate (shared caches), and §5.2.2.10:
-      // s-maxage implies proxy-revalidate.
-      mustRevalidate: cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage'),
-      // §5.2.2.4: unqualified no-cache means "validate before every reuse".
-      noCache: noCache === true,
-    },
+  const facts: ReuseFacts = {
+    lifetimeMs: lifetime.kind === 'none' ? 0 : lifetime.ms,
+    initialAgeMs: initialAgeMs(headers, request.requestTime, request.responseTime),
+    storedAt: request.responseTime,
+    staleWhileRevalidateMs: staleWindowMs(cc.get('stale-while-revalidate'), policy.staleWhileRevalidateMs),
+    staleIfErrorMs: staleWindowMs(cc.get('stale-if-error'), policy.staleIfErrorMs),
+    // §5.2.2.2 must-revalidate, §5.2.2.8 proxy-revalidate (shared caches), and §5.2.2.10:
+    // s-maxage implies proxy-revalidate.
+    mustRevalidate: cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage'),
+    // §5.2.2.4: unqualified no-cache means "validate before every reuse".
+    noCache: noCache === true,
   };
+  // Without a validator a response is worth keeping only while it can answer without the origin:
+  // fresh, or within a stale-while-revalidate or stale-if-error window (RFC 5861), so that
+  // `max-age=0, stale-while-revalidate=60` is served stale while it is refreshed. An unqualified
+  // no-cache answers nothing unvalidated, stale or not.
+  if (!hasValidator && (facts.noCache ? facts.lifetimeMs <= facts.initialAgeMs : usefulForMs(facts, request.responseTime) === 0)) {
+    return { store: false, reason: 'already-stale' };
+  }
+  return { store: true, omit, vary, facts };
 }
 
 /**
