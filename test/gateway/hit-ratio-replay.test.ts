@@ -27,7 +27,7 @@ test('MIN keeps what is asked again soonest and does not store what is asked lat
   assert.deepEqual(beladyHits(trace('abbbbcacab', 10), 20, 1000), { hits: 6, hitBytes: 60 });
 });
 
-test('with sizes, the approximation evicts the most byte-time until the next request, counted from the eviction', () => {
+test('with sizes, MIN evicts the entry holding the most byte-time until its next request', () => {
   // Room for 30. When c (10) comes, a (20) is next asked at 5 and b (10) at 6: a holds 20 × 2
   // byte-steps, b 10 × 3, so a goes, and b and c are hit.
   const sized: Trace = { name: 'sized', description: 'sized', keys: ['a', 'b', 'c'], sizes: Uint32Array.from([20, 10, 10]), requests: Uint32Array.from([0, 1, 1, 2, 2, 0, 1]) };
