@@ -1,6 +1,6 @@
 /**
  * One request on its way through the gateway's steps, and how a request ends when a step refuses
- * it. Steps return an `Answered` (or a promise of one); only `deliver`, `relay` and `refuse` write
+ * it. Steps return an `Answered` (or a promise of one); only `deliver`, `relay`, `refuse` and `answerHere` write
  * to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -66,4 +66,14 @@ export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: Ca
   if (status !== undefined) ex.res.setHeader('cache-status', status);
   const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.targetRules.maxBytes, ex.targetRules.credentialNames), ex.isHead);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, outcome, sub };
+}
+
+/**
+ * Ends the request with the gateway's own empty 200 and `fields`, as the final recipient of a
+ * request it does not forward (OPTIONS at the end of its Max-Forwards, steps/forward.ts).
+ */
+export function answerHere(ex: Exchange, route: MetricRoute, fields: Readonly<Record<string, string>>, sub: string | undefined): Answered {
+  ex.res.writeHead(200, { ...fields, 'content-length': '0', 'x-request-id': ex.reqId });
+  ex.res.end();
+  return { route, status: 200, bytes: 0, outcome: REFUSED, sub };
 }

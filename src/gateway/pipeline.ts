@@ -14,7 +14,7 @@
  *           stale-if-error, or 502/504
  *   log     one access-log line and the request metrics, whatever happened
  *
- * Steps return values; only `deliver`, `relay` and `refuse` write to the response.
+ * Steps return values; only `deliver`, `relay`, `refuse` and `answerHere` write to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';

@@ -568,3 +568,33 @@ test('§3.5: a request that names Authorization in Connection is still an author
     await origin.close();
   }
 });
+
+test('RFC 9110 §9.3.8, §7.6.2: TRACE is not forwarded (405); an OPTIONS at Max-Forwards 0 is answered by the gateway, a larger count goes on one less', async () => {
+  const origin = await startScriptedOrigin((_req, res) => {
+    res.writeHead(200, { allow: 'GET, OPTIONS', 'content-length': '0' });
+    res.end();
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/pass', mode: 'pass', auth: 'off' }, { prefix: '/', mode: 'http', auth: 'off' }] });
+  try {
+    const send = (target: string, method: string, headers: Record<string, string> = {}): Promise<Reply> => get(`${fx.gateway.url}${target}`, headers, method, undefined, fx.dispatcher);
+    for (const target of ['/echo', '/pass/echo']) {
+      const trace = await send(target, 'TRACE', { cookie: 'session=secret' });
+      assert.equal(trace.status, 405, target);
+      assert.match(String(trace.headers.allow), /OPTIONS/);
+      assert.doesNotMatch(trace.body, /secret/);
+      assert.equal(origin.count(target, 'TRACE'), 0, `${target}: TRACE reached the origin`);
+      const last = await send(target, 'OPTIONS', { 'max-forwards': '0' });
+      assert.equal(last.status, 200, target);
+      assert.equal(last.headers['content-length'], '0');
+      assert.match(String(last.headers.allow), /GET/);
+      assert.equal(origin.count(target, 'OPTIONS'), 0, `${target}: an OPTIONS at Max-Forwards 0 was forwarded`);
+      await send(target, 'OPTIONS', { 'max-forwards': '3' });
+      await send(target, 'OPTIONS');
+      const forwarded = origin.seen.filter((s) => s.target === target && s.method === 'OPTIONS').map((s) => s.headers['max-forwards']);
+      assert.deepEqual(forwarded, ['2', undefined], target);
+    }
+  } finally {
+    await fx.stop();
+    await origin.close();
+  }
+});

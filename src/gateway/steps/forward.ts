@@ -13,7 +13,7 @@ import { problem } from '../../shared/problem.ts';
 import { hasBody } from '../../shared/request-content.ts';
 import { originForm } from '../../shared/request-target.ts';
 import { cacheStatus, type CacheOutcome, type Forward } from '../cache-outcome.ts';
-import { refuse, type Answered, type Exchange } from '../exchange.ts';
+import { answerHere, refuse, type Answered, type Exchange } from '../exchange.ts';
 import type { GatewayMetrics, MetricRoute } from '../metrics.ts';
 import type { Purger, PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
@@ -131,11 +131,33 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
   return { route: label, status: relayed.status, bytes: relayed.bytes, outcome, sub };
 }
 
+/** The methods a forwarding route passes on, as `Allow` names them. */
+const FORWARDED = { allow: 'GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE' } as const;
+
+/**
+ * RFC 9110 §9.3.8: the final recipient of a TRACE echoes the request it received, and a browser
+ * page that can send one reads back the credentials and cookies its own script cannot (cross-site
+ * tracing). So the gateway does not forward it, as nginx does not.
+ */
+const NO_TRACE = problem('method-not-allowed', 'TRACE is not forwarded: its answer would echo the request, credentials included (RFC 9110 §9.3.8)', FORWARDED);
+
+/** RFC 9110 §7.6.2: the request's Max-Forwards, when it is a valid count. */
+function maxForwards(ex: Exchange): number | undefined {
+  const value = ex.req.headers['max-forwards'];
+  return typeof value === 'string' && /^[0-9]{1,9}$/.test(value) ? Number(value) : undefined;
+}
+
 export function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub: string | undefined, fwd: Forward): Promise<Answered> {
   const { req } = ex;
+  if (ex.method === 'TRACE') return Promise.resolve(refuse(ex, label, NO_TRACE, undefined, sub));
+  // §7.6.2: an OPTIONS whose Max-Forwards has run out is answered here; a count left goes on one less.
+  const hops = ex.method === 'OPTIONS' ? maxForwards(ex) : undefined;
+  if (hops === 0) return Promise.resolve(answerHere(ex, label, FORWARDED, sub));
+  const headers = forwardedHeaders(ex, deps.clients);
+  if (hops !== undefined) headers['max-forwards'] = String(hops - 1);
   const target = originForm(ex.rawTarget);
   return relayFromOrigin(ex, deps, label, sub, {
-    request: { method: ex.method, target, headers: forwardedHeaders(ex, deps.clients), body: hasBody(req) ? req : undefined },
+    request: { method: ex.method, target, headers, body: hasBody(req) ? req : undefined },
     outcome: { kind: 'pass', fwd },
     relayServerErrors: true,
     async beforeRelay(answer) {
