@@ -598,3 +598,23 @@ test('RFC 9110 §9.3.8, §7.6.2: TRACE is not forwarded (405); an OPTIONS at Max
     await origin.close();
   }
 });
+
+test('RFC 9111 §5.2.2.2: a stale must-revalidate response the origin cannot be reached to validate gets a 504, not the stale copy', async () => {
+  const origin = await startScriptedOrigin((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=1, must-revalidate', etag: '"m"' });
+    res.end('kept');
+  });
+  const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off', staleIfDisconnectedSeconds: 60 }] });
+  try {
+    const send = (): Promise<Reply> => get(`${fx.gateway.url}/page`, {}, 'GET', undefined, fx.dispatcher);
+    assert.equal((await send()).body, 'kept');
+    await origin.close();
+    fx.clock.advance(2000);
+    const cut = await send();
+    assert.equal(cut.status, 504, cut.body);
+    assert.equal((JSON.parse(cut.body) as { type: string }).type, 'https://catalog.example/problems/gateway-timeout');
+    assert.match(String(cut.headers['cache-status']), /detail=ECONNREFUSED/);
+  } finally {
+    await fx.stop();
+  }
+});

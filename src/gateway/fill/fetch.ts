@@ -14,6 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { codingOf, type Coding } from '../../shared/encoding/negotiate.ts';
 import type { CompressionPolicy } from '../../shared/encoding/policy.ts';
+import { problem, problemStatus } from '../../shared/problem.ts';
 import { encodingPlan } from '../encoding/plan.ts';
 import { asHeaderFields, single, type HeaderFields } from '../rules/cache-control.ts';
 import { initialAgeMs } from '../rules/freshness.ts';
@@ -142,6 +143,8 @@ function keyedWithoutEncoding(verdict: StorageVerdict): StorageVerdict {
   return { ...verdict, vary: verdict.vary.filter((name) => name !== 'accept-encoding') };
 }
 
+const MUST_REVALIDATE = problem('gateway-timeout', 'the origin could not be reached, and the stored response must be revalidated before it is used again (RFC 9111 §5.2.2.2)');
+
 /** Not stored: the answer varies on a field the origin did not get as the client sent it (vary.ts). */
 const VARIES_ON_UNSENT: StorageVerdict = { store: false, reason: 'vary' };
 
@@ -249,6 +252,11 @@ export class Fetcher {
     if (mayServeOnError(stored, now)) return { kind: 'stale', response: stored, reason: 'stale-if-error', fwdStatus, failure: failure.code, originMs };
     if (failure.disconnected && mayServeDisconnected(stored, now, request.policy.staleIfDisconnectedMs)) {
       return { kind: 'stale', response: stored, reason: 'disconnected', fwdStatus, failure: failure.code, originMs };
+    }
+    // §5.2.2.2: disconnected from the origin, a cache holding a response it must revalidate
+    // generates an error, and that error SHOULD be 504, whatever the connection's failure was.
+    if (failure.disconnected && stored.mustRevalidate && problemStatus(failure.problem) !== 504) {
+      return { kind: 'failed', failure: { ...failure, problem: MUST_REVALIDATE }, fwdStatus, originMs };
     }
     return { kind: 'failed', failure, fwdStatus, originMs };
   }
