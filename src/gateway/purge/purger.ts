@@ -4,9 +4,10 @@
  * another worker of this host or another process of the fleet. Applying a purge records it in the
  * purge log (so a fill already under way cannot undo it), removes or marks stale what the local
  * cache holds, and lets go of the fills in flight (a request after the purge asks the origin
- * afresh instead of joining a fill that may carry what was purged). A purge taken here is then handed to every fan-out (this host's other workers, the
- * fleet's purge stream), and `purge` resolves once they have it, so the next request through any
- * of them cannot be answered with what was purged.
+ * afresh instead of joining a fill that may carry what was purged). A purge taken here is then
+ * handed to every fan-out (this host's other workers, the fleet's purge stream), and `purge`
+ * resolves once they have it, so the next request through any of them cannot be answered with
+ * what was purged.
  *
  * An availability event reaches a host of a fleet more than once: the origin delivers it to every
  * registration under one `webhook-id` (Standard Webhooks' message id; ../../origin/circulation-db.ts),
