@@ -1,7 +1,7 @@
 /**
  * One request on its way through the gateway's steps, and how a request ends when a step refuses
- * it. Steps return an `Answered` (or a promise of one); only `deliver`, `relay`, `refuse` and `answerHere` write
- * to the response.
+ * it. Steps return an `Answered` (or a promise of one); only `deliver`, `relay`, `refuse` and
+ * `answerHere` write to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessRecord, Peer } from '../shared/access-log.ts';

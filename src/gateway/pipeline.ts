@@ -116,7 +116,6 @@ function fail(ex: Exchange, log: LogDeps, err: unknown): void {
  * (reload/live-parts.ts): read once as the request arrives, so a reload's swap never splits it.
  */
 export interface PipelineSettings {
-  readonly routes: RouteTable;
   readonly edge: EdgeDeps;
   readonly steps: StepDeps;
   readonly log: LogDeps;

@@ -33,8 +33,9 @@ const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
 // Keyed by the list itself (each gateway parses its own), so no gateway shares another's and a
 // reloaded list takes its expression with it when it goes.
 const suspects = new WeakMap<readonly string[], RegExp>();
-// Every request asks twice (the edge check, the log line's redaction), nearly always for one
-// list; a WeakMap lookup per ask was a visible part of a hit.
+// A target is asked about twice (the refusal check, then its redaction), nearly always for one
+// list: per request on the origin, per new target on the gateway (../gateway/target-memo.ts). A
+// WeakMap lookup per ask was a visible part of a hit before the gateway kept its answers.
 let lastNames: readonly string[] | undefined;
 let lastSuspect = /(?!)/;
 
@@ -56,7 +57,7 @@ function suspect(names: readonly string[]): RegExp {
   return re;
 }
 
-// The two asks of one request name the same target string: the second one is answered from here.
+// The two asks about one target name the same string: the second one is answered from here.
 let lastTarget = '';
 let lastTargetNames: readonly string[] | undefined;
 let lastCarries = false;

@@ -61,14 +61,12 @@ function buckets(limit: Limit, next: Config, shared: SharedDeps, running: Runnin
 
 function settingsFor(next: Config, shared: SharedDeps, running?: Running): PipelineSettings {
   const clients = new ClientAddress(next['http.trustedProxies']);
-  const routes = new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']);
   const targetRules = { maxBytes: next['http.maxTargetBytes'], credentialNames: shared.credentialNames };
   return {
-    routes,
     edge: {
       ...shared.edge,
       targetRules,
-      targets: new TargetMemo(routes, targetRules),
+      targets: new TargetMemo(new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']), targetRules),
       clients,
       ipLimits: buckets(PER_IP, next, shared, running),
     },
