@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { ZipfSampler } from '../src/loadtest/zipf.ts';
 import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
@@ -154,7 +155,9 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     if (nginxHit.cacheStatus !== 'HIT') throw new Error(`nginx does not serve the hot URL from its cache (Cache-Status: ${nginxHit.cacheStatus})`);
     const responseFile = join(fleet.logDir, 'hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
-    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], profileFlags('bare'));
+    // The ceiling runs on the gateway's runtime: with Node's default flags it slows for good after
+    // its first idle collection (GATEWAY_NODE_FLAGS), and a handicapped ceiling is no ceiling.
+    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], [...GATEWAY_NODE_FLAGS, ...profileFlags('bare')]);
 
     const servers: Servers = { bare, nginx, gateway, 'gateway-nolog': quiet, origin, 'gateway-2-workers': gatewayWorkers, 'nginx-2-workers': nginxWorkers };
     for (const server of [bare, nginx, gateway, quiet, origin]) pin(server.pid, CORES?.server);

@@ -25,8 +25,15 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * allocate their objects straight in the old generation, and keeps doing so for hits that live
  * 3 ms: with 20,000 entries filled, 318 MB promoted in 10 s of hits and 36 full collections,
  * against 1.4 MB and none without it; hits 7,500 → 12,000 req/s in an interleaved A/B.
+ * `--no-memory-reducer-favors-memory`: when a server goes quiet, V8's memory reducer collects in
+ * the mode that shrinks the heap hardest, which lets go of the maps no live object has; the
+ * objects `process.nextTick` makes (computed keys, short-lived, so none is alive then) lose their
+ * map's transitions, and from then on every tick object is made in V8's runtime: a bare node:http
+ * server went from 12.7 to 16.3–17.4 µs of CPU a request for good after its first idle collection,
+ * a gateway hit from 21 to 25.5–27 (docs/performance.md, "A server that idled"). Without that
+ * mode the reducer still collects when the server is quiet, and no process slowed.
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring'];
+export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory'];
 
 export interface ServerSpec {
   /** For messages: "origin", "gateway", "bare server". */
