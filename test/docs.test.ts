@@ -9,7 +9,6 @@ import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
 import { ListenerMetrics } from '../src/gateway/listeners/listener-metrics.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
-import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { OriginMetrics } from '../src/origin/metrics.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -25,14 +24,6 @@ describe('README', () => {
   test('shows the test command that .ci/run runs', () => {
     assert.match(readme, /^npm test\b/m);
     assert.match(readFileSync(new URL('../.ci/run', import.meta.url), 'utf8'), /^npm test$/m);
-  });
-
-  test('npm start and the bin run the gateway with the same V8 flags as the loadtest and the bench', () => {
-    const flags = GATEWAY_NODE_FLAGS.join(' ');
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
-    assert.equal(pkg.scripts.start, `node ${flags} bin/catalog-gateway.js start`);
-    const shebang = readFileSync(new URL('../bin/catalog-gateway.js', import.meta.url), 'utf8').split('\n')[0];
-    assert.equal(shebang, `#!/usr/bin/env -S node ${flags}`);
   });
 
   test('links every page of docs/ it maps, and each exists', () => {

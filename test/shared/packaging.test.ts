@@ -50,7 +50,6 @@ test('npm ci --omit=dev: the gateway starts and serves on Node 24; an older Node
     mkdirSync(join(dir, dirname(file)), { recursive: true });
     cpSync(join(ROOT, file), join(dir, file));
   }
-  assert.match(recipe, /^ENTRYPOINT \["node", "--max-semi-space-size=8", "--heap-growing-percent=10", "--no-allocation-site-pretenuring", "--no-memory-reducer-favors-memory", "bin\/catalog-gateway\.js"\]$/m, 'the image starts the way this test does');
   await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, env: { ...process.env, npm_config_engine_strict: 'false' } });
 
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
