@@ -4,7 +4,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
-import { LogSink } from './log-sink.ts';
+import { LogSink, type LineMaker } from './log-sink.ts';
 
 export type { Logger } from 'pino';
 
@@ -18,13 +18,17 @@ let stamp = '';
 /**
  * pino's isoTime formats a Date for every line; under load many lines share a millisecond, so
  * the formatted stamp (`,"time":"…"`) is reused until the clock moves on. Access lines, which are
- * written without pino, use it too, so every line of a server carries the same time field.
+ * written without pino, use it too (`timeField`), so every line of a server carries the same time field.
  */
 export function isoTime(): string {
-  const now = Date.now();
-  if (now !== stampedAt) {
-    stampedAt = now;
-    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  return timeField(Date.now());
+}
+
+/** The time field of a line about `ms` (since the epoch). */
+export function timeField(ms: number): string {
+  if (ms !== stampedAt) {
+    stampedAt = ms;
+    stamp = `,"time":"${new Date(ms).toISOString()}"`;
   }
   return stamp;
 }
@@ -46,13 +50,15 @@ export function createLogger(config: Config, name: string, destination?: Destina
 }
 
 /**
- * Writes a finished line (newline included) to the logger's own destination, in order with its
- * JSON lines, for log formats that are not JSON (`log.format: combined`).
+ * Hands a line about `item` to the logger's own destination, to be made by `make` (newline
+ * included), in order with its JSON lines. A LogSink makes it later, with others (log-sink.ts,
+ * `defer`); another destination (a test's stream) gets it made at once.
  */
-export function lineWriter(logger: Logger): (line: string) => void {
+export function lineWriter<T>(logger: Logger): (item: T, make: LineMaker<T>) => void {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   if (stream === undefined) throw new Error('the logger has no destination stream');
-  return (line) => {
-    stream.write(line);
+  if (stream instanceof LogSink) return (item, make) => { stream.defer(item, make); };
+  return (item, make) => {
+    stream.write(make(item, Date.now()));
   };
 }

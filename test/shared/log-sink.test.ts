@@ -59,6 +59,42 @@ test('a line longer than the block is written whole, after what came before it',
   assert.equal(readFileSync(file, 'utf8'), `short\n${long}after\n`);
 });
 
+test('deferred lines are made at the end of the turn, or before a line taken whole, in the order they came, with the time they came', async (t) => {
+  const file = join(tempDir(), 'deferred.log');
+  const sink = new LogSink({ destination: file });
+  t.after(() => { sink.close(); });
+  const made: number[] = [];
+  const make = (n: number, at: number): string => {
+    made.push(n);
+    return `${JSON.stringify({ n, at })}\n`;
+  };
+  const before = Date.now();
+  sink.defer(1, make);
+  sink.defer(2, make);
+  assert.deepEqual(made, [], 'not made while the turn goes on');
+  sink.write('{"whole":3}\n');
+  assert.deepEqual(made, [1, 2], 'made before the line taken whole, so that it comes after them');
+  sink.defer(4, make);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(made, [1, 2, 4], 'made once the turn is over');
+  sink.defer(5, make);
+  sink.flush();
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { n?: number; whole?: number; at?: number });
+  assert.deepEqual(lines.map((l) => l.n ?? l.whole), [1, 2, 3, 4, 5], 'a flush makes what is deferred first');
+  for (const l of lines) if (l.at !== undefined) assert.ok(l.at >= before && l.at <= Date.now(), 'the time the line was handed over');
+});
+
+test('a turn that defers many lines has them made as they fill the queue, none lost', (t) => {
+  const file = join(tempDir(), 'many.log');
+  const sink = new LogSink({ destination: file, blockBytes: 4096 });
+  t.after(() => { sink.close(); });
+  let made = 0;
+  for (let n = 0; n < 1000; n++) sink.defer(n, (i) => { made++; return `${i}\n`; });
+  assert.ok(made >= 768, `made ${made} of 1,000 within the turn`);
+  sink.flush();
+  assert.deepEqual(readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map(Number), Array.from({ length: 1000 }, (_, n) => n));
+});
+
 test('reopen writes what is gathered to the old file and goes on in a new one at the same path', (t) => {
   const file = join(tempDir(), 'rotated.log');
   const sink = new LogSink({ destination: file });
@@ -72,11 +108,13 @@ test('reopen writes what is gathered to the old file and goes on in a new one at
   assert.equal(readFileSync(file, 'utf8'), 'after\n');
 });
 
-test('lines gathered in memory reach the file when the process exits and when it dies of an uncaught error', async () => {
+test('lines gathered in memory, or deferred, reach the file when the process exits and when it dies of an uncaught error', async () => {
   const dir = tempDir();
-  const exited = await child(join(dir, 'exit.log'), 'for (let n = 0; n < 100; n++) sink.write(`exit ${n}\\n`);\nprocess.exit(0);');
+  const exited = await child(join(dir, 'exit.log'), 'for (let n = 0; n < 100; n++) sink.write(`exit ${n}\\n`);\nsink.defer(100, (n) => `deferred ${n}\\n`);\nprocess.exit(0);');
   assert.equal(exited.code, 0, exited.stderr);
-  assert.equal(readFileSync(join(dir, 'exit.log'), 'utf8').split('\n').length, 101);
+  const written = readFileSync(join(dir, 'exit.log'), 'utf8');
+  assert.equal(written.split('\n').length, 102);
+  assert.ok(written.endsWith('deferred 100\n'), 'a line deferred in the turn that exits is made and written');
   const crashed = await child(join(dir, 'crash.log'), 'sink.write("last words\\n");\nsetTimeout(() => { throw new Error("boom"); }, 1);');
   assert.equal(crashed.code, 1);
   assert.match(crashed.stderr, /boom/);
