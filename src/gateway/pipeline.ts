@@ -14,6 +14,9 @@
  *           stale-if-error, or 502/504
  *   log     one access-log line and the request metrics, whatever happened
  *
+ * Each request goes through these at the end of the event loop's turn it arrived in, with the
+ * others of that turn (end-of-turn.ts).
+ *
  * Steps return values; only `deliver`, `relay`, `refuse` and `answerHere` write to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -35,6 +38,7 @@ import type { TokenBuckets } from './steps/token-bucket.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 import type { TargetMemo } from './target-memo.ts';
+import { servedAtEndOfTurn } from './end-of-turn.ts';
 
 type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
 
@@ -124,7 +128,7 @@ export interface PipelineSettings {
 const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, http: httpRoute, pass: passRoute };
 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
+  return servedAtEndOfTurn((req, res, arrivedAt) => {
     const { edge, steps, log } = settings();
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
@@ -138,7 +142,7 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       rawTarget,
       facts,
       isHead: method === 'HEAD',
-      started: performance.now(),
+      started: arrivedAt,
       peer: peerFields(req, edge.clients),
     };
     try {
@@ -169,5 +173,5 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
     } catch (err) {
       fail(ex, log, err);
     }
-  };
+  });
 }
