@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { servedAtEndOfTurn } from '../../src/gateway/end-of-turn.ts';
-import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
-import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
+import { useRealOriginGateway } from '../support/gateway-fixture.ts';
 
 describe('servedAtEndOfTurn', () => {
   test('serves nothing during the turn, then each request in arrival order with the time it arrived', async () => {
@@ -36,20 +35,11 @@ describe('servedAtEndOfTurn', () => {
 });
 
 describe('a burst through a real gateway', () => {
-  let origin: OriginFixture;
-  let fx: GatewayFixture;
-
-  before(async () => {
-    origin = await startOriginFixture();
-    fx = await startGatewayFixture(origin.origin, { dataDir: origin.config.dataDir });
-  });
-  after(async () => {
-    await fx.stop();
-    await origin.stop();
-  });
+  const setup = useRealOriginGateway();
 
   test('requests that arrive together, hits and misses, each get their own answer', async () => {
     const targets = ['/v1/books?q=river', '/v1/books?q=garden', '/v1/books?q=winter', '/v1/branches', '/v1/books?q=night&limit=3'];
+    const { fx } = setup;
     const own = new Map<string, string>();
     for (const target of targets.slice(0, 3)) own.set(target, (await fx.get(target)).body);
     const burst = await Promise.all(
