@@ -7,8 +7,8 @@
  * Why not pino's own destination: it writes each 4 KiB block asynchronously from libuv's thread
  * pool, and on this project's 2-core benchmark machine the thread-pool hop of every block plus
  * `Buffer.byteLength` of every line cost more than the rest of a cache hit's logging put together
- * (docs/performance.md). A synchronous write of 64 KiB to the page cache takes about 25 µs, a
- * tenth of a microsecond per access line.
+ * (docs/performance.md). A synchronous write of 64 KiB to the page cache took 12–25 µs on the
+ * disks measured, a tenth of a microsecond or less per access line.
  *
  * A line may also be handed over unmade (`defer`: what it is about and how to make it), as the
  * access log does: such lines are made together at the end of the event loop's turn, or before
