@@ -7,7 +7,7 @@
  * deliver, log, metrics) between Node's parsing of one request and of the next and the socket
  * write of each, so that code and its data are fetched back into the processor's caches for every
  * request. Queued and served in a run at the end of the turn (a `setImmediate`, after the poll
- * phase), the same work costs a cache hit about 2–3 µs less CPU (docs/performance.md, "Requests
+ * phase), the same work costs a cache hit about 2–4 µs less CPU (docs/performance.md, "Requests
  * served at the end of the turn"), the lesson the access log's lines taught first (log-sink.ts).
  * The answers' writes, which Node makes in a `nextTick` after each, then go out together too.
  *
