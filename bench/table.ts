@@ -37,13 +37,14 @@ export function scenarioTable(scenarios: readonly ScenarioResult[]): string {
       fixed(s.tailShape.median, 2),
       fixed(s.serverCpuUs.median, 1),
       s.gcPausesPerRun === null || s.gcMsPerRun === null ? '—' : `${whole(s.gcPausesPerRun.median)} (${fixed(s.gcMsPerRun.median, 1)} ms)`,
+      s.runsWithFullGc === null ? '—' : `${s.runsWithFullGc} of ${s.runs.length}`,
       s.originCallsPerRun.max === 0 ? '0' : withRange(s.originCallsPerRun, whole),
       s.non2xx + s.errors === 0 ? '0' : `${s.non2xx} / ${s.errors}`,
     ].join(' | '),
   );
   return [
-    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | p99 ÷ p50 | server CPU µs/req | GC pauses per run (total) | origin calls per run | non-2xx / errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | req/s median (min–max) | × bare req/s | p50 ms | p99 ms median (min–max) | p99 × bare | p99 ÷ p50 | server CPU µs/req | GC pauses per run (total) | runs with a full GC | origin calls per run | non-2xx / errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r} |`),
   ].join('\n');
 }

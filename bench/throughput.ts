@@ -14,7 +14,7 @@ import type { QuerySpace } from './query-space.ts';
 import { spread, type Spread } from './stats.ts';
 import { wrk } from './wrk.ts';
 
-export type ServerRole = 'bare' | 'nginx' | 'gateway' | 'gateway-nolog' | 'origin' | 'gateway-2-workers' | 'nginx-2-workers';
+export type ServerRole = 'bare' | 'nginx' | 'gateway' | 'gateway-nolog' | 'gateway-fill' | 'origin' | 'gateway-2-workers' | 'nginx-2-workers';
 /** One hot URL; 1,000 warmed URLs asked in Zipf order; distinct URLs never asked before (misses). */
 export type Workload = 'hot' | 'zipf' | 'distinct';
 
@@ -58,13 +58,23 @@ export interface RunRecord {
 export interface GcPauses {
   readonly count: number;
   readonly totalMs: number;
+  /**
+   * Full (mark-compact) collections among them: on a server pinned to one core, V8's concurrent
+   * marking and sweeping take the core from the requests, and a run with one reads a longer tail
+   * (docs/performance.md, "What set the identity rows' tail").
+   */
+  readonly full: number;
 }
 
-/** `nodejs_gc_duration_seconds` (prom-client's default metrics), summed over kinds. */
+/** `nodejs_gc_duration_seconds` (prom-client's default metrics), summed over kinds, and its `major` kind. */
 async function gcPauses(server: BenchServer): Promise<GcPauses | null> {
   if (server.adminUrl === undefined) return null;
   const samples = await scrapeMetrics(server.adminUrl);
-  return { count: samples.sum('nodejs_gc_duration_seconds_count'), totalMs: samples.sum('nodejs_gc_duration_seconds_sum') * 1000 };
+  return {
+    count: samples.sum('nodejs_gc_duration_seconds_count'),
+    totalMs: samples.sum('nodejs_gc_duration_seconds_sum') * 1000,
+    full: samples.sum('nodejs_gc_duration_seconds_count', { kind: 'major' }),
+  };
 }
 
 export interface ScenarioResult {
@@ -87,6 +97,8 @@ export interface ScenarioResult {
   /** GC pauses and their total length per run, next to p99 (null: a server without /metrics). */
   readonly gcPausesPerRun: Spread | null;
   readonly gcMsPerRun: Spread | null;
+  /** Runs with a full collection in them, of all runs (null: a server without /metrics). */
+  readonly runsWithFullGc: number | null;
   readonly originCallsPerRun: Spread;
   readonly non2xx: number;
   readonly errors: number;
@@ -151,7 +163,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     errors: run.errors,
     originCalls: after - before,
     serverCpuUs: run.requests === 0 ? Number.NaN : (cpu * 1e6) / run.requests,
-    gc: gcBefore === null || gcAfter === null ? null : { count: gcAfter.count - gcBefore.count, totalMs: gcAfter.totalMs - gcBefore.totalMs },
+    gc: gcBefore === null || gcAfter === null ? null : { count: gcAfter.count - gcBefore.count, totalMs: gcAfter.totalMs - gcBefore.totalMs, full: gcAfter.full - gcBefore.full },
   };
 }
 
@@ -173,7 +185,7 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       const record = await measure(scenario, servers, origin, options, round, position + 1);
       records.get(scenario.id)?.push(record);
       options.log(
-        `round ${round}/${options.rounds} ${scenario.id.padEnd(18)} ${record.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${record.p50Ms.toFixed(2)} ms  p99 ${record.p99Ms.toFixed(2)} ms  server ${record.serverCpuUs.toFixed(1)} µs/req  origin calls ${record.originCalls}`,
+        `round ${round}/${options.rounds} ${scenario.id.padEnd(18)} ${record.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${record.p50Ms.toFixed(2)} ms  p99 ${record.p99Ms.toFixed(2)} ms  server ${record.serverCpuUs.toFixed(1)} µs/req  origin calls ${record.originCalls}${record.gc === null ? '' : `  full GCs ${record.gc.full}`}`,
       );
     }
   }
@@ -194,6 +206,7 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       serverCpuUs: spread(runsOf.map((r) => r.serverCpuUs)),
       gcPausesPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.count ?? 0)) : null,
       gcMsPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.totalMs ?? 0)) : null,
+      runsWithFullGc: runsOf.every((r) => r.gc !== null) ? runsOf.filter((r) => (r.gc?.full ?? 0) > 0).length : null,
       originCallsPerRun: spread(runsOf.map((r) => r.originCalls)),
       non2xx: runsOf.reduce((n, r) => n + r.non2xx, 0),
       errors: runsOf.reduce((n, r) => n + r.errors, 0),
