@@ -4,7 +4,7 @@
  * methods folded to GET/HEAD/other, status codes, cache results; never a URL or a query.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { collectProcessMetrics } from '../shared/process-metrics.ts';
+import { collectProcessMetrics, type ProcessMetricsOptions } from '../shared/process-metrics.ts';
 import type { CacheResult } from './cache-outcome.ts';
 import { RequestSeries } from './request-series.ts';
 
@@ -66,10 +66,10 @@ export class GatewayMetrics {
   readonly #bodyBytes = new Map<string, number>();
   readonly #compression: Counter<'encoding' | 'stage'>;
 
-  constructor(registry: Registry, live: LiveState) {
+  constructor(registry: Registry, live: LiveState, processMetrics: ProcessMetricsOptions = { gcDurations: true }) {
     const cache = live.cache;
     this.registry = registry;
-    collectProcessMetrics(registry, 'catalog_gateway');
+    collectProcessMetrics(registry, 'catalog_gateway', processMetrics);
     const registers = [registry];
     this.#requests = new RequestSeries(registry, {
       counter: { name: 'catalog_gateway_http_requests_total', help: 'Requests answered by the gateway, by route template, method, status and cache result.' },

@@ -20,7 +20,7 @@ export class OriginMetrics {
 
   /** `outboxDepth` is read at scrape time, so the gauge is never stale. */
   constructor(registry: Registry, outboxDepth: () => number) {
-    collectProcessMetrics(registry, 'catalog_origin');
+    collectProcessMetrics(registry, 'catalog_origin', { gcDurations: true });
     this.#requests = new Counter({
       name: 'catalog_origin_http_requests_total',
       help: 'HTTP requests answered by the origin, by route template and status.',
