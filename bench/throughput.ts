@@ -193,6 +193,7 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
     const runsOf = records.get(scenario.id) ?? [];
     const bare = records.get(baselineOf(scenario.workload)) ?? [];
     const ratio = (pick: (r: RunRecord) => number): Spread => ratioByRound(runsOf, bare, pick);
+    const hasGc = runsOf.every((r) => r.gc !== null);
     return {
       id: scenario.id,
       label: scenario.label,
@@ -204,9 +205,9 @@ export async function runRounds(scenarios: readonly Scenario[], servers: Servers
       p99VsBare: ratio((r) => r.p99Ms),
       tailShape: spread(runsOf.map((r) => r.p99Ms / r.p50Ms)),
       serverCpuUs: spread(runsOf.map((r) => r.serverCpuUs)),
-      gcPausesPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.count ?? 0)) : null,
-      gcMsPerRun: runsOf.every((r) => r.gc !== null) ? spread(runsOf.map((r) => r.gc?.totalMs ?? 0)) : null,
-      runsWithFullGc: runsOf.every((r) => r.gc !== null) ? runsOf.filter((r) => (r.gc?.full ?? 0) > 0).length : null,
+      gcPausesPerRun: hasGc ? spread(runsOf.map((r) => r.gc?.count ?? 0)) : null,
+      gcMsPerRun: hasGc ? spread(runsOf.map((r) => r.gc?.totalMs ?? 0)) : null,
+      runsWithFullGc: hasGc ? runsOf.filter((r) => (r.gc?.full ?? 0) > 0).length : null,
       originCallsPerRun: spread(runsOf.map((r) => r.originCalls)),
       non2xx: runsOf.reduce((n, r) => n + r.non2xx, 0),
       errors: runsOf.reduce((n, r) => n + r.errors, 0),

@@ -66,7 +66,7 @@ export class GatewayMetrics {
   readonly #bodyBytes = new Map<string, number>();
   readonly #compression: Counter<'encoding' | 'stage'>;
 
-  constructor(registry: Registry, live: LiveState, processMetrics: ProcessMetricsOptions = { gcDurations: true }) {
+  constructor(registry: Registry, live: LiveState, processMetrics: ProcessMetricsOptions) {
     const cache = live.cache;
     this.registry = registry;
     collectProcessMetrics(registry, 'catalog_gateway', processMetrics);
