@@ -41,8 +41,8 @@ export class Fleet {
   }
 
   /** The real origin; answers stay fresh for an hour so warmed gateway entries outlive the bench. */
-  origin(env: Record<string, string> = {}): Promise<ServerProcess> {
-    return this.#start('origin', [CLI, 'origin', '--port', '0', '--admin-port', '0'], { CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', ...env });
+  origin(env: Record<string, string> = {}, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+    return this.#start('origin', [CLI, 'origin', '--port', '0', '--admin-port', '0'], { CATALOG_ORIGIN_MAX_AGE_SECONDS: '3600', ...env }, nodeFlags);
   }
 
   /**

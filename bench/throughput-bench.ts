@@ -7,12 +7,13 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
+import { GATEWAY_NODE_FLAGS, type ServerProcess } from '../src/loadtest/server-process.ts';
 import { ZipfSampler } from '../src/loadtest/zipf.ts';
 import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
+import { GcTrace } from './gc-trace.ts';
 import { startRedisProcess, type RedisProcess } from '../src/cli/redis-server.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { ALL_CORES, CORES, pin } from './process-cpu.ts';
@@ -23,7 +24,7 @@ import type { Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
   captureResponse, findHotTarget, gatewayMemory, ratioByRound, runRounds, warmCache,
-  type GatewayMemory, type RunRecord, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
+  type BenchServer, type GatewayMemory, type RunRecord, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
 } from './throughput.ts';
 
 const ZIPF_URLS = 1000;
@@ -127,29 +128,30 @@ export async function throughputBench(options: BenchOptions, command: string, lo
   const fleet = new Fleet(options.dataDir);
   const profileRoot = join(LOCAL_DIR, 'profiles', startedAt.replace(/[:.]/g, '-'));
   const PROFILED = ['bare', 'gateway', 'gateway-nolog'] as const;
-  const profileFlags = (role: ServerRole): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : []);
+  // Every Node server prints its collections, which the bench counts (gc-trace.ts).
+  const nodeFlags = (role: ServerRole): string[] => ['--trace-gc', ...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, role)}`] : [])];
   let nginx: NginxProcess | undefined;
   let nginxWorkers: NginxProcess | undefined;
   let redis: RedisProcess | undefined;
   try {
     log('starting the origin (seeds the 100,000-book catalog on first start)…');
-    const origin = await fleet.origin();
+    const origin = await fleet.origin({}, nodeFlags('origin'));
     const vocabulary = readCatalogVocabulary(join(fleet.dataDir, 'catalog.db'));
     const space = new QuerySpace(vocabulary);
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
     const authorization = `Bearer ${token}`;
     log('starting the gateways (access log on, to a file; and off) and nginx…');
-    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, profileFlags('gateway'));
-    const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, profileFlags('gateway-nolog'));
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, nodeFlags('gateway'));
+    const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, nodeFlags('gateway-nolog'));
     // Misses fill a gateway of their own: 5,000 new entries a run leave the collector a full
     // collection to make, which fell on the next hit run on the same process (the identity
     // client's, in most rounds) and set its tail (docs/performance.md, "What set the identity rows' tail").
-    const filling = await fleet.gateway('gateway-fill', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' });
+    const filling = await fleet.gateway('gateway-fill', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, nodeFlags('gateway-fill'));
     nginx = await startNginx(join(fleet.logDir, 'nginx'), origin.url);
     // The workers comparison: each server as two processes sharing both cores (with wrk). nginx's
     // workers share one cache zone; the gateway's share theirs through Redis, as a fleet does.
     redis = await startRedisProcess({ dir: join(fleet.logDir, 'redis') });
-    const gatewayWorkers = await fleet.gateway('gateway-2-workers', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_WORKERS: '2', CATALOG_GATEWAY_REDIS_URL: redis.url });
+    const gatewayWorkers = await fleet.gateway('gateway-2-workers', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_WORKERS: '2', CATALOG_GATEWAY_REDIS_URL: redis.url }, nodeFlags('gateway-2-workers'));
     nginxWorkers = await startNginx(join(fleet.logDir, 'nginx-2-workers'), origin.url, 2);
 
     const hotTarget = await findHotTarget(origin.url, space, authorization);
@@ -163,9 +165,19 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     writeFileSync(responseFile, JSON.stringify(hit));
     // The ceiling runs on the gateway's runtime: with Node's default flags it slows for good after
     // its first idle collection (GATEWAY_NODE_FLAGS), and a handicapped ceiling is no ceiling.
-    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], [...GATEWAY_NODE_FLAGS, ...profileFlags('bare')]);
+    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], [...GATEWAY_NODE_FLAGS, ...nodeFlags('bare')]);
 
-    const servers: Servers = { bare, nginx, gateway, 'gateway-nolog': quiet, 'gateway-fill': filling, origin, 'gateway-2-workers': gatewayWorkers, 'nginx-2-workers': nginxWorkers };
+    const traced = (server: ServerProcess): BenchServer => ({ url: server.url, pid: server.pid, gcTrace: new GcTrace(server.logFile) });
+    const servers: Servers = {
+      bare: traced(bare),
+      nginx,
+      gateway: traced(gateway),
+      'gateway-nolog': traced(quiet),
+      'gateway-fill': traced(filling),
+      origin: traced(origin),
+      'gateway-2-workers': traced(gatewayWorkers),
+      'nginx-2-workers': nginxWorkers,
+    };
     for (const server of [bare, nginx, gateway, quiet, filling, origin]) pin(server.pid, CORES?.server);
     for (const server of [gatewayWorkers, nginxWorkers]) pin(server.pid, ALL_CORES);
 
@@ -185,8 +197,10 @@ export async function throughputBench(options: BenchOptions, command: string, lo
 
     const selected = SCENARIOS.filter((s) => options.scenarios?.includes(s.id) ?? true);
     const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, workload, log };
-    log('warming up each server for 2 s…');
-    await runRounds(selected.filter((s) => s.workload === 'hot'), servers, origin, { ...rounds, duration: 2, rounds: 1, log: () => undefined });
+    // Every hit scenario is warmed, not only the hot URL's: the cache's warming fills leave a
+    // gateway a full collection or two to make, which fell on the first round's 1,000-URL rows.
+    log('warming up each hit scenario for 2 s…');
+    await runRounds(selected.filter((s) => s.hits), servers, origin, { ...rounds, duration: 2, rounds: 1, log: () => undefined });
     const results = await runRounds(selected, servers, origin, rounds);
     for (const s of selected) {
       const result = results.find((r) => r.id === s.id);

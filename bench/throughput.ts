@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { request, type Dispatcher } from 'undici';
 import { gatewayCounters, originCounters, scrapeMetrics, steadyRead } from '../src/loadtest/server-metrics.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';
+import type { GcPauses, GcTrace } from './gc-trace.ts';
 import { CORES, cpuSeconds } from './process-cpu.ts';
 import type { QuerySpace } from './query-space.ts';
 import { spread, type Spread } from './stats.ts';
@@ -21,8 +22,8 @@ export type Workload = 'hot' | 'zipf' | 'distinct';
 export interface BenchServer {
   readonly url: string;
   readonly pid: number;
-  /** The admin listener of a Node server of ours, whose /metrics has prom-client's GC histogram. */
-  readonly adminUrl?: string | undefined;
+  /** A Node server run with `--trace-gc`: its collections, read from its stdout. */
+  readonly gcTrace?: GcTrace | undefined;
 }
 
 export interface Scenario {
@@ -51,30 +52,8 @@ export interface RunRecord {
   readonly originCalls: number;
   /** The server process's CPU time (all threads) per response. */
   readonly serverCpuUs: number;
-  /** V8's garbage-collection pauses during the run, for servers with a /metrics; null for the others. */
+  /** V8's garbage collections during the run, for servers run with `--trace-gc`; null for the others. */
   readonly gc: GcPauses | null;
-}
-
-export interface GcPauses {
-  readonly count: number;
-  readonly totalMs: number;
-  /**
-   * Full (mark-compact) collections among them: on a server pinned to one core, V8's concurrent
-   * marking and sweeping take the core from the requests, and a run with one reads a longer tail
-   * (docs/performance.md, "What set the identity rows' tail").
-   */
-  readonly full: number;
-}
-
-/** `nodejs_gc_duration_seconds` (prom-client's default metrics), summed over kinds, and its `major` kind. */
-async function gcPauses(server: BenchServer): Promise<GcPauses | null> {
-  if (server.adminUrl === undefined) return null;
-  const samples = await scrapeMetrics(server.adminUrl);
-  return {
-    count: samples.sum('nodejs_gc_duration_seconds_count'),
-    totalMs: samples.sum('nodejs_gc_duration_seconds_sum') * 1000,
-    full: samples.sum('nodejs_gc_duration_seconds_count', { kind: 'major' }),
-  };
 }
 
 export interface ScenarioResult {
@@ -94,10 +73,10 @@ export interface ScenarioResult {
    */
   readonly tailShape: Spread;
   readonly serverCpuUs: Spread;
-  /** GC pauses and their total length per run, next to p99 (null: a server without /metrics). */
+  /** GC pauses and their total length per run, next to p99 (null: a server not run with `--trace-gc`). */
   readonly gcPausesPerRun: Spread | null;
   readonly gcMsPerRun: Spread | null;
-  /** Runs with a full collection in them, of all runs (null: a server without /metrics). */
+  /** Runs with a full collection in them, of all runs (null: a server not run with `--trace-gc`). */
   readonly runsWithFullGc: number | null;
   readonly originCallsPerRun: Spread;
   readonly non2xx: number;
@@ -138,7 +117,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
   const server = servers[scenario.server];
   if (server === undefined) throw new Error(`no server ${scenario.server}`);
   const before = await originRequests(origin);
-  const gcBefore = await gcPauses(server);
+  const gcBefore = server.gcTrace?.read() ?? null;
   const cpuBefore = cpuSeconds(server.pid);
   const run = await wrk({
     url: `${server.url}${scenario.workload === 'hot' ? options.hotTarget : '/'}`,
@@ -150,7 +129,7 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     cpu: CORES?.generator,
   });
   const cpu = cpuSeconds(server.pid) - cpuBefore;
-  const gcAfter = await gcPauses(server);
+  const gcAfter = server.gcTrace?.read() ?? null;
   const after = await steadyRead(() => originRequests(origin), (a, b) => a === b);
   return {
     round,

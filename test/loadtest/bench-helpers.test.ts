@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseBenchArgs } from '../../bench/args.ts';
+import { GcTrace, parseGcLine } from '../../bench/gc-trace.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
 import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
@@ -69,4 +74,40 @@ test("the shared-tier bench reads redis-benchmark's GET latencies from a real Re
   } finally {
     await redis.stop();
   }
+});
+
+test('the bench counts collections from V8\'s own --trace-gc lines, read on from where it stopped', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gc-trace-'));
+  try {
+    const file = join(dir, 'stdout.log');
+    const run = (script: string): void => {
+      const fd = openSync(file, 'a');
+      try {
+        execFileSync(process.execPath, ['--trace-gc', '--expose-gc', '-e', script], { stdio: ['ignore', fd, 'inherit'] });
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const trace = new GcTrace(file);
+    run('let held = []; for (let i = 0; i < 3e6; i++) { held.push({ i }); if (held.length > 1e4) held = []; } console.log("scavenged");');
+    const young = trace.read();
+    assert.ok(young.count > 0, 'scavenges counted');
+    assert.ok(young.totalMs > 0);
+    run('globalThis.gc(); globalThis.gc(); console.log("collected");');
+    const after = trace.read();
+    assert.ok(after.full >= young.full + 2, `two full collections counted, once (${young.full} → ${after.full})`);
+    assert.ok(after.count >= young.count + 2);
+    assert.deepEqual(trace.read(), after, 'nothing new, nothing counted again');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a --trace-gc line gives its pause and, for a full collection, the incremental marking before it', () => {
+  assert.deepEqual(parseGcLine('[22722:0x334da000]    21916 ms: Scavenge 32.3 (46.3) -> 25.9 (46.3) MB, pooled: 0 MB, 0.42 / 0.00 ms  (average mu = 0.998, current mu = 0.999) task; '), { full: false, ms: 0.42 });
+  assert.deepEqual(
+    parseGcLine('[22722:0x334da000]    15405 ms: Mark-Compact (reduce) 34.1 (48.6) -> 22.9 (46.3) MB, pooled: 0 MB, 7.5 / 0.01 ms  (+ 1.25 ms in 32 steps since start of marking, biggest step 0.1 ms, walltime since start of marking 33 ms) (average mu = 0.998, current mu = 0.999) finalize incremental marking via task; GC in old space requested'),
+    { full: true, ms: 8.75 },
+  );
+  assert.equal(parseGcLine('{"level":"info","msg":"listening"}'), undefined);
 });
