@@ -13,9 +13,11 @@
  *
  * Nothing is skipped or reordered: requests are served in the order they arrived, each with the
  * time it arrived, so a logged duration counts the wait. The wait is bounded by the turn: what
- * Node parses in one poll phase is served before the loop polls again.
+ * Node parses in one poll phase is served before the loop polls again. The run reads the wall
+ * clock once for all of its requests (../shared/turn-clock.ts).
  */
 import { performance } from 'node:perf_hooks';
+import { withHeldClock } from '../shared/turn-clock.ts';
 
 /**
  * A handler for Node's servers (`req`, `res`) that hands each request to `serve` at the end of the
@@ -27,7 +29,9 @@ export function servedAtEndOfTurn<Req, Res>(serve: (req: Req, res: Res, arrivedA
     // A fresh queue before serving: one that threw part-way must not hold up the next turn's.
     const turn = waiting;
     waiting = [];
-    for (let i = 0; i < turn.length; i += 3) serve(turn[i] as Req, turn[i + 1] as Res, turn[i + 2] as number);
+    withHeldClock(() => {
+      for (let i = 0; i < turn.length; i += 3) serve(turn[i] as Req, turn[i + 1] as Res, turn[i + 2] as number);
+    });
   };
   return (req, res) => {
     if (waiting.push(req, res, performance.now()) === 3) setImmediate(serveWaiting);

@@ -22,13 +22,14 @@ import { liveLogLevel } from './reload/live-parts.ts';
 import { RouteTable } from './routes/route-table.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
+import { wallClock } from '../shared/turn-clock.ts';
 
 export interface GatewayDeps {
   /** Where log lines go; default per `log.destination`. */
   readonly logDestination?: DestinationStream;
   /** Default: a new Registry for this gateway. */
   readonly registry?: Registry;
-  /** Milliseconds since the epoch, for cache freshness and token expiry. Default: `Date.now`. */
+  /** Milliseconds since the epoch, for cache freshness and token expiry. Default: the turn's clock (../shared/turn-clock.ts). */
   readonly now?: () => number;
 }
 
@@ -59,7 +60,7 @@ export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
       };
     },
   });
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? wallClock;
   return {
     config,
     logger,

@@ -24,6 +24,7 @@
  */
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { wallClock } from './turn-clock.ts';
 
 export interface LogSinkOptions {
   /** `stdout`, or a file path lines are appended to (its directory is made when missing). */
@@ -94,7 +95,7 @@ export class LogSink {
     const n = this.#deferred++;
     this.#items[n] = item;
     this.#makers[n] = make;
-    this.#times[n] = Date.now();
+    this.#times[n] = wallClock();
     if (this.#deferred === MOST_DEFERRED) this.#make();
     else if (!this.#makeScheduled) {
       this.#makeScheduled = true;

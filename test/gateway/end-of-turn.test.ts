@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { servedAtEndOfTurn } from '../../src/gateway/end-of-turn.ts';
+import { wallClock } from '../../src/shared/turn-clock.ts';
 import { useRealOriginGateway } from '../support/gateway-fixture.ts';
 
 describe('servedAtEndOfTurn', () => {
@@ -31,6 +32,25 @@ describe('servedAtEndOfTurn', () => {
     handler('/4', 'res 4');
     await nextTurn();
     assert.deepEqual(served.map((s) => s.req), ['/1', '/2', '/3', '/4'], 'a later turn is served on its own');
+  });
+
+  test('the requests of a turn read the wall clock once between them, and the clock moves on after', async () => {
+    const clocks: number[] = [];
+    const handler = servedAtEndOfTurn(() => {
+      const start = Date.now();
+      while (Date.now() === start);
+      clocks.push(wallClock());
+    });
+    const before = Date.now();
+    handler('/1', 'res 1');
+    handler('/2', 'res 2');
+    await nextTurn();
+    const [first, second] = clocks;
+    assert.equal(first, second, 'a millisecond passed within each, and both read the same time');
+    assert.ok(first !== undefined && first >= before && first < Date.now(), 'the time read when the run began');
+    const start = Date.now();
+    while (Date.now() === start);
+    assert.ok(wallClock() > start, 'outside a run the clock is read on each call');
   });
 });
 

@@ -1,7 +1,7 @@
 /** Access lines are written without pino's serializer; they must still be JSON a log pipeline parses, field for field. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAccessLog, roundMs, type AccessRecord } from '../../src/shared/access-log.ts';
+import { createAccessLog, requestId, roundMs, type AccessRecord } from '../../src/shared/access-log.ts';
 import { redactTarget } from '../../src/shared/credentials.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { testConfig } from '../support/config.ts';
@@ -66,4 +66,16 @@ test('durationMs is written as String writes the duration rounded to the microse
   for (const durationMs of durations) log({ reqId: 'r', method: 'GET', path: redactTarget('/', []), status: 200, bytes: 0, durationMs: roundMs(durationMs), sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
   const written = logs.text().split('\n').filter((line) => line !== '').map((line) => /"durationMs":([^,]*),/.exec(line)?.[1]);
   assert.deepEqual(written, durations.map((d) => String(roundMs(d))));
+});
+
+test('request ids the server makes are version-8 UUIDs that count up by one, across every wrap of their last digits', () => {
+  const ids = Array.from({ length: 600 }, () => requestId(undefined));
+  for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const counts = ids.map((id) => Number.parseInt(id.slice(-12), 16));
+  counts.forEach((count, i) => {
+    if (i > 0) assert.equal(count, (counts[i - 1] ?? 0) + 1, `${ids[i - 1] ?? ''} then ${ids[i] ?? ''}`);
+  });
+  assert.equal(new Set(ids.map((id) => id.slice(0, 24))).size, 1, 'one prefix per process');
+  assert.equal(requestId('caller-chosen.id:1'), 'caller-chosen.id:1', 'a sane id is propagated');
+  assert.notEqual(requestId('aaaaaaaaaaaa.bbbbbbbbbbbb.cccc'), 'aaaaaaaaaaaa.bbbbbbbbbbbb.cccc', 'a JWT-shaped id is replaced');
 });
