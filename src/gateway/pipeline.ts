@@ -39,6 +39,7 @@ import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 import type { TargetMemo } from './target-memo.ts';
 import { servedAtEndOfTurn } from './end-of-turn.ts';
+import { forgoDrain } from './listeners/request-teardown.ts';
 
 type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
 
@@ -130,6 +131,7 @@ const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
   return servedAtEndOfTurn((req, res, arrivedAt) => {
     const { edge, steps, log } = settings();
+    forgoDrain(req);
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
     const facts = edge.targets.factsOf(rawTarget);

