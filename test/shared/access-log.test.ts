@@ -63,6 +63,7 @@ test('durationMs is written as String writes the duration rounded to the microse
   };
   const durations = [0, 0.001, 0.01, 0.1, 0.12, 0.125, 0.5, 1, 1.5, 10.05, 100, 999.999, 1_234_567.891];
   for (let i = 0; i < 3000; i++) durations.push(random() * 10 ** Math.floor(random() * 9 - 2));
+  for (let us = 0; us < 1000; us++) durations.push(3 + us / 1000);
   for (const durationMs of durations) log({ reqId: 'r', method: 'GET', path: redactTarget('/', []), status: 200, bytes: 0, durationMs: roundMs(durationMs), sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
   const written = logs.text().split('\n').filter((line) => line !== '').map((line) => /"durationMs":([^,]*),/.exec(line)?.[1]);
   assert.deepEqual(written, durations.map((d) => String(roundMs(d))));
