@@ -39,7 +39,7 @@ import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 import type { TargetMemo } from './target-memo.ts';
 import { servedAtEndOfTurn } from './end-of-turn.ts';
-import { forgoDrain } from './listeners/request-teardown.ts';
+import { forgoDrain, forgoEndSignal } from './listeners/request-teardown.ts';
 
 type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
 
@@ -129,7 +129,7 @@ export interface PipelineSettings {
 const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, http: httpRoute, pass: passRoute };
 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
-  return servedAtEndOfTurn((req, res, arrivedAt) => {
+  const served = servedAtEndOfTurn((req: IncomingMessage, res: ServerResponse, arrivedAt) => {
     const { edge, steps, log } = settings();
     forgoDrain(req);
     const method = req.method ?? 'GET';
@@ -176,4 +176,8 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       fail(ex, log, err);
     }
   });
+  return (req, res) => {
+    forgoEndSignal(req);
+    served(req, res);
+  };
 }

@@ -1,66 +1,121 @@
 /**
- * A request whose message is complete with nothing unread is not drained by node:http after its
- * answer (src/gateway/listeners/request-teardown.ts), and a request with an unread body still is:
- * on a real server, over one kept-alive connection, each next request is answered as it was sent.
+ * node:http's work on the stream of a request without a body, forgone
+ * (src/gateway/listeners/request-teardown.ts): on a real server, over one kept-alive connection,
+ * a GET's stream schedules none of its own ticks and each next request is answered as it was
+ * sent; a request with a body, read or not, is left to node:http as before.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { forgoDrain } from '../../src/gateway/listeners/request-teardown.ts';
+import { forgoDrain, forgoEndSignal } from '../../src/gateway/listeners/request-teardown.ts';
 
-describe('forgoDrain', () => {
-  const seen: { req: IncomingMessage; ended: boolean; marked: boolean }[] = [];
-  const server = createServer((req, res) => {
-    // As the pipeline sees a request: at the end of the turn it was parsed in.
+interface Seen {
+  readonly req: IncomingMessage;
+  readonly body: string;
+  ended: boolean;
+}
+
+/** A server that answers at the end of the turn, as the pipeline does: the method, the target and, for a POST asked to echo, the body it read. */
+function server(forgo: boolean, seen: Seen[]): Server {
+  const handler: RequestListener = (req, res) => {
+    if (forgo) forgoEndSignal(req);
     setImmediate(() => {
-      forgoDrain(req);
-      const record = { req, ended: false, marked: (req as { _dumped?: boolean })._dumped === true };
-      req.on('end', () => {
-        record.ended = true;
-      });
-      seen.push(record);
-      res.end(`${req.method ?? ''} ${req.url ?? ''}`);
+      void (async () => {
+        if (forgo) forgoDrain(req);
+        let body = '';
+        if (req.url === '/echo') for await (const chunk of req) body += String(chunk);
+        const record: Seen = { req, body, ended: false };
+        req.on('end', () => {
+          record.ended = true;
+        });
+        seen.push(record);
+        res.end(`${req.method ?? ''} ${req.url ?? ''} ${String(body.length)}`);
+      })();
     });
-  });
+  };
+  return createServer(handler);
+}
+
+async function listening(s: Server): Promise<string> {
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${String((s.address() as AddressInfo).port)}`;
+}
+
+describe('a request without a body spared its stream work', () => {
+  const seen: Seen[] = [];
+  const stockSeen: Seen[] = [];
+  const forgoing = server(true, seen);
+  const stock = server(false, stockSeen);
   const agent = new Agent({ connections: 1, pipelining: 1 });
   let base = '';
+  let stockBase = '';
 
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await listening(forgoing);
+    stockBase = await listening(stock);
   });
   after(async () => {
     await agent.close();
-    server.close();
+    forgoing.close();
+    stock.close();
   });
 
-  test('a GET is left undrained, and the connection goes on serving the next requests', async () => {
+  test('GETs go on being served over one connection, and their streams never run to their end', async () => {
     seen.length = 0;
     for (const n of [1, 2, 3]) {
-      const answer = await request(`${base}/get/${n}`, { dispatcher: agent });
-      assert.equal(await answer.body.text(), `GET /get/${n}`);
+      const answer = await request(`${base}/get/${String(n)}`, { dispatcher: agent });
+      assert.equal(await answer.body.text(), `GET /get/${String(n)} 0`);
     }
     await nextTurn();
     await nextTurn();
-    assert.deepEqual(seen.map((s) => s.marked), [true, true, true], 'each marked');
-    assert.deepEqual(seen.map((s) => s.ended), [false, false, false], 'no stream ran to its end after the answer');
+    assert.deepEqual(seen.map((s) => s.ended), [false, false, false], 'not drained after the answer');
     assert.equal(new Set(seen.map((s) => s.req.socket)).size, 1, 'one connection throughout');
+  });
+
+  test('a GET makes at least four fewer ticks than on stock node:http (five of its stream, less the noise of the client in the same process)', async () => {
+    const ticksPerRequest = async (url: string): Promise<number> => {
+      await (await request(url, { dispatcher: agent })).body.text();
+      const original = process.nextTick.bind(process);
+      let ticks = 0;
+      process.nextTick = ((...args: Parameters<typeof process.nextTick>) => {
+        ticks++;
+        original(...args);
+      }) as typeof process.nextTick;
+      try {
+        for (let i = 0; i < 20; i++) await (await request(url, { dispatcher: agent })).body.text();
+      } finally {
+        process.nextTick = original;
+      }
+      return ticks / 20;
+    };
+    const stockTicks = await ticksPerRequest(`${stockBase}/get`);
+    const spared = await ticksPerRequest(`${base}/get`);
+    assert.ok(spared <= stockTicks - 4, `${String(spared)} ticks a request against stock node:http's ${String(stockTicks)}`);
   });
 
   test('a body nobody read is still drained, so the request after it on the connection is read from where it starts', async () => {
     seen.length = 0;
-    const body = 'x'.repeat(256 * 1024);
-    const posted = await request(`${base}/post`, { dispatcher: agent, method: 'POST', body });
-    assert.equal(await posted.body.text(), 'POST /post');
+    const posted = await request(`${base}/post`, { dispatcher: agent, method: 'POST', body: 'x'.repeat(256 * 1024) });
+    assert.equal(await posted.body.text(), 'POST /post 0');
     const next = await request(`${base}/after`, { dispatcher: agent });
-    assert.equal(await next.body.text(), 'GET /after');
+    assert.equal(await next.body.text(), 'GET /after 0');
     const [post, get] = seen;
     assert.ok(post !== undefined && get !== undefined, 'both requests reached the handler');
-    assert.equal(post.marked, false, 'the POST with its body unread is drained by node:http');
-    assert.equal(get.marked, true);
     assert.equal(post.req.socket, get.req.socket, 'the same connection');
+  });
+
+  test('a body is read whole however it is framed, and the connection goes on', async () => {
+    seen.length = 0;
+    const sized = await request(`${base}/echo`, { dispatcher: agent, method: 'POST', body: 'y'.repeat(5000) });
+    assert.equal(await sized.body.text(), 'POST /echo 5000');
+    const chunked = await request(`${base}/echo`, { dispatcher: agent, method: 'PUT', body: Readable.from(['a'.repeat(100), 'b'.repeat(200)]) });
+    assert.equal(await chunked.body.text(), 'PUT /echo 300');
+    const empty = await request(`${base}/echo`, { dispatcher: agent, method: 'POST', body: '' });
+    assert.equal(await empty.body.text(), 'POST /echo 0');
+    assert.equal(new Set(seen.map((s) => s.req.socket)).size, 1, 'one connection throughout');
   });
 });
