@@ -35,6 +35,9 @@ export function parseGcLine(line: string): { readonly full: boolean; readonly ms
   return { full: m[1] === 'Mark-Compact', ms: Number(m[2]) + Number(m[3] ?? 0) };
 }
 
+/** Where every trace is read into: reads are synchronous, so one buffer serves them all. */
+const CHUNK = Buffer.allocUnsafe(1 << 20);
+
 /** Totals since the server started, read on from where the last read stopped. */
 export class GcTrace {
   readonly #file: string;
@@ -52,10 +55,10 @@ export class GcTrace {
   read(): GcPauses {
     const fd = openSync(this.#file, 'r');
     try {
-      const chunk = Buffer.allocUnsafe(1 << 20);
-      for (let n = readSync(fd, chunk, 0, chunk.length, this.#offset); n > 0; n = readSync(fd, chunk, 0, chunk.length, this.#offset)) {
+      let n: number;
+      while ((n = readSync(fd, CHUNK, 0, CHUNK.length, this.#offset)) > 0) {
         this.#offset += n;
-        const lines = (this.#partial + chunk.toString('latin1', 0, n)).split('\n');
+        const lines = (this.#partial + CHUNK.toString('latin1', 0, n)).split('\n');
         this.#partial = lines.pop() ?? '';
         for (const line of lines) this.#add(line);
       }
