@@ -10,7 +10,8 @@
  * search's identity/coded body ratio. Entries: 180 distinct one-word searches (60 words at the
  * default limit, `limit=50` and `available=true`) filled into a fresh gateway, and
  * `catalog_gateway_cache_bytes` / `catalog_gateway_cache_entries` read: compression off (as before
- * it existed), on with gzip clients, and on with identity clients (the decoded copy kept too).
+ * it existed), on with gzip clients, and on with identity clients (the decoded copy kept too); then
+ * the same for the 1,000 URLs `npm run bench` warms (mostly short answers), off and with gzip clients.
  * Decode: what decoding each coded body in the process costs, the price Varnish's design (one
  * compressed copy, decoded for every identity hit) would add to an identity client's hit.
  */
@@ -25,6 +26,8 @@ import { Fleet } from './fleet.ts';
 import { spread } from './stats.ts';
 
 const CODINGS = ['gzip', 'br', 'zstd'] as const;
+/** What an entry of the 1,000-URL workload was counted before compression existed (3f143c4^, docs/performance.md). */
+const BEFORE_COMPRESSION_ZIPF = 3224;
 const OFF = { CATALOG_GATEWAY_COMPRESSION_ENCODINGS: '', CATALOG_GATEWAY_UPSTREAM_ACCEPT_ENCODING: 'identity' };
 
 /**
@@ -123,6 +126,15 @@ async function main(dataDir: string, searches: number): Promise<void> {
     console.log(`  compression off            ${before.bytesPerEntry.toFixed(0)} B (${before.entries} entries)`);
     console.log(`  on, compressing clients    ${gzip.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / gzip.bytesPerEntry).toFixed(2)}× the entries per MiB`);
     console.log(`  on, identity clients       ${identity.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / identity.bytesPerEntry).toFixed(2)}× (the decoded copy kept beside the compressed one)`);
+
+    // The throughput bench's 1,000 URLs (npm run bench draws them from the same space, in this order).
+    const { space } = await fleet.reader();
+    const zipfTargets = Array.from({ length: 1000 }, () => space.take());
+    const zipfBefore = await entryCost(fleet, origin, 'gateway-zipf-off', OFF, zipfTargets, auth);
+    const zipfGzip = await entryCost(fleet, origin, 'gateway-zipf-gzip', {}, zipfTargets, { ...auth, 'accept-encoding': 'gzip, deflate, br, zstd' });
+    console.log(`entries: the throughput bench's ${zipfTargets.length} URLs, bytes counted per entry`);
+    console.log(`  compression off            ${zipfBefore.bytesPerEntry.toFixed(0)} B (${zipfBefore.entries} entries)`);
+    console.log(`  on, compressing clients    ${zipfGzip.bytesPerEntry.toFixed(0)} B: ${(zipfBefore.bytesPerEntry / zipfGzip.bytesPerEntry).toFixed(2)}× the entries per MiB; ${(BEFORE_COMPRESSION_ZIPF / zipfGzip.bytesPerEntry).toFixed(2)}× the ${BEFORE_COMPRESSION_ZIPF} B of before compression`);
   } finally {
     await fleet.close();
   }
