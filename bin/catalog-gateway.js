@@ -5,7 +5,9 @@
 // (src/loadtest/server-process.ts), which says why.
 //
 // This file is plain JavaScript so that an older Node gets here: it says in one line what is
-// needed instead of failing on the first TypeScript import with a stack trace. It is the only
+// needed instead of failing on the first TypeScript import with a stack trace. That holds for
+// `node bin/catalog-gateway.js`; run through the shebang, Node 20 stops before it, at the V8
+// flag it does not have (`bad option: --no-memory-reducer-favors-memory`). It is the only
 // version check: package.json has no `engines`, because npm runs on the system's Node and would
 // warn EBADENGINE on every install about a project that brings its own Node 24.
 import process from 'node:process';

@@ -5,7 +5,7 @@ import { commandConfig } from '../state.ts';
 
 export const token: Command = {
   name: 'token',
-  summary: 'Print a development token signed with the embedded default secret (the token alone on stdout).',
+  summary: 'Print a development token signed with the install\'s secret (auth.secretFile, or signing-secret in the data directory, made on first use; the token alone on stdout).',
   flags: [
     { name: 'sub', value: 'SUBJECT', description: 'the sub claim (default "dev")' },
     { name: 'scope', value: 'SCOPES', description: 'space-separated scopes (default "catalog:read")' },
