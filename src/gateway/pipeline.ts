@@ -22,7 +22,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import { CLIENT_CLOSED, clientGone, peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
@@ -81,13 +81,12 @@ export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: numb
 }
 
 const NO_ROUTE = problem('not-found', 'no resource at this path');
-const CLIENT_CLOSED = 499;
 
 function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
   const { res } = ex;
   const durationMs = performance.now() - ex.started;
-  // nginx's 499: the client went away (or a drain cut it) before its answer was sent.
-  const gone = res.destroyed && !res.writableFinished;
+  // The client went away (or a drain cut it) before its answer was sent.
+  const gone = clientGone(res);
   const status = gone ? CLIENT_CLOSED : answered.status;
   const cache = cacheLabel(answered.outcome);
   log.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);

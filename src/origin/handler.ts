@@ -18,7 +18,7 @@
  * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import { CLIENT_CLOSED, clientGone, peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
 import { framingProblem } from '../shared/framing.ts';
@@ -140,6 +140,12 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
       try {
         return send(await answer(ctx, req, handled));
       } catch (err) {
+        // A client that left in the middle of its body (the request stream's `aborted` error) is
+        // no failure of the origin's: no error logged, and its line says CLIENT_CLOSED.
+        if (req.destroyed && !req.complete) {
+          res.destroy();
+          return 0;
+        }
         ctx.logger.error({ err, reqId: id, method: req.method, path: shownTarget }, 'request failed');
         if (!res.headersSent) return send({ kind: 'problem', problem: problem('internal-error', `the request failed; request id ${id}`) });
         res.destroy();
@@ -149,12 +155,13 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     respond()
       .then((bytes) => {
         const seconds = (performance.now() - started) / 1000;
-        ctx.metrics.request(handled.route, res.statusCode, seconds);
+        const status = clientGone(res) ? CLIENT_CLOSED : res.statusCode;
+        ctx.metrics.request(handled.route, status, seconds);
         ctx.accessLog({
           reqId: id,
           method: req.method ?? '',
           path: shownTarget,
-          status: res.statusCode,
+          status,
           bytes,
           durationMs: roundMs(seconds * 1000),
           sub: handled.subject,

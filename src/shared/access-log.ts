@@ -9,7 +9,7 @@
  * event loop (log-sink.ts), so it must not change once logged.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientAddress } from './client-address.ts';
 import { redactJwts, type RedactedTarget } from './credentials.ts';
 import { lineWriter, timeField, type Logger } from './logger.ts';
@@ -229,6 +229,17 @@ class CommonLogTime {
     }
     return this.#text;
   }
+}
+
+/**
+ * nginx's 499 (no HTTP status): the client went away before its answer was sent, which is not
+ * the server's failure. What both servers log and count for such a request.
+ */
+export const CLIENT_CLOSED = 499;
+
+/** Whether the client went away before `res` was sent whole: the answer is then logged as CLIENT_CLOSED. */
+export function clientGone(res: ServerResponse): boolean {
+  return res.destroyed && !res.writableFinished;
 }
 
 /** Milliseconds as the log shows them: to the microsecond. */

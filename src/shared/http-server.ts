@@ -53,8 +53,27 @@ export interface Refusal {
   readonly target: string | undefined;
 }
 
+/**
+ * A request line that is one in its syntax (RFC 9112 §3: a method token, a target, the version):
+ * when Node's parser refuses its method, the method is one it does not know, not garbage.
+ */
+const WELL_FORMED_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32} [^\s]+ HTTP\/1\.[01]\r?\n/;
+
+/**
+ * The bytes of the refused request, from what the parser was given when it refused: a method is
+ * refused where it stands, and the chunk may hold requests before it (pipelining), so the request
+ * starts at that line; other refusals are logged from the chunk's start, as it comes.
+ */
+function refusedRequest(err: { code?: string | undefined; rawPacket?: Buffer; bytesParsed?: number }): Buffer | undefined {
+  const packet = err.rawPacket;
+  if (packet === undefined || err.code !== 'HPE_INVALID_METHOD' || err.bytesParsed === undefined) return packet;
+  return packet.subarray(packet.lastIndexOf(0x0a, err.bytesParsed - 1) + 1);
+}
+
+const UNKNOWN_METHOD = problem('not-implemented', 'the request method is not one this server recognizes (RFC 9110 §9.1)');
+
 /** What Node's HTTP parser refused, as a problem; `undefined` where no answer can be sent. */
-function clientErrorProblem(code: string | undefined): Problem | undefined {
+function clientErrorProblem(code: string | undefined, packet: Buffer | undefined): Problem | undefined {
   switch (code) {
     case 'ECONNRESET':
     case 'EPIPE':
@@ -63,6 +82,9 @@ function clientErrorProblem(code: string | undefined): Problem | undefined {
       return problem('headers-too-large', 'the request header fields are larger than the server accepts');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return problem('request-timeout', 'the request was not received in time');
+    case 'HPE_INVALID_METHOD':
+      if (WELL_FORMED_LINE.test(packet?.subarray(0, 2048).toString('latin1') ?? '')) return UNKNOWN_METHOD;
+      return problem('malformed-request', 'the request is not valid HTTP/1.1');
     default:
       return problem('malformed-request', 'the request is not valid HTTP/1.1');
   }
@@ -129,37 +151,38 @@ export function createHttpServer(
  */
 export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   answerUnsupported(server, onRefused);
-  // Node answers `Expect: 100-continue` with an interim 100 as soon as the header section is read,
-  // before the body; when the parser then refuses the body (a transfer coding other than chunked)
-  // and the handler has not answered yet, the final answer is still owed. What the 100 wrote is
-  // remembered so that it is not mistaken for an answer begun. Otherwise as Node does it.
-  const interimBytes = new WeakMap<Duplex, number>();
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    res.writeContinue();
-    interimBytes.set(req.socket, req.socket.bytesWritten);
-    server.emit('request', req, res);
-  });
-  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: Duplex) => {
     // A TLS socket's ALPN protocol stays null until its handshake completes: no HTTP to answer in.
     if (socket instanceof TLSSocket && socket.alpnProtocol === null) {
       onRefused({ reason: 'tls-handshake', method: undefined, target: undefined });
       socket.destroy();
       return;
     }
-    const refused = clientErrorProblem(err.code);
-    if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(err.rawPacket) });
-    // A request read whole before this one on the connection (HTTP/1.1 pipelining) may still be
-    // being answered: a problem written now would be read as its answer. Node keeps that response
-    // as the socket's `_httpMessage` (no public name); it is finished, and the connection closes
-    // after it, leaving the refused request unanswered. (When its own body is what was refused,
-    // the request is not complete, and the problem is its answer, below.)
-    const owed = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (owed !== undefined && owed !== null && !owed.writableEnded && owed.req.complete) {
-      owed.shouldKeepAlive = false;
-      return;
-    }
-    const written = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
-    if (refused !== undefined && socket.writable && (written === 0 || written === interimBytes.get(socket))) socket.end(rawProblemResponse(refused, '/'));
-    else socket.destroy();
+    const packet = refusedRequest(err);
+    const refused = clientErrorProblem(err.code, packet);
+    if (refused !== undefined) onRefused({ reason: err.code ?? 'unknown', ...requestLine(packet) });
+    const answer = (): void => {
+      if (refused !== undefined && socket.writable) socket.end(rawProblemResponse(refused, '/'));
+      else socket.destroy();
+    };
+    // The answer in flight on the connection (no public name: Node keeps it as the socket's
+    // `_httpMessage` until it finishes, then hands the socket to the next one it queued for the
+    // requests pipelined behind it, RFC 9112 §9.3.2).
+    const inFlight = (): ServerResponse | null | undefined => (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // The problem goes after every answer owed to a request read whole before the refused one, and
+    // not at all after one that closed the connection (`answer` then finds it no longer writable).
+    // When the refused request is the one in flight (its body was refused), the problem is its
+    // answer, unless that has begun (Node's interim 100 to `Expect: 100-continue` does not begin it).
+    const settle = (owed: ServerResponse | null | undefined): void => {
+      if (owed === undefined || owed === null || (owed.req.complete && owed.writableFinished)) answer();
+      else if (owed.req.complete) {
+        owed.once('finish', () => {
+          const next = inFlight();
+          settle(next === owed ? undefined : next);
+        });
+      } else if (owed.headersSent) socket.destroy();
+      else answer();
+    };
+    settle(inFlight());
   });
 }

@@ -35,6 +35,7 @@ export const PROBLEM_KINDS = {
   'rate-limited': { status: 429, title: 'Too many requests' },
   'headers-too-large': { status: 431, title: 'Request header fields too large' },
   'internal-error': { status: 500, title: 'Internal server error' },
+  'not-implemented': { status: 501, title: 'Not implemented' },
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'not-ready': { status: 503, title: 'Service unavailable' },
   'gateway-timeout': { status: 504, title: 'Gateway timeout' },

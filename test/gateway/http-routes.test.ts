@@ -452,6 +452,37 @@ test('a forwarded request whose body the client never finishes is a 408, not the
   }
 });
 
+test('RFC 9112 §9.6: an origin answer relayed before the client sent its whole body closes the connection; the answer carries one X-Request-Id', async () => {
+  // As the catalog origin refuses a loan body over its limit: at once, unread, echoing the request id.
+  const origin = createServer((req, res) => {
+    res.writeHead(413, { 'content-type': 'application/problem+json', 'x-request-id': String(req.headers['x-request-id']), connection: 'close' });
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', () => { resolve(); }));
+  const address = origin.address();
+  const fx = await startGatewayFixture(`http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`, { 'gateway.routes': [{ prefix: '/', mode: 'pass', auth: 'off' }] });
+  try {
+    const { head, closedByServer } = await new Promise<{ head: string; closedByServer: boolean }>((resolve) => {
+      let received = '';
+      const socket = connect(Number(new URL(fx.gateway.url).port), '127.0.0.1', () => {
+        socket.write(`POST /loans HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n${'x'.repeat(20_000)}`);
+      });
+      // Long enough for the keep-alive stall this replaces (the connection was reset after ~6 s).
+      const timer = setTimeout(() => { socket.destroy(); resolve({ head: received, closedByServer: false }); }, 4000);
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('end', () => { clearTimeout(timer); socket.destroy(); resolve({ head: received, closedByServer: true }); });
+      socket.on('error', () => undefined);
+    });
+    assert.match(head, /^HTTP\/1\.1 413 /, head.slice(0, 300));
+    assert.match(head, /\r\nconnection: close\r\n/i);
+    assert.equal(head.split('\r\n\r\n')[0]?.split('\r\n').filter((line) => /^x-request-id:/i.test(line)).length, 1, head.slice(0, 500));
+    assert.ok(closedByServer, 'the gateway ended the connection after its answer');
+  } finally {
+    await fx.stop();
+    await new Promise((resolve) => origin.close(resolve));
+  }
+});
+
 test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one length, the stored Date, Node\'s connection fields', async () => {
   const origin = await startScriptedOrigin((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60', date: 'Thu, 26 Nov 2026 08:00:00 GMT', etag: '"v1"', link: '</next>; rel="next"' });

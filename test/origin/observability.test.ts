@@ -1,7 +1,8 @@
 /** The access log and the Prometheus metrics agree with the requests actually made. */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { get, metricValue } from '../support/harness.ts';
+import { get, metricValue, until } from '../support/harness.ts';
 import { startOriginFixture, type OriginFixture } from '../support/origin-fixture.ts';
 
 let f: OriginFixture;
@@ -53,6 +54,21 @@ test('one access-log line per request, with request id, subject, status, bytes a
   assert.equal(typeof line.time, 'string');
   assert.equal(lines.filter((l) => l.reqId === hostile.headers['x-request-id']).length, 1);
   assert.ok(!f.logs.text().includes(token));
+});
+
+test('a client that leaves in the middle of a loan\'s body is counted and logged as 499, not as the origin\'s failure', async () => {
+  const token = await f.token({ scope: 'catalog:read catalog:write' });
+  const counted = async (status: string): Promise<number> => metricValue(await f.metrics(), 'catalog_origin_http_requests_total', { route: '/v1/loans', status });
+  const [gone, failed] = [await counted('499'), await counted('500')];
+  const socket = connect(Number(new URL(f.origin.url).port), '127.0.0.1', () => {
+    socket.write(`POST /v1/loans HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"book"`);
+    setTimeout(() => socket.destroy(), 50);
+  });
+  socket.on('error', () => undefined);
+  await until(async () => (await counted('499')) === gone + 1);
+  assert.equal(await counted('500'), failed);
+  assert.deepEqual(f.logs.lines().filter((l) => l.level === 'error' || l.level === 50), [], 'nothing logged as an error');
+  assert.equal(f.logs.lines().filter((l) => l.msg === 'request' && l.path === '/v1/loans').at(-1)?.status, 499);
 });
 
 test('the admin listener answers /healthz, /readyz, 405s other methods there and 404s elsewhere', async () => {

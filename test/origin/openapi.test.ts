@@ -264,7 +264,7 @@ describe('docs/openapi.json and the origin agree', () => {
     const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'precondition-failed', 'range-not-satisfiable', 'webhook-signature', 'webhook-replayed'];
     // Refused before any operation is known: by the HTTP parser (test/shared/client-errors.test.ts),
     // or for an `Expect` the server does not meet (test/gateway/edge.test.ts, both servers).
-    const connectionLevel = ['malformed-request', 'headers-too-large', 'request-timeout', 'expectation-failed'];
+    const connectionLevel = ['malformed-request', 'not-implemented', 'headers-too-large', 'request-timeout', 'expectation-failed'];
     const originKinds = Object.keys(PROBLEM_KINDS).filter((k) => !gatewayOnly.includes(k) && !connectionLevel.includes(k));
     assert.deepEqual([...seen].sort(), originKinds.map((k) => `${PROBLEM_BASE}${k}`).sort());
   });

@@ -1,6 +1,7 @@
 /** Requests Node's HTTP parser refuses still get a problem, and are reported, on every listener built with createHttpServer(). */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createHttpServer, type Refusal } from '../../src/shared/http-server.ts';
 import { drain, listen } from '../../src/shared/lifecycle.ts';
@@ -40,6 +41,36 @@ describe('client errors', () => {
     const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'GARBAGE\r\n\r\n'));
     assert.deepEqual(reply, { status: 400, type: `${PROBLEM_BASE}malformed-request`, contentType: 'application/problem+json' });
     assert.equal(refusals.at(-1)?.reason, 'HPE_INVALID_METHOD');
+  });
+
+  test('RFC 9110 §9.1: a well-formed request line whose method the parser does not know gets 501 not-implemented', async () => {
+    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'FOO /v1/books?q=x HTTP/1.1\r\nHost: x\r\n\r\n'));
+    assert.deepEqual(reply, { status: 501, type: `${PROBLEM_BASE}not-implemented`, contentType: 'application/problem+json' });
+    assert.deepEqual({ reason: refusals.at(-1)?.reason, method: refusals.at(-1)?.method }, { reason: 'HPE_INVALID_METHOD', method: 'FOO' });
+  });
+
+  test('on a connection that was answered before, a refused request still gets its problem (RFC 9112 §6.3: two lengths are a 400)', async () => {
+    for (const bad of ['GARBAGE\r\n\r\n', 'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab']) {
+      const raw = await new Promise<string>((resolve) => {
+        let received = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write('GET /later HTTP/1.1\r\nHost: x\r\n\r\n'));
+        socket.on('data', (chunk: Buffer) => {
+          // The first answer in whole, then the bad request on the same connection.
+          if (received === '') setImmediate(() => socket.write(bad));
+          received += chunk.toString();
+        });
+        socket.on('close', () => { resolve(received); });
+        socket.on('error', () => { resolve(received); });
+      });
+      assert.match(raw, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nlateHTTP\/1\.1 400 /, raw);
+      assert.equal(problemOf(raw.slice(raw.indexOf('lateHTTP/1.1 400') + 4)).type, `${PROBLEM_BASE}malformed-request`);
+    }
+  });
+
+  test('a refused request pipelined behind one still being answered gets its problem after that answer', async () => {
+    const raw = await rawExchange(`http://127.0.0.1:${port}`, 'GET /later HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n');
+    assert.match(raw, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nlateHTTP\/1\.1 400 /, raw);
+    assert.equal(problemOf(raw.slice(raw.indexOf('lateHTTP/1.1 400') + 4)).type, `${PROBLEM_BASE}malformed-request`);
   });
 
   test('a smuggling attempt (Content-Length and chunked together) is refused and reported with its request line', async () => {

@@ -7,6 +7,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { http2Stream } from '../../shared/http2-stream.ts';
+import { bodyLeftUnread } from '../../shared/request-content.ts';
 import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { hasNoContent } from '../rules/message.ts';
@@ -46,11 +48,27 @@ export function relayInterim(res: ServerResponse, status: number, headers: Heade
  */
 const NO_LENGTH = ['content-length'];
 
+/**
+ * The fields in `extra` replace the origin's of the same name (an origin echoes the request id it
+ * was sent, and two would be read as a list, RFC 9110 §5.3), except `Cache-Status`, a list to which
+ * each cache adds its own member (RFC 9211 §2).
+ */
+function replacedBy(extra: readonly string[]): string[] {
+  const names: string[] = [];
+  for (let i = 0; i < extra.length; i += 2) if (extra[i] !== 'cache-status') names.push(extra[i] ?? '');
+  return names;
+}
+
 /** `hidden`: origin fields clients never see (the tag field, unless exposed); `extra`: fields the gateway adds. */
 export async function relay(answer: OpenedAnswer, res: ServerResponse, method: string, hidden: readonly string[], extra: readonly string[]): Promise<RelayOutcome> {
   const { status, body } = answer;
   const noContent = hasNoContent(status, method);
-  res.writeHead(status, [...endToEndFields(answer.headers, noContent && method !== 'HEAD' ? [...hidden, ...NO_LENGTH] : hidden), ...extra]);
+  const fields = [...endToEndFields(answer.headers, [...hidden, ...replacedBy(extra), ...(noContent && method !== 'HEAD' ? NO_LENGTH : [])]), ...extra];
+  // An origin may answer before it has read the request's body (a 413, a 415): what the client
+  // still sends would then be read by no one, so the connection ends with this answer, as the
+  // gateway's own refusals end it (request-content.ts; RFC 9112 §9.6).
+  if (http2Stream(res) === undefined && bodyLeftUnread(res.req)) fields.push('connection', 'close');
+  res.writeHead(status, fields);
   if (noContent) {
     discard(body);
     res.end();
