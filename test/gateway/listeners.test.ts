@@ -4,6 +4,7 @@ import { copyFileSync, readFileSync, renameSync } from 'node:fs';
 import { connect as h2connect, constants, type ClientHttp2Session } from 'node:http2';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Agent, request } from 'undici';
 import { tempDir } from '../support/config.ts';
@@ -219,6 +220,48 @@ test('RFC 9113 §8.3.1: a Host field naming another authority than :authority is
     assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example' }), 200);
   } finally {
     session.close();
+    await fx.stop();
+    await origin.close();
+  }
+});
+
+test('RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refused with 431 on a connection\'s first requests too, before the client has acknowledged the setting', async () => {
+  const origin = await startFaultOrigin();
+  const fx = await startGatewayFixture(origin.url, protocolOverrides('h2c'));
+  // Every request sent at once, as a client that does not wait for the server's SETTINGS does.
+  const session = h2connect(fx.gateway.url, { maxSendHeaderBlockLength: 1e7 });
+  session.on('error', () => undefined);
+  try {
+    const token = await fx.token();
+    const bomb = { 'x-bomb': 'd'.repeat(40_000) };
+    // Those sent after the client acknowledged the setting are reset by nghttp2 itself.
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => h2get(session, TARGET, token, bomb).catch((err: unknown) => (err as { message: string }).message.replace(/.* /, ''))));
+    assert.equal(outcomes[0], 431, 'the first request, sent with the connection preface');
+    assert.deepEqual(outcomes.filter((o) => o !== 431 && o !== 'NGHTTP2_ENHANCE_YOUR_CALM'), [], outcomes.join(', '));
+    assert.equal(origin.count(), 0, 'nothing of them reached the origin');
+    assert.equal(await h2get(session, TARGET, token), 200, 'the connection serves requests within the limit');
+  } finally {
+    session.close();
+    await fx.stop();
+    await origin.close();
+  }
+});
+
+test('a TLS client that does not finish its handshake is cut at http.headersTimeoutMs, not at Node\'s 120 s', async () => {
+  const origin = await startFaultOrigin();
+  const pair = makeCertificate(tempDir('catalog-handshake-'), 'server');
+  const fx = await startGatewayFixture(origin.url, { 'http.tls.cert': pair.cert, 'http.tls.key': pair.key, 'http.headersTimeoutMs': 300 });
+  try {
+    const { port } = new URL(fx.gateway.url);
+    const closed = await new Promise<boolean>((resolve) => {
+      // A TCP connection that never sends its ClientHello.
+      const socket = connect(Number(port), '127.0.0.1');
+      const timer = setTimeout(() => { socket.destroy(); resolve(false); }, 5000);
+      socket.on('close', () => { clearTimeout(timer); resolve(true); });
+      socket.on('error', () => undefined);
+    });
+    assert.ok(closed, 'the gateway closed the silent connection');
+  } finally {
     await fx.stop();
     await origin.close();
   }

@@ -23,6 +23,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { answerRefusals, answerUnsupported, createHttpServer, http1Options, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
+import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { CertificateReload } from './certificate-reload.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
@@ -30,6 +31,18 @@ import { guardRapidReset } from './rapid-reset.ts';
 import { tlsPaths } from './tls-identity.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const HEADER_LIST_TOO_LARGE = problem('headers-too-large', 'the request header list is larger than the server accepts (SETTINGS_MAX_HEADER_LIST_SIZE)');
+
+/**
+ * RFC 9113 §6.5.2: a header list's size, each field its name's and value's octets and 32 more
+ * (`rawHeaders` holds a field as two strings, each character one octet).
+ */
+function headerListBytes(raw: readonly string[]): number {
+  let bytes = 0;
+  for (const part of raw) bytes += part.length + 16;
+  return bytes;
+}
 
 export interface ListenerDeps {
   readonly limits: HttpLimits;
@@ -70,10 +83,19 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     };
   }
   const metrics = new ListenerMetrics(deps.registry);
+  const maxHeaderList = config['http.http2.maxHeaderListBytes'];
   const options: SecureServerOptions = {
-    settings: { maxConcurrentStreams: config['http.http2.maxConcurrentStreams'], maxHeaderListSize: config['http.http2.maxHeaderListBytes'] },
+    settings: { maxConcurrentStreams: config['http.http2.maxConcurrentStreams'], maxHeaderListSize: maxHeaderList },
   };
   const h2Handler = (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse): void => {
+    // The limit is a setting the client learns from the first SETTINGS frame, and nghttp2 holds a
+    // client to it only once the client has acknowledged it: the requests a client sends before
+    // that are held to it here.
+    if (req.httpVersionMajor === 2 && headerListBytes(req.rawHeaders) > maxHeaderList) {
+      deps.onRefused({ reason: 'h2-header-list', method: req.method, target: (req.url ?? '').slice(0, 128) });
+      sendProblem(res as ServerResponse, HEADER_LIST_TOO_LARGE, '/', req.method === 'HEAD');
+      return;
+    }
     // RFC 9113 §8.3.1: `:authority` stands for Host, and a request relayed as HTTP/1.1 carries it as Host.
     const headers = req.headers;
     const authority = headers[':authority'];
@@ -96,7 +118,9 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
       deps.now,
     );
     const mutual = paths.clientCa !== undefined;
-    const tlsServer = createSecureServer({ ...options, ...tls.identity.context, requestCert: mutual, rejectUnauthorized: mutual, allowHTTP1: true, http1Options: http1Options(deps.limits) }, h2Handler);
+    // A client gets as long for its handshake as for its header section (Node's default is 120 s,
+    // which a client that sends nothing would hold a connection for). Until a restart, as below.
+    const tlsServer = createSecureServer({ ...options, ...tls.identity.context, requestCert: mutual, rejectUnauthorized: mutual, allowHTTP1: true, http1Options: http1Options(deps.limits), handshakeTimeout: deps.limits.headersTimeoutMs }, h2Handler);
     answerRefusals(tlsServer, deps.onRefused);
     server = tlsServer;
     reload = tls;
