@@ -234,9 +234,9 @@ test('RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refu
   try {
     const token = await fx.token();
     const bomb = { 'x-bomb': 'd'.repeat(40_000) };
-    // Those sent after the client acknowledged the setting are reset by nghttp2 itself.
-    const outcomes = await Promise.all(Array.from({ length: 5 }, () => h2get(session, TARGET, token, bomb).catch((err: unknown) => (err as { message: string }).message.replace(/.* /, ''))));
-    assert.equal(outcomes[0], 431, 'the first request, sent with the connection preface');
+    // Those sent before the client acknowledged the setting (usually all: they go with the
+    // connection preface) get the gateway's 431; any sent after, nghttp2's reset. None is served.
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => h2get(session, TARGET, token, bomb).catch((err: unknown) => (err as { message: string }).message.replace(/.* /, ''))));
     assert.deepEqual(outcomes.filter((o) => o !== 431 && o !== 'NGHTTP2_ENHANCE_YOUR_CALM'), [], outcomes.join(', '));
     assert.equal(origin.count(), 0, 'nothing of them reached the origin');
     assert.equal(await h2get(session, TARGET, token), 200, 'the connection serves requests within the limit');
