@@ -18,7 +18,7 @@ import { startAdmin, type RunningAdmin } from './admin.ts';
 import { cacheKeyOf } from './pipeline.ts';
 import type { PurgeTaker } from './purge/purger.ts';
 import { LiveConfig } from './reload/live-config.ts';
-import { liveLogLevel } from './reload/live-parts.ts';
+import { liveLogLevel, liveTlsFiles } from './reload/live-parts.ts';
 import { RouteTable } from './routes/route-table.ts';
 import type { CacheKey } from './store/response-cache.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
@@ -61,6 +61,7 @@ export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
     },
   });
   const now = deps.now ?? wallClock;
+  liveTlsFiles(live, now);
   return {
     config,
     logger,

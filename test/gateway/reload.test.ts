@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempDir } from '../support/config.ts';
 import { runGateway } from '../support/gateway-process.ts';
 import { get, metricValue } from '../support/harness.ts';
+import { makeCertificate } from '../support/protocols.ts';
 import { steadyLoad } from '../support/steady-load.ts';
 
 const route = (prefix: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ prefix, mode: 'pass', auth: 'off', ...extra });
@@ -71,3 +72,41 @@ for (const workers of [1, 2]) {
     assert.deepEqual(await exited, [0, null]);
   });
 }
+
+test('SIGHUP: TLS files the next start would fail on refuse the reload, with the start-up error; a good pair again is a good reload', async (t) => {
+  const dir = tempDir();
+  const pair = makeCertificate(dir, 'server');
+  const file = join(dir, 'gateway.jsonc');
+  const write = (cert: string): void => {
+    writeFileSync(file, JSON.stringify({ http: { tls: { cert, key: pair.key } } }));
+  };
+  write(pair.cert);
+  const { gw, adminUrl } = await runGateway(t, dir, ['--config', file]);
+  const metric = async (): Promise<number> => metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_config_last_reload_successful');
+  const refusals = (): string[] => gw.seen.filter((l) => l.includes('configuration reload refused'));
+  assert.equal(await metric(), 1);
+  const good = readFileSync(pair.cert);
+
+  // A path that names no file: only a restart would read it, and it would fail there.
+  write(join(dir, 'nope.pem'));
+  gw.child.kill('SIGHUP');
+  await gw.line(() => refusals().length === 1);
+  assert.match(refusals()[0] ?? '', /config keys http\.tls\.\*: .*nope\.pem cannot be read: ENOENT/);
+  assert.equal(await metric(), 0);
+
+  // The same path, its file now garbage.
+  write(pair.cert);
+  writeFileSync(pair.cert, 'garbage');
+  gw.child.kill('SIGHUP');
+  await gw.line(() => refusals().length === 2);
+  assert.match(refusals()[1] ?? '', /holds no PEM certificate/);
+  assert.equal(await metric(), 0);
+
+  writeFileSync(pair.cert, good);
+  gw.child.kill('SIGHUP');
+  await gw.line((l) => l.includes('"msg":"configuration reloaded"'));
+  assert.equal(await metric(), 1);
+  const exited = once(gw.child, 'exit');
+  gw.child.kill('SIGTERM');
+  assert.deepEqual(await exited, [0, null]);
+});

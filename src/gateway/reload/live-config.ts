@@ -9,8 +9,9 @@
  *
  * Keys outside `LIVE_KEYS` (listeners, the cache's bound, the origin pool, the fleet) keep their
  * running values; a reload that changes them names them in one log line as waiting for a
- * restart. TLS files and compression settings join by adding their keys here and a part that
- * re-reads them in `prepare` (a pair that does not load throws there and refuses the reload).
+ * restart. The TLS files are re-read by a part of their own (live-parts.ts `liveTlsFiles`): a pair
+ * that would not load at the next start refuses the reload, though the certificate reload
+ * (listeners/certificate-reload.ts) is what swaps a new pair in.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Config, ConfigKey } from '../../config/schema.ts';
@@ -39,9 +40,10 @@ const LIVE: ReadonlySet<ConfigKey> = new Set(LIVE_KEYS);
 export interface LivePart {
   /**
    * Builds this part's state for `next` without touching the running one; throws to refuse the
-   * reload. Returns the swap, run only once every part has built.
+   * reload. Returns the swap, run only once every part has built. `loaded` is the configuration as
+   * loaded, the keys that wait for a restart included: what the next start would run with.
    */
-  prepare(next: Config): () => void;
+  prepare(next: Config, loaded: Config): () => void;
 }
 
 export type ReloadOutcome =
@@ -88,7 +90,7 @@ export class LiveConfig {
     const next = Object.freeze({ ...this.#config, ...Object.fromEntries(applied.map((key) => [key, loaded[key]])) }) as Config;
     let swaps: (() => void)[];
     try {
-      swaps = this.#parts.map((part) => part.prepare(next));
+      swaps = this.#parts.map((part) => part.prepare(next, loaded));
     } catch (err) {
       return this.#refused(err);
     }

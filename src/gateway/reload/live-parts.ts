@@ -7,6 +7,7 @@ import { ClientAddress } from '../../shared/client-address.ts';
 import { httpLimits } from '../../shared/http-server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Listener } from '../listeners/listener.ts';
+import { readTlsIdentity, tlsPaths } from '../listeners/tls-identity.ts';
 import type { EdgeDeps, LogDeps, PipelineSettings } from '../pipeline.ts';
 import { RouteTable } from '../routes/route-table.ts';
 import { TargetMemo } from '../target-memo.ts';
@@ -111,6 +112,27 @@ export function liveLogLevel(live: LiveConfig, logger: Logger): void {
       return () => {
         logger.level = next['log.level'];
       };
+    },
+  });
+}
+
+/**
+ * Refuses a reload when the TLS files the loaded configuration names, as they are on disk now,
+ * would not make an identity: the next start would fail on them (with these words), so
+ * `catalog_gateway_config_last_reload_successful` says so now, not at the restart.
+ */
+export function liveTlsFiles(live: LiveConfig, now: () => number): void {
+  live.add({
+    prepare(_next, loaded) {
+      const paths = tlsPaths(loaded);
+      if (paths !== undefined) {
+        try {
+          readTlsIdentity(paths, now());
+        } catch (err) {
+          throw new Error(`config keys http.tls.*: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        }
+      }
+      return () => undefined;
     },
   });
 }
