@@ -81,7 +81,10 @@ describe('representations', () => {
     assert.equal(representationTag('"abc-gzip"', 'gzip', 'identity'), '"abc"');
     assert.equal(representationTag('"abc-gzip"', 'gzip', 'br'), '"abc-br"');
     assert.equal(representationTag('W/"abc"', 'identity', 'zstd'), 'W/"abc-zstd"');
-    assert.equal(representationTag('"x"', 'gzip', 'identity'), '"x"', 'a tag without the suffix is the base');
+    // RFC 9110 §8.8.3: an origin's coded form tagged without the suffix owns its tag; the form
+    // decoded from it may not carry the same strong tag, so it carries it weak.
+    assert.equal(representationTag('"x"', 'gzip', 'identity'), 'W/"x"', 'a tag without the suffix is the coded bytes\' own');
+    assert.equal(representationTag('"x"', 'gzip', 'br'), '"x-br"');
   });
 
   test('Vary gains accept-encoding once', () => {

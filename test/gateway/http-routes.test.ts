@@ -5,6 +5,7 @@ import { connect as http2Connect } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { getGlobalDispatcher, request } from 'undici';
 import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fixture.ts';
 import { get, metricValue, rawExchange, until, type Reply } from '../support/harness.ts';
@@ -309,6 +310,23 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     assert.equal(origin.count('/items', 'GET'), 2, 'the target was invalidated');
     assert.equal(origin.count('/items/7'), 2, 'the same-origin Location was invalidated');
     assert.equal(origin.count('/items/8'), 1, 'another origin cannot invalidate this one');
+  });
+
+  test('RFC 9110 §8.8.3: the form decoded from an answer the origin encoded does not carry the strong tag of the coded bytes', async () => {
+    const text = 'decoded '.repeat(40);
+    on('/coded', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', vary: 'accept-encoding', etag: '"v1"', 'cache-control': 'max-age=60' });
+      res.end(gzipSync(text));
+    });
+    assert.equal((await send('/coded', { 'accept-encoding': 'gzip' })).headers.etag, '"v1"', 'the coded bytes keep their own tag');
+    const identity = await send('/coded');
+    assert.equal(identity.body, text);
+    assert.equal(identity.headers.etag, 'W/"v1"');
+    // §13.1.5: If-Range compares strongly, so the coded bytes' tag does not select a part of the decoded form.
+    const ranged = await send('/coded', { range: 'bytes=10-', 'if-range': '"v1"' });
+    assert.equal(ranged.status, 200);
+    assert.equal(ranged.body, text);
+    assert.equal((await send('/coded', { 'if-none-match': '"v1"' })).status, 304, 'If-None-Match compares weakly: either tag');
   });
 
   test('pass routes are never stored, and ask for the scope they name', async () => {

@@ -163,7 +163,9 @@ describe('RFC 9111 rules', () => {
   test('§4.3.1 validation request; §4.3.4 which stored response a 304 freshens; §3.2 what it updates', () => {
     assert.deepEqual(validationHeaders({ etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' }), { 'if-none-match': '"v1"', 'if-modified-since': 'Wed, 31 Dec 2025 00:00:00 GMT' });
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v1"' }), true);
-    assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: '"v1"' }), true);
+    assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: '"v1"' }), false, 'a strong tag identifies only a response stored with that strong tag');
+    assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: 'W/"v1"' }), true, 'a weak tag, by the weak comparison');
+    assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: 'W/"v1"' }), true);
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v2"' }), false);
     assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'x' }), true);
     assert.equal(freshens({ etag: undefined, lastModified: undefined }, {}), true);
@@ -220,6 +222,16 @@ describe('RFC 9111 rules', () => {
     assert.deepEqual(invalidatedTargets('POST', 201, '/items', names, { location: 'http://127.0.0.1:9999/items/8' }), ['/items'], 'another port is another origin');
     assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', names, {}), []);
     assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', names, {}), []);
+  });
+
+  test('§4.4 invalidation names each URI as it is written, the spelling its entry is keyed by, and as a URL parser resolves it', () => {
+    const names = ['gw.example'];
+    assert.deepEqual(invalidatedTargets('POST', 200, "/a?q='x'", names, {}), ["/a?q='x'", '/a?q=%27x%27']);
+    assert.deepEqual(invalidatedTargets('POST', 200, '/c/./d', names, {}), ['/c/./d', '/c/d']);
+    assert.deepEqual(invalidatedTargets('POST', 200, '/e/{id}', names, {}), ['/e/{id}', '/e/%7Bid%7D']);
+    assert.deepEqual(invalidatedTargets('POST', 201, '/loans', names, { location: "/loc?q='x'#frag" }), ['/loans', "/loc?q='x'", '/loc?q=%27x%27']);
+    assert.deepEqual(invalidatedTargets('POST', 201, '/loans', names, { location: "http://gw.example/loc?q='x'" }), ['/loans', "/loc?q='x'", '/loc?q=%27x%27']);
+    assert.deepEqual(invalidatedTargets('POST', 200, '//evil.example/victim', names, {}), ['//evil.example/victim'], 'a target a parser reads as another authority invalidates only itself');
   });
 });
 

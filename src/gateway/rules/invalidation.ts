@@ -12,6 +12,23 @@ export function isSafe(method: string): boolean {
   return SAFE_METHODS.has(method);
 }
 
+/** A URI's scheme and authority, when it is absolute (RFC 3986 §3). */
+const SCHEME_AND_AUTHORITY = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * `reference` as a client would send it as a target: its path and query as written, without a
+ * fragment; undefined for a relative path, which has no such spelling before it is resolved.
+ */
+function asWritten(reference: string): string | undefined {
+  const uri = reference.split('#')[0] ?? '';
+  const authority = SCHEME_AND_AUTHORITY.exec(uri)?.[0];
+  if (authority !== undefined) {
+    const rest = uri.slice(authority.length);
+    return rest.startsWith('/') ? rest : `/${rest}`;
+  }
+  return uri.startsWith('/') && !uri.startsWith('//') ? uri : undefined;
+}
+
 /**
  * The origin-form targets (path and query) whose stored responses a response to `method` on
  * `target` invalidates; empty for safe methods and for error responses (§4.4: 2xx and 3xx only).
@@ -20,19 +37,29 @@ export function isSafe(method: string): boolean {
  * forwarded request and so writes into an absolute `Location`. A URI on any other authority
  * belongs to another origin. The scheme is not compared: keys hold no scheme, and the gateway's
  * listener may speak TLS while the origin does not.
+ *
+ * Entries are keyed by the target as the client wrote it, so each URI is named as written (the
+ * request's own target exactly) and also as a URL parser resolves it (dot segments removed, `'`
+ * and `{` percent-encoded), the spelling another client may have used for the same resource.
  */
 export function invalidatedTargets(method: string, status: number, target: string, authorities: readonly (string | undefined)[], headers: HeaderFields): string[] {
   if (isSafe(method) || status < 200 || status >= 400) return [];
   const known = authorities.filter((a): a is string => a !== undefined && URL.canParse(`http://${a}`)).map((a) => new URL(`http://${a}`).host);
   // Relative references resolve against the first usable name; with none, against one that no
   // URI of another origin can carry.
-  const base = new URL(target, `http://${known[0] ?? 'origin.invalid'}`);
-  const targets = [base.pathname + base.search];
+  const origin = new URL(`http://${known[0] ?? 'origin.invalid'}`);
+  const targets = [target];
+  // A target that a parser reads as naming another authority (`//other.example/x`) is only itself.
+  const base = URL.canParse(target, origin.href) ? new URL(target, origin.href) : undefined;
+  if (base?.host === origin.host) targets.push(base.pathname + base.search);
   for (const field of ['location', 'content-location'] as const) {
     const value = single(headers[field]);
-    if (value === undefined || !URL.canParse(value, base.href)) continue;
-    const uri = new URL(value, base);
-    if (uri.host === base.host || known.includes(uri.host)) targets.push(uri.pathname + uri.search);
+    if (value === undefined || !URL.canParse(value, base?.href ?? origin.href)) continue;
+    const uri = new URL(value, base?.href ?? origin.href);
+    if (uri.host !== origin.host && !known.includes(uri.host)) continue;
+    const written = asWritten(value);
+    if (written !== undefined) targets.push(written);
+    targets.push(uri.pathname + uri.search);
   }
   return [...new Set(targets)];
 }

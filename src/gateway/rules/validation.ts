@@ -33,8 +33,9 @@ function opaqueTag(tag: string): string {
 }
 
 /**
- * §4.3.4: a 304 freshens the stored response it names: the same strong entity tag; else, when
- * either tag is weak, the same opaque tag; else the same Last-Modified; else, when it carries no
+ * §4.3.4: a 304 freshens the stored response it names: with a strong entity tag, the stored
+ * response with that same strong tag (a weak one does not identify it); with a weak tag, one whose
+ * tag is the same in the weak comparison; else the same Last-Modified; else, when it carries no
  * validator, the one that was validated. §4.3.4 names that last case only for a stored response
  * without validators, but a validation here asks about one stored response alone, and RFC 9110
  * §15.4.5 does not require a 304 to repeat Last-Modified: an origin answering If-Modified-Since
@@ -43,7 +44,10 @@ function opaqueTag(tag: string): string {
  */
 export function freshens(stored: Validators, notModified: HeaderFields): boolean {
   const etag = single(notModified.etag);
-  if (etag !== undefined) return stored.etag !== undefined && opaqueTag(stored.etag) === opaqueTag(etag);
+  if (etag !== undefined) {
+    if (stored.etag === undefined) return false;
+    return etag.trim().startsWith('W/') ? opaqueTag(stored.etag) === opaqueTag(etag) : stored.etag.trim() === etag.trim();
+  }
   const lastModified = single(notModified['last-modified']);
   if (lastModified !== undefined) return stored.lastModified === lastModified;
   return true;

@@ -136,10 +136,15 @@ export function representationTag(etag: string, sent: Coding, coding: Coding): s
   const { weak, opaque } = splitTag(etag);
   if (!opaque.startsWith('"') || !opaque.endsWith('"')) return etag;
   let base = opaque.slice(1, -1);
-  if (sent !== 'identity' && base.endsWith(`-${sent}`)) base = base.slice(0, -sent.length - 1);
+  const suffixed = sent !== 'identity' && base.endsWith(`-${sent}`);
+  if (suffixed) base = base.slice(0, -sent.length - 1);
+  // An origin that sent a coded form under a tag of its own (no suffix) gave that tag to those
+  // very bytes, so the decoded form cannot have it as a strong tag too: it gets it weak, a tag
+  // for content equivalent to the coded form's (§8.8.1), as nginx's gunzip does.
+  const weakened = weak || (sent !== 'identity' && !suffixed && coding === 'identity');
   // One join, not template literals: a cache keeps this string, and V8 would keep the pieces of a
   // concatenation (a cons string per `+`) with it, more than the tag itself.
-  return [weak ? 'W/"' : '"', base, coding === 'identity' ? '' : `-${coding}`, '"'].join('');
+  return [weakened ? 'W/"' : '"', base, coding === 'identity' ? '' : `-${coding}`, '"'].join('');
 }
 
 /** §12.5.5: `Vary` with `accept-encoding` added to what the origin named, unless it is there or `*`. */
