@@ -72,6 +72,8 @@ function refusedRequest(err: { code?: string | undefined; rawPacket?: Buffer; by
 
 const UNKNOWN_METHOD = problem('not-implemented', 'the request method is not one this server recognizes (RFC 9110 §9.1)');
 
+const MALFORMED = problem('malformed-request', 'the request is not valid HTTP/1.1');
+
 /** What Node's HTTP parser refused, as a problem; `undefined` where no answer can be sent. */
 function clientErrorProblem(code: string | undefined, packet: Buffer | undefined): Problem | undefined {
   switch (code) {
@@ -83,10 +85,9 @@ function clientErrorProblem(code: string | undefined, packet: Buffer | undefined
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return problem('request-timeout', 'the request was not received in time');
     case 'HPE_INVALID_METHOD':
-      if (WELL_FORMED_LINE.test(packet?.subarray(0, 2048).toString('latin1') ?? '')) return UNKNOWN_METHOD;
-      return problem('malformed-request', 'the request is not valid HTTP/1.1');
+      return WELL_FORMED_LINE.test(packet?.subarray(0, 2048).toString('latin1') ?? '') ? UNKNOWN_METHOD : MALFORMED;
     default:
-      return problem('malformed-request', 'the request is not valid HTTP/1.1');
+      return MALFORMED;
   }
 }
 
