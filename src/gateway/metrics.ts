@@ -264,8 +264,13 @@ export class GatewayMetrics {
     this.#refused.inc({ reason });
   }
 
-  purge(kind: PurgeKind, soft: boolean, entries: number): void {
+  /** A purge taken here (by the API or an event), once, whatever processes it reaches. */
+  purge(kind: PurgeKind, soft: boolean): void {
     this.#purges.inc({ kind, mode: soft ? 'soft' : 'hard' });
+  }
+
+  /** Entries this process's cache removed or marked stale for a purge, its own or another's. */
+  purgedEntries(entries: number): void {
     this.#purged.inc(entries);
   }
 

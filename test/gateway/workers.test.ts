@@ -66,8 +66,13 @@ describe('three workers sharing one port and one Redis', () => {
     assert.ok(metricValue(before, 'catalog_gateway_cache_entries') >= 2, 'more than one worker holds entries');
     const reply = await send(`${adminUrl}/purge`, 'POST', { authorization: `Bearer ${adminToken}` }, { all: true });
     assert.equal(reply.status, 200);
-    assert.ok((JSON.parse(reply.body) as { purged: number }).purged >= 2);
-    assert.equal(metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_cache_entries'), 0);
+    const { purged } = JSON.parse(reply.body) as { purged: number };
+    assert.ok(purged >= 2);
+    const after = (await get(`${adminUrl}/metrics`)).body;
+    assert.equal(metricValue(after, 'catalog_gateway_cache_entries'), 0);
+    // Each worker counts what it removed, so the scrape summed over them counts every entry once.
+    assert.equal(metricValue(after, 'catalog_gateway_purged_entries_total') - metricValue(before, 'catalog_gateway_purged_entries_total'), purged);
+    assert.equal(metricValue(after, 'catalog_gateway_purges_total') - metricValue(before, 'catalog_gateway_purges_total'), 1, 'the purge counted once');
   });
 
   test('a worker that dies is replaced, and the others serve meanwhile', async () => {

@@ -222,7 +222,8 @@ export class PurgeStream {
       this.#lastId = id;
       const message = parseMessage(fields);
       if (message === undefined) continue;
-      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at, ...(typeof message.event === 'string' ? { event: message.event } : {}) };
+      const invalidation = message.invalidation === 'unsafe-request' || message.invalidation === 'validation' ? { invalidation: message.invalidation } : {};
+      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at, ...(typeof message.event === 'string' ? { event: message.event } : {}), ...invalidation };
       this.#o.log.streamed(id, purge, message.by === this.#o.processId ? message.gen : undefined);
       if (message.from === this.#o.groupId) continue;
       this.#o.apply(purge);

@@ -17,6 +17,7 @@
  * taken as purged: refusing one costs one origin call, keeping a stale one shows a stale loan for
  * up to `max-age`.
  */
+import type { InvalidationCause } from '../metrics.ts';
 import { compareIds, FIRST_ID } from '../fleet/stream-id.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 
@@ -34,6 +35,11 @@ export interface Purge {
   readonly at: number;
   /** The `webhook-id` of the availability event it stands for, when it stands for one. */
   readonly event?: string;
+  /**
+   * When it is an invalidation, not a purge (RFC 9111 §4.4 after an unsafe request, or a stored
+   * response a validation retired), what caused it: the processes it reaches do not count it.
+   */
+  readonly invalidation?: InvalidationCause;
 }
 
 /** What the purges since a response's fill began say of it. */

@@ -17,7 +17,7 @@
  */
 import { growingLru } from '../../shared/growing-lru.ts';
 import type { Logger } from 'pino';
-import type { GatewayMetrics } from '../metrics.ts';
+import type { GatewayMetrics, InvalidationCause } from '../metrics.ts';
 import type { ResponseCache } from '../store/response-cache.ts';
 import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
 
@@ -60,6 +60,9 @@ export interface PurgerParts {
 }
 
 /** Event ids remembered, and for how long: far longer than deliveries and the stream take to agree. */
+/** The causes that make a purge an invalidation, counted as one (metrics.ts). */
+const INVALIDATION_CAUSES: Readonly<Partial<Record<PurgeCause['kind'], InvalidationCause>>> = { invalidation: 'unsafe-request', retired: 'validation' };
+
 const REMEMBERED_EVENTS = 100_000;
 const REMEMBER_EVENT_MS = 10 * 60_000;
 
@@ -88,25 +91,34 @@ export class Purger implements PurgeTaker {
 
   async purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number> {
     if (cause.kind === 'event' && !this.#firstOf(cause.id, 'delivery')) return 0;
-    const purge: Purge = { selector, soft, at: this.#p.now(), ...(cause.kind === 'event' ? { event: cause.id } : {}) };
+    const invalidation = INVALIDATION_CAUSES[cause.kind];
+    const purge: Purge = { selector, soft, at: this.#p.now(), ...(cause.kind === 'event' ? { event: cause.id } : {}), ...(invalidation === undefined ? {} : { invalidation }) };
     const generation = this.#p.log.applied(purge, this.#streamed);
     const here = this.#applyToCache(purge);
     const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
     const purged = elsewhere.reduce((sum, n) => sum + n, here);
     if (cause.kind === 'invalidation' || cause.kind === 'retired') {
-      if (here > 0) this.#p.metrics.invalidated(cause.kind === 'invalidation' ? 'unsafe-request' : 'validation', here);
+      if (here > 0 && invalidation !== undefined) this.#p.metrics.invalidated(invalidation, here);
     } else {
-      this.#p.metrics.purge(selector.kind, soft, here);
+      this.#p.metrics.purge(selector.kind, soft);
+      this.#p.metrics.purgedEntries(here);
       this.#p.logger.info({ purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) }, 'purge');
     }
     return purged;
   }
 
-  /** Applies a purge another process took, here only; returns the entries it purged here. */
+  /**
+   * Applies a purge another process took (a worker of this gateway, or another host through the
+   * fleet's stream), here only; returns the entries it purged here. Each process counts the
+   * entries a purge removed from its own cache, so a scrape summed over workers counts each once;
+   * an invalidation is counted by the process that took it alone (docs/operations.md).
+   */
   apply(purge: Purge): number {
     if (purge.event !== undefined && !this.#firstOf(purge.event, 'stream')) return 0;
     this.#p.log.applied(purge, false);
-    return this.#applyToCache(purge);
+    const purged = this.#applyToCache(purge);
+    if (purge.invalidation === undefined) this.#p.metrics.purgedEntries(purged);
+    return purged;
   }
 
   /** Whether event `id` arrives here for the first time; counts the arrival either way. */
