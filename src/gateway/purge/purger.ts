@@ -59,10 +59,10 @@ export interface PurgerParts {
   readonly now: () => number;
 }
 
-/** Event ids remembered, and for how long: far longer than deliveries and the stream take to agree. */
 /** The causes that make a purge an invalidation, counted as one (metrics.ts). */
 const INVALIDATION_CAUSES: Readonly<Partial<Record<PurgeCause['kind'], InvalidationCause>>> = { invalidation: 'unsafe-request', retired: 'validation' };
 
+/** Event ids remembered, and for how long: far longer than deliveries and the stream take to agree. */
 const REMEMBERED_EVENTS = 100_000;
 const REMEMBER_EVENT_MS = 10 * 60_000;
 
@@ -97,9 +97,9 @@ export class Purger implements PurgeTaker {
     const here = this.#applyToCache(purge);
     const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
     const purged = elsewhere.reduce((sum, n) => sum + n, here);
-    if (cause.kind === 'invalidation' || cause.kind === 'retired') {
-      if (here > 0 && invalidation !== undefined) this.#p.metrics.invalidated(invalidation, here);
-    } else {
+    if (invalidation !== undefined) {
+      if (here > 0) this.#p.metrics.invalidated(invalidation, here);
+    } else if (cause.kind === 'api' || cause.kind === 'event') {
       this.#p.metrics.purge(selector.kind, soft);
       this.#p.metrics.purgedEntries(here);
       this.#p.logger.info({ purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) }, 'purge');

@@ -3,6 +3,7 @@
  * responses of its target URI, and of the URIs in its `Location` and `Content-Location` when they
  * are on the same origin (a cache must not let one origin invalidate another's entries).
  */
+import { originForm } from '../../shared/request-target.ts';
 import { single, type HeaderFields } from './cache-control.ts';
 
 /** RFC 9110 §9.2.1: the methods defined as safe; every other method is unsafe. */
@@ -12,21 +13,15 @@ export function isSafe(method: string): boolean {
   return SAFE_METHODS.has(method);
 }
 
-/** A URI's scheme and authority, when it is absolute (RFC 3986 §3). */
-const SCHEME_AND_AUTHORITY = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/;
-
 /**
- * `reference` as a client would send it as a target: its path and query as written, without a
- * fragment; undefined for a relative path, which has no such spelling before it is resolved.
+ * `reference` as a client would send it as a target (RFC 9112 §3.2: its path and query as
+ * written, an absolute URI's scheme and authority dropped as originForm drops them), without a
+ * fragment; undefined for a relative path, which has no such spelling before it is resolved, and
+ * for one that starts with `//`, which names an authority.
  */
 function asWritten(reference: string): string | undefined {
-  const uri = reference.split('#')[0] ?? '';
-  const authority = SCHEME_AND_AUTHORITY.exec(uri)?.[0];
-  if (authority !== undefined) {
-    const rest = uri.slice(authority.length);
-    return rest.startsWith('/') ? rest : `/${rest}`;
-  }
-  return uri.startsWith('/') && !uri.startsWith('//') ? uri : undefined;
+  const form = originForm(reference.split('#')[0] ?? '');
+  return form.startsWith('/') && !form.startsWith('//') ? form : undefined;
 }
 
 /**
