@@ -81,7 +81,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
     const client = new OriginClient(config);
     const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => client.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
-    const fetcher = new Fetcher(client, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
+    const fetcher = new Fetcher(client, cache.maker, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
     const fill = async (count: number): Promise<void> => {
       let left = count;
       const worker = async (): Promise<void> => {
@@ -93,7 +93,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
             { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false, compress: true },
             undefined,
           );
-          if (outcome.kind !== 'response' || !outcome.stored) throw new Error('an answer was not stored');
+          if (outcome.kind !== 'response' || !outcome.stored || cache.put(key, outcome.shared, { generation: purges.generation, mark: '' }) !== undefined) throw new Error('an answer was not stored');
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));

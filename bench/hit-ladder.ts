@@ -57,10 +57,10 @@ const CREDENTIAL_NAMES = parseCredentialNames(config['http.credentialParameters'
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
-const fetcher = new Fetcher(origin, cache, purges, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false }, { acceptEncoding: 'identity', policy: compressionPolicy(config) });
+const fetcher = new Fetcher(origin, cache.maker, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false }, { acceptEncoding: 'identity', policy: compressionPolicy(config) });
 const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 0, targetedFields: [] };
 const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false, compress: false }, undefined);
-if (filled.kind !== 'response' || !filled.stored) throw new Error('the hot target was not stored');
+if (filled.kind !== 'response' || !filled.stored || cache.put(key, filled.shared, { generation: purges.generation, mark: '' }) !== undefined) throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
 if (entry.kind !== 'found') throw new Error('the hot target is not in the cache');
 const stored = entry.response;

@@ -9,6 +9,7 @@
  * the primary, which answers the admin port for all; workers/primary.ts).
  */
 import type { ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
@@ -28,7 +29,11 @@ import { PurgeLog } from './purge/purge-log.ts';
 import { Purger } from './purge/purger.ts';
 import type { ReloadOutcome } from './reload/live-config.ts';
 import { liveListenerLimits, livePipeline } from './reload/live-parts.ts';
+import { DiskMetrics } from './store/disk-metrics.ts';
+import { DiskStore } from './store/disk-store.ts';
 import { ResponseCache } from './store/response-cache.ts';
+import type { TierSize } from './store/tier.ts';
+import { Tiers } from './store/tiers.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { answerPrimary, relayToSiblings } from './workers/purge-relay.ts';
 import { isConfigOrder } from './workers/messages.ts';
@@ -66,24 +71,38 @@ interface Built {
  * request path of a process that serves the API. Each part is made after what it uses.
  * `group`: the id this process's purges carry in the fleet, shared by the workers of one primary.
  */
-async function build(parts: ProcessParts, group: string | undefined): Promise<Built> {
+async function build(parts: ProcessParts, group: string | undefined, owner: number): Promise<Built> {
   const { config, logger, registry, now, live, verifier, health, credentialNames } = parts;
   const purges = new PurgeLog();
   const compression = compressionPolicy(config);
-  const cache = new ResponseCache({
+  const memory = new ResponseCache({
     maxBytes: config['gateway.cache.maxBytes'],
     maxEntryBytes: config['gateway.cache.maxEntryBytes'],
     purges,
     admission: config['gateway.cache.admission'],
     codec: new Codec(compression.levels),
   });
-  const cacheStats = (): CacheGauges => ({ entries: cache.entries, bytes: cache.bytes, evictions: cache.evictions, admitted: cache.admitted, refused: cache.refused, shifts: cache.shifts, windowShare: cache.windowShare });
+  const disk: DiskStore | undefined = config['gateway.cache.disk.enabled']
+    ? new DiskStore({
+        dir: diskPath(config),
+        maxBytes: config['gateway.cache.disk.maxBytes'],
+        maxEntryBytes: config['gateway.cache.maxEntryBytes'],
+        owner,
+        maker: memory.maker,
+        purges,
+        metrics: new DiskMetrics(registry, (): TierSize | undefined => disk?.size()),
+        logger,
+        now,
+      })
+    : undefined;
+  const tiers = new Tiers(memory, disk, purges);
+  const cacheStats = (): CacheGauges => ({ entries: memory.entries, bytes: memory.bytes, evictions: memory.evictions, admitted: memory.admitted, refused: memory.refused, shifts: memory.shifts, windowShare: memory.windowShare });
   const unfinished = new Set<ServerResponse>();
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
   const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
-  const purger = new Purger({ cache, log: purges, metrics, logger, now });
+  const purger = new Purger({ tiers, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];
   // The fleet module brings ioredis (about 10 MiB of a process's memory): only a fleet loads it.
@@ -94,14 +113,14 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
           registry,
           logger,
           now,
-          cache,
+          maker: memory.maker,
           purges,
           group,
           applyPurge: (purge) => {
             purger.apply(purge);
           },
         });
-  const flights = new Flights({ fetcher: new Fetcher(origin, cache, purges, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), purges, purger, metrics, logger, fleet: fleet?.tier });
+  const flights = new Flights({ fetcher: new Fetcher(origin, memory.maker, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), tiers, purger, metrics, logger, fleet: fleet?.tier });
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
@@ -112,7 +131,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     now,
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
-    cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
+    cached: { tiers, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
     forward: { origin, hiddenFields: hidden, purger, metrics, logger },
     log: {
       metrics,
@@ -154,13 +173,14 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
       for (const res of unfinished) res.shouldKeepAlive = false;
       await api.drain(config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop()]);
+      disk?.close();
     },
   };
 }
 
 /** A gateway on its own: the API listener and the admin listener. */
 export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<RunningGateway> {
-  const gw = await build(processParts(config, deps), undefined);
+  const gw = await build(processParts(config, deps), undefined, process.pid);
   const { logger, live, registry } = gw.parts;
   let admin: RunningAdmin | undefined;
   let stopped: Promise<void> | undefined;
@@ -216,7 +236,8 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
   const registry = new Registry();
   AggregatorRegistry.setRegistries([registry]);
   new AggregatorRegistry();
-  const gw = await build(processParts(config, { registry }), group);
+  // The disk tier is the host's, owned by the primary for all its workers.
+  const gw = await build(processParts(config, { registry }), group, process.ppid);
   const onMessage = (message: unknown): void => {
     // The primary has loaded and validated it (workers/primary.ts); what is live applies here too.
     if (isConfigOrder(message)) gw.parts.live.apply(message.config);
@@ -234,4 +255,9 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
       gw.parts.logger.flush();
     },
   };
+}
+
+/** `gateway.cache.disk.path`, or the data directory's `cache/`. */
+export function diskPath(config: Config): string {
+  return resolve(config['gateway.cache.disk.path'] ?? resolve(config.dataDir, 'cache'));
 }

@@ -206,8 +206,9 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
 });
 
 describe('admission in front of the LRU (the default)', () => {
-  // Padding compresses to almost nothing: the bound is about bytes kept, so bodies are kept as they came.
-  const t = useFaultGateway({ 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000, 'gateway.compression.encodings': [] });
+  // Padding compresses to almost nothing: the bound is about bytes kept, so bodies are kept as they
+  // came. The memory tier alone: the disk tier keeps what admission turns away (disk-tier.test.ts).
+  const t = useFaultGateway({ 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000, 'gateway.compression.encodings': [], 'gateway.cache.disk.enabled': false });
 
   test('a scan of one-off searches is refused once the cache is full, and the popular entry stays', async () => {
     const popular = '/v1/books?q=popular';
@@ -238,7 +239,7 @@ describe('gateway cache bound', () => {
     origin = await startFaultOrigin();
     origin.behave(() => ({ kind: 'json', padBytes: 60_000 }));
     // Padding compresses to almost nothing: the bound is about bytes kept, so bodies are kept as they came.
-    fx = await startGatewayFixture(origin.url, { 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000, 'gateway.compression.encodings': [], 'gateway.cache.admission': false });
+    fx = await startGatewayFixture(origin.url, { 'gateway.cache.maxBytes': 1024 * 1024, 'gateway.cache.maxEntryBytes': 100_000, 'gateway.compression.encodings': [], 'gateway.cache.admission': false, 'gateway.cache.disk.enabled': false });
   });
   after(async () => {
     await fx.stop();

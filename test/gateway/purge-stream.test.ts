@@ -39,7 +39,7 @@ test('a process whose event loop is busy in 100 ms turns is not taken for cut of
     registry: new Registry(),
     logger: pino({ level: 'silent' }),
     now: Date.now,
-    cache,
+    maker: cache.maker,
     purges,
     group: undefined,
     applyPurge: () => undefined,

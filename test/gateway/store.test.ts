@@ -1,5 +1,6 @@
 /** The store's own rooms without a server: the tag index, the purge log, purging by each selector. */
 import assert from 'node:assert/strict';
+import { crc32 } from 'node:zlib';
 import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
@@ -149,18 +150,18 @@ describe('the purge log', () => {
 describe('ResponseCache.purge', () => {
   const fill = (): ResponseCache => {
     const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: true, codec });
-    cache.store(cacheKey('/a'), response('bk_1 bk_2'), 0);
-    cache.store(cacheKey('/b'), response('bk_2'), 0);
-    cache.store(cacheKey('/v/c'), response('bk_3'), 0);
+    cache.put(cacheKey('/a'), response('bk_1 bk_2'), { generation: 0, mark: '' });
+    cache.put(cacheKey('/b'), response('bk_2'), { generation: 0, mark: '' });
+    cache.put(cacheKey('/v/c'), response('bk_3'), { generation: 0, mark: '' });
     return cache;
   };
 
   test('by tag, url, prefix and all', () => {
-    assert.equal(fill().purge({ kind: 'tags', tags: ['bk_2'] }, false, FACTS.storedAt), 2);
-    assert.equal(fill().purge({ kind: 'urls', keys: [cacheKey('/b'), cacheKey('/none')] }, false, FACTS.storedAt), 1);
-    assert.equal(fill().purge({ kind: 'prefix', prefix: '/v/' }, false, FACTS.storedAt), 1);
+    assert.equal(fill().purge({ selector: { kind: 'tags', tags: ['bk_2'] }, soft: false, at: FACTS.storedAt }), 2);
+    assert.equal(fill().purge({ selector: { kind: 'urls', keys: [cacheKey('/b'), cacheKey('/none')] }, soft: false, at: FACTS.storedAt }), 1);
+    assert.equal(fill().purge({ selector: { kind: 'prefix', prefix: '/v/' }, soft: false, at: FACTS.storedAt }), 1);
     const cache = fill();
-    assert.equal(cache.purge({ kind: 'all' }, false, FACTS.storedAt), 3);
+    assert.equal(cache.purge({ selector: { kind: 'all' }, soft: false, at: FACTS.storedAt }), 3);
     assert.equal(cache.entries, 0);
     assert.equal(cache.postings, 0, 'the index empties with the cache');
   });
@@ -175,9 +176,9 @@ describe('ResponseCache.purge', () => {
       seen.set(tagHash(tag), tag);
     }
     const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
-    cache.store(cacheKey('/one'), response(pair[0]), 0);
-    cache.store(cacheKey('/other'), response(pair[1]), 0);
-    assert.equal(cache.purge({ kind: 'tags', tags: [pair[0]] }, false, FACTS.storedAt), 1);
+    cache.put(cacheKey('/one'), response(pair[0]), { generation: 0, mark: '' });
+    cache.put(cacheKey('/other'), response(pair[1]), { generation: 0, mark: '' });
+    assert.equal(cache.purge({ selector: { kind: 'tags', tags: [pair[0]] }, soft: false, at: FACTS.storedAt }), 1);
     assert.equal(cache.lookup(cacheKey('/other'), {}).kind, 'found');
     assert.equal(cache.lookup(cacheKey('/one'), {}).kind, 'uri-miss');
   });
@@ -185,11 +186,11 @@ describe('ResponseCache.purge', () => {
   test('soft keeps the entry, stale from the purge on; its tags stay indexed', () => {
     const cache = fill();
     const now = FACTS.storedAt + 1000;
-    assert.equal(cache.purge({ kind: 'tags', tags: ['bk_3'] }, true, now), 1);
+    assert.equal(cache.purge({ selector: { kind: 'tags', tags: ['bk_3'] }, soft: true, at: now }), 1);
     const found = cache.lookup(cacheKey('/v/c'), {});
     assert.ok(found.kind === 'found', 'still stored');
     assert.equal(isFresh(found.response, now), false);
-    assert.equal(cache.purge({ kind: 'tags', tags: ['bk_3'] }, false, now), 1);
+    assert.equal(cache.purge({ selector: { kind: 'tags', tags: ['bk_3'] }, soft: false, at: now }), 1);
   });
 
   test('a store a hard purge overtook is refused, and says why; one a soft purge overtook is kept stale', () => {
@@ -198,9 +199,9 @@ describe('ResponseCache.purge', () => {
     const generation = log.generation;
     log.applied(purge({ kind: 'tags', tags: ['bk_9'] }), false);
     log.applied(purge({ kind: 'tags', tags: ['bk_7'] }, true, FACTS.storedAt + 10), false);
-    assert.equal(cache.store(cacheKey('/d'), response('bk_9'), generation), 'purged');
-    assert.equal(cache.store(cacheKey('/e'), response('bk_8'), generation), undefined);
-    assert.equal(cache.store(cacheKey('/f'), response('bk_7'), generation), undefined);
+    assert.equal(cache.put(cacheKey('/d'), response('bk_9'), { generation: generation, mark: '' }), 'purged');
+    assert.equal(cache.put(cacheKey('/e'), response('bk_8'), { generation: generation, mark: '' }), undefined);
+    assert.equal(cache.put(cacheKey('/f'), response('bk_7'), { generation: generation, mark: '' }), undefined);
     const found = cache.lookup(cacheKey('/f'), {});
     assert.ok(found.kind === 'found');
     assert.equal(isFresh(found.response, FACTS.storedAt + 10), false, 'stale from the soft purge on');
@@ -224,8 +225,8 @@ describe('ResponseCache bodies', () => {
       const hot = i % 50;
       const body = stored(cache, hot);
       if (body !== undefined) assert.deepEqual(body, page(hot));
-      cache.store(cacheKey(`/k${i}`), maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)), 0);
-      if (i % 1000 === 999) cache.purge({ kind: 'tags', tags: [`bk_${i % 97}`] }, i % 2000 === 999, FACTS.storedAt);
+      cache.put(cacheKey(`/k${i}`), maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)), { generation: 0, mark: '' });
+      if (i % 1000 === 999) cache.purge({ selector: { kind: 'tags', tags: [`bk_${i % 97}`] }, soft: i % 2000 === 999, at: FACTS.storedAt });
     }
     let checked = 0;
     for (let i = 0; i < 20_000; i++) {
@@ -281,12 +282,18 @@ test('the shared tier\'s codec gives back what it was given, and refuses an entr
   const bytes = encodeEntry(stored, 'mark-1');
   const back = decodeEntry(bytes, maker);
   assert.deepEqual([back?.response.headers, back?.response.body.toString(), back?.mark], [stored.headers, '{"a":1}', 'mark-1']);
-  const headLength = bytes.readUInt32BE(0);
+  const headLength = bytes.readUInt32BE(8);
   for (const [from, to] of [['"fine"', '"fine\\r\\nset-cookie: a=b"'], ['"x-note"', '"x note"']] as const) {
-    const head = bytes.toString('utf8', 4, 4 + headLength).replace(from, to);
+    const head = bytes.toString('utf8', 12, 12 + headLength).replace(from, to);
     const json = Buffer.from(head);
-    const tampered = Buffer.concat([Buffer.alloc(4), json, bytes.subarray(4 + headLength)]);
-    tampered.writeUInt32BE(json.length, 0);
+    // A value made by a writer that checksums what it writes: the fields alone must refuse it.
+    const tampered = Buffer.concat([bytes.subarray(0, 12), json, bytes.subarray(12 + headLength)]);
+    tampered.writeUInt32BE(json.length, 8);
+    tampered.writeUInt32BE(crc32(tampered.subarray(8)), 4);
     assert.equal(decodeEntry(tampered, maker), undefined, `${to}: treated as absent`);
   }
+  const torn = Buffer.from(bytes);
+  torn[torn.length - 1] = (torn[torn.length - 1] ?? 0) ^ 1;
+  assert.equal(decodeEntry(torn, maker), undefined, 'one flipped bit in the body fails the checksum');
+  assert.equal(decodeEntry(bytes.subarray(0, bytes.length - 1), maker), undefined, 'a torn value fails it too');
 });

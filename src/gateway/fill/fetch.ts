@@ -1,6 +1,6 @@
 /**
- * The fetch (Varnish's backend fetch): one origin exchange for a key, decided by the rules, kept
- * by the store. It is the flight's leader that runs it (flight.ts), and it tells the flight, as
+ * The fetch (Varnish's backend fetch): one origin exchange for a key, decided by the rules; the
+ * flight keeps what the rules let be stored (flight.ts). It is the flight's leader that runs it (flight.ts), and it tells the flight, as
  * soon as the origin's header fields are in, who else the answer may serve (sharing.ts). Given a stored response that needs validation it asks conditionally with its
  * validators, and a 304 freshens it without a body (RFC 9111 §4.3.3, §4.3.4). When the origin
  * cannot be reached, times out or answers 5xx, a stored response within its stale-if-error
@@ -24,9 +24,9 @@ import { retiresStored, storageVerdict, storedFields, type NotStoredReason, type
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues, variesOnSent } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { PurgeLog } from '../purge/purge-log.ts';
-import type { CacheKey, NotKept, ResponseCache } from '../store/response-cache.ts';
-import { fieldsAfter, type StoredResponse } from '../store/stored-response.ts';
+import type { CacheKey } from '../store/response-cache.ts';
+import { fieldsAfter, type EntryMaker, type StoredResponse } from '../store/stored-response.ts';
+import type { NotKept } from '../store/tier.ts';
 import { parseTags } from '../store/tag-index.ts';
 import type { OriginClient, OriginRequest } from '../upstream/origin-client.ts';
 import { originServerError, type UpstreamFailure } from '../upstream/upstream-failure.ts';
@@ -58,8 +58,12 @@ export type FillOutcome =
        * `private`/`no-cache` name (RFC 9111 §5.2.2.4, §5.2.2.7); the same object when none are named.
        */
       readonly shared: StoredResponse;
+      /**
+       * Whether it was stored: the fetch says whether the rules let it be, the flight, which keeps
+       * it, whether the tiers did.
+       */
       readonly stored: boolean;
-      /** Why it was not stored: a rule's reason, or the store's when the rules allowed it. */
+      /** Why it was not stored: a rule's reason, or the tiers' when the rules allowed it. */
       readonly notStored: NotStoredReason | NotKept | undefined;
       /**
        * The stored response it validated is to be dropped: a newer answer that may not be stored
@@ -159,8 +163,7 @@ export type Announce = (sharing: Sharing) => void;
 
 export class Fetcher {
   readonly #origin: OriginClient;
-  readonly #cache: ResponseCache;
-  readonly #purges: PurgeLog;
+  readonly #maker: EntryMaker;
   readonly #metrics: GatewayMetrics;
   readonly #now: () => number;
   readonly #tagHeader: string;
@@ -168,10 +171,9 @@ export class Fetcher {
   readonly #hidden: readonly string[];
   readonly #encoding: FillEncoding;
 
-  constructor(origin: OriginClient, cache: ResponseCache, purges: PurgeLog, metrics: GatewayMetrics, now: () => number, tags: TagPolicy, encoding: FillEncoding) {
+  constructor(origin: OriginClient, maker: EntryMaker, metrics: GatewayMetrics, now: () => number, tags: TagPolicy, encoding: FillEncoding) {
     this.#origin = origin;
-    this.#cache = cache;
-    this.#purges = purges;
+    this.#maker = maker;
     this.#metrics = metrics;
     this.#now = now;
     this.#tagHeader = tags.header;
@@ -182,7 +184,6 @@ export class Fetcher {
   /** Fills `request.key` from the origin; `stored`, when given, is validated rather than refetched. */
   async fetch(request: FillRequest, stored: StoredResponse | undefined, announce?: Announce): Promise<FillOutcome> {
     const requestTime = this.#now();
-    const generation = this.#purges.generation;
     const conditional = stored === undefined ? {} : validationHeaders(stored);
     const origin = { ...request.origin, headers: { ...request.origin.headers, 'accept-encoding': this.#encoding.acceptEncoding, ...conditional } };
     let verdict: StorageVerdict | undefined;
@@ -217,20 +218,19 @@ export class Fetcher {
       // Kept out for this request's own fields, as for its Authorization or no-store: the stored one stays.
       const retired = stored !== undefined && decided !== VARIES_ON_UNSENT && retiresStored(response.status, this.#storageRequest(request, requestTime));
       const facts = notReusable(this.#now(), initialAgeMs(response.headers, requestTime, this.#now()));
-      const relayed = this.#cache.maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
+      const relayed = this.#maker.prepare(response.status, response.headers, body, plan, facts, undefined, this.#hidden, tags);
       return { kind: 'response', response: relayed, shared: relayed, stored: false, notStored: decided.reason, retired, originMs };
     }
     const key = decided.vary.length === 0 ? undefined : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
-    const shared = this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
-    const whole = decided.omit.length === 0 ? shared : this.#cache.maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
-    const notKept = this.#cache.store(request.key, shared, generation);
-    return { kind: 'response', response: whole, shared, stored: notKept === undefined, notStored: notKept, retired: false, originMs };
+    const shared = this.#maker.prepare(response.status, response.headers, body, plan, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
+    const whole = decided.omit.length === 0 ? shared : this.#maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
+    return { kind: 'response', response: whole, shared, stored: true, notStored: undefined, retired: false, originMs };
   }
 
   /** The body to keep: as it came, or compressed, once, when the plan says so. */
   #kept(body: Buffer, sent: Coding | undefined, keep: Coding | undefined): Buffer {
     if (keep === undefined || keep === sent || sent !== 'identity') return body;
-    const compressed = this.#cache.maker.codec.encode(body, keep);
+    const compressed = this.#maker.codec.encode(body, keep);
     this.#metrics.compressed(keep, body.length, compressed.length);
     return compressed;
   }
@@ -284,12 +284,11 @@ export class Fetcher {
       // §4.3.3: as for a full answer, a 304 kept out for the request's own sake (its Authorization,
       // its no-store) leaves the stored response as it was; one whose fields forbid storing drops it.
       const retired = retiresStored(304, this.#storageRequest(request, requestTime));
-      const relayed = this.#cache.maker.freshen(stored, fields, notReusable(this.#now(), 0));
+      const relayed = this.#maker.freshen(stored, fields, notReusable(this.#now(), 0));
       return { kind: 'revalidated', response: relayed, shared: relayed, stored: false, retired, originMs };
     }
-    const updated = this.#cache.maker.freshen(stored, verdict.omit.length === 0 ? fields : storedFields(asHeaderFields(fields), verdict.omit), verdict.facts);
-    const whole = verdict.omit.length === 0 ? updated : this.#cache.maker.freshen(stored, fields, verdict.facts);
-    this.#cache.replace(request.key, stored, updated);
+    const updated = this.#maker.freshen(stored, verdict.omit.length === 0 ? fields : storedFields(asHeaderFields(fields), verdict.omit), verdict.facts);
+    const whole = verdict.omit.length === 0 ? updated : this.#maker.freshen(stored, fields, verdict.facts);
     return { kind: 'revalidated', response: whole, shared: updated, stored: true, retired: false, originMs };
   }
 }

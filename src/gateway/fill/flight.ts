@@ -7,15 +7,20 @@
  * by the release finds it. Who else the answer may serve is decided once (sharing.ts); waiters it
  * does not serve are released as soon as that is known, to ask on their own.
  *
+ * The flight is the one writer of fills: what the rules let be stored, from the origin or from the
+ * fleet's tier, it keeps in the process's tiers (../store/tiers.ts), judged by the purges made
+ * since the fill began.
+ *
  * A flight belongs to no client: a client that goes away cancels nothing for the others. A purge
  * detaches every flight in flight, so a request after it starts its own.
  */
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { PurgeLog } from '../purge/purge-log.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
+import type { FillStamp } from '../store/tier.ts';
+import type { Tiers } from '../store/tiers.ts';
 import type { Fetcher, FillOutcome, FillRequest } from './fetch.ts';
 import { admits, sharingOfOutcome, type Sharing } from './sharing.ts';
 
@@ -53,16 +58,13 @@ export type FleetRole = 'leader' | 'waited' | 'lapsed' | 'timeout' | 'alone';
 export interface FleetTier {
   /** Whether shared entries can be judged and waits end by notification now. */
   readonly usable: boolean;
-  /**
-   * A shared entry that answers `request` as it is (selected by it, fresh for its directives,
-   * newer than `stored`), copied into the local cache unless a purge since `generation` names it.
-   */
-  find(request: FillRequest, stored: StoredResponse | undefined, generation: number): Promise<StoredResponse | undefined>;
+  /** A shared entry that answers `request` as it is (selected by it, fresh for its directives, newer than `stored`). */
+  find(request: FillRequest, stored: StoredResponse | undefined): Promise<StoredResponse | undefined>;
   lock(key: CacheKey): Promise<FleetLockAttempt>;
   /** Starts waiting for the key's holder, whose lock has `remainingMs` left; call before looking once more. */
   waitFor(key: CacheKey, remainingMs: number): FleetWait;
-  /** Writes what a fill stored for every other process; `mark` is the purge mark its fill began at. */
-  write(key: CacheKey, response: StoredResponse, mark: string): Promise<void>;
+  /** Writes what a fill stored for every other process, with where its fill began. */
+  write(key: CacheKey, response: StoredResponse, stamp: FillStamp): Promise<void>;
   counted(role: FleetRole): void;
 }
 
@@ -75,7 +77,8 @@ export interface Flown {
 
 export interface FlightParts {
   readonly fetcher: Fetcher;
-  readonly purges: PurgeLog;
+  /** Where fills are kept. */
+  readonly tiers: Tiers;
   /** Where a retired response is forgotten: the Purger, which lets go of these very flights. */
   readonly purger: PurgeTaker;
   readonly metrics: GatewayMetrics;
@@ -161,23 +164,24 @@ export class Flights {
 
   /** The leader's part: the shared tier and the fleet's lock when they are usable, else the origin alone. */
   async #lead(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
-    const { fleet, purges } = this.#p;
+    const { fleet, tiers } = this.#p;
     // Without a complete view of the fleet's purges a shared entry cannot be judged, and without
     // notifications a wait could only time out: this process fills on its own meanwhile.
     if (fleet === undefined || !fleet.usable) {
       fleet?.counted('alone');
       return this.#fetch(request, stored, announce);
     }
-    const generation = purges.generation;
-    const mark = purges.mark;
+    const stamp = tiers.stamp();
     const shared = async (): Promise<FillOutcome | undefined> => {
-      const response = await fleet.find(request, stored, generation);
-      return response === undefined ? undefined : { kind: 'shared', response };
+      const response = await fleet.find(request, stored);
+      if (response === undefined) return undefined;
+      tiers.keep(request.key, response, stamp);
+      return { kind: 'shared', response };
     };
     const fromOrigin = async (): Promise<FillOutcome> => {
       const outcome = await this.#fetch(request, stored, announce);
       const kept = keptOf(outcome);
-      if (kept !== undefined) await fleet.write(request.key, kept, mark);
+      if (kept !== undefined) await fleet.write(request.key, kept, stamp);
       return outcome;
     };
     const found = await shared();
@@ -237,9 +241,18 @@ export class Flights {
    * so its head announced `none` and released the waiters to ask on their own.
    */
   async #fetch(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
-    const outcome = await this.#p.fetcher.fetch(request, stored, announce);
+    const stamp = this.#p.tiers.stamp();
+    const outcome = this.#keep(request.key, await this.#p.fetcher.fetch(request, stored, announce), stored, stamp);
     if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired) await this.#p.purger.purge({ kind: 'urls', keys: [request.key] }, false, RETIRED);
     return outcome;
+  }
+
+  /** Keeps what the rules let be stored; the outcome then says whether the tiers kept it. */
+  #keep(key: CacheKey, outcome: FillOutcome, stored: StoredResponse | undefined, stamp: FillStamp): FillOutcome {
+    if (outcome.kind === 'revalidated' && outcome.stored && stored !== undefined) this.#p.tiers.replace(key, stored, outcome.shared, stamp);
+    if (outcome.kind !== 'response' || !outcome.stored) return outcome;
+    const notKept = this.#p.tiers.keep(key, outcome.shared, stamp);
+    return notKept === undefined ? outcome : { ...outcome, stored: false, notStored: notKept };
   }
 }
 

@@ -13,9 +13,8 @@ import type { FleetTier } from '../fill/flight.ts';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { PurgeFanOut } from '../purge/purger.ts';
 import { reuse } from '../rules/reuse.ts';
-import { varyMatches } from '../rules/vary.ts';
 import { RedisStore } from '../store/redis-store.ts';
-import type { ResponseCache } from '../store/response-cache.ts';
+import type { EntryMaker } from '../store/stored-response.ts';
 import { FleetLocks } from './fleet-lock.ts';
 import { FleetMetrics } from './fleet-metrics.ts';
 import { PurgeStream } from './purge-stream.ts';
@@ -25,7 +24,8 @@ export interface FleetDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly now: () => number;
-  readonly cache: ResponseCache;
+  /** Makes the entries read from the shared tier, as the memory tier's own. */
+  readonly maker: EntryMaker;
   readonly purges: PurgeLog;
   /** The id this process's purges carry on the stream; processes of one group skip each other's. */
   readonly group: string | undefined;
@@ -73,24 +73,21 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   // Purges are heard through the stream only: an event this host receives itself covers the
   // origin's changes, not another host's purge API, so it does not lift the bound.
   const partitioned = (): boolean => deps.now() - stream.lastHeardAt > boundMs;
-  const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now, deps.cache.maker);
+  const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now, deps.maker);
   const tier: FleetTier = {
     get usable() {
       return stream.synced && locks.usable;
     },
-    async find(request, stored, generation) {
-      const response = await shared.read(request.key);
+    async find(request, stored) {
+      const response = await shared.get(request.key, request.requestHeaders);
       if (response === undefined) return undefined;
-      if (response.vary.length > 0 && !varyMatches(response.vary, response.selecting, request.requestHeaders)) return undefined;
       if (stored !== undefined && response.storedAt <= stored.storedAt) return undefined;
-      if (reuse(response, request.directives, deps.now()) !== 'fresh') return undefined;
-      deps.cache.store(request.key, response, generation);
-      return response;
+      return reuse(response, request.directives, deps.now()) === 'fresh' ? response : undefined;
     },
     lock: (key) => locks.acquire(key),
     waitFor: (key, remainingMs) => locks.waitFor(key, remainingMs),
-    async write(key, response, mark) {
-      await shared.write(key, response, mark);
+    async write(key, response, stamp) {
+      await shared.put(key, response, stamp);
     },
     counted: (role) => {
       metrics.fill(role);
@@ -99,8 +96,7 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   return {
     tier,
     async publishPurge(purge, generation) {
-      const { selector } = purge;
-      await Promise.all([stream.publish(purge, generation), selector.kind === 'urls' && !purge.soft ? shared.forget(selector.keys) : undefined]);
+      await Promise.all([stream.publish(purge, generation), shared.purge(purge)]);
       return 0;
     },
     downReason: () => {

@@ -18,7 +18,7 @@
 import { growingLru } from '../../shared/growing-lru.ts';
 import type { Logger } from 'pino';
 import type { GatewayMetrics, InvalidationCause } from '../metrics.ts';
-import type { ResponseCache } from '../store/response-cache.ts';
+import type { Tiers } from '../store/tiers.ts';
 import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
 
 /**
@@ -52,7 +52,7 @@ export interface InFlight {
 }
 
 export interface PurgerParts {
-  readonly cache: ResponseCache;
+  readonly tiers: Tiers;
   readonly log: PurgeLog;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
@@ -130,7 +130,7 @@ export class Purger implements PurgeTaker {
   }
 
   #applyToCache(purge: Purge): number {
-    const purged = this.#p.cache.purge(purge.selector, purge.soft, purge.at);
+    const purged = this.#p.tiers.purge(purge);
     for (const inFlight of this.#inFlight) inFlight.detachAll();
     return purged;
   }

@@ -20,8 +20,9 @@ import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from 
 import type { RangeRequest } from '../rules/ranges.ts';
 import { CLIENT_CONDITIONS, type Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
-import type { CacheKey, ResponseCache } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/response-cache.ts';
 import type { Representation, StoredResponse } from '../store/stored-response.ts';
+import type { Tiers } from '../store/tiers.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { relayInterim } from '../upstream/relay.ts';
 import { relayFromOrigin, type RelayDeps } from './forward.ts';
@@ -29,7 +30,7 @@ import { problem } from '../../shared/problem.ts';
 
 /** What the cache steps use; the relay's parts for a request that cannot take what is stored. */
 export interface CacheDeps extends RelayDeps {
-  readonly cache: ResponseCache;
+  readonly tiers: Tiers;
   /** Which representation answers a request's Accept-Encoding, remembered per value. */
   readonly negotiator: Negotiator;
   readonly flights: Flights;
@@ -67,7 +68,7 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
   const { req } = ex;
   const directives = bounded(c.route.honoursRequestCacheControl ? requestDirectives(req.headers) : NO_DIRECTIVES, deps.partitionMaxAgeMs());
   const now = deps.now();
-  const found = deps.cache.lookup(c.key, req.headers);
+  const found = deps.tiers.lookup(c.key, req.headers);
   if (found.kind !== 'found') {
     if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
     return fill(ex, deps, c, directives, undefined, found.kind === 'vary-miss' ? 'vary-miss' : 'miss');
@@ -75,7 +76,8 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
   const stored = found.response;
   switch (reuse(stored, directives, now)) {
     case 'fresh':
-      return sent(ex, deps, c, stored, { kind: 'hit', ttl: ttlSeconds(stored, now) });
+      // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
+      return sent(ex, deps, c, stored, found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) });
     case 'stale-accepted':
       deps.metrics.staleServed('max-stale');
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
@@ -120,7 +122,7 @@ function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response
   if (response.offered.length === 0) return response.kept;
   const coding = deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
   try {
-    return deps.cache.represent(c.key, response, coding, askedBefore(outcome));
+    return deps.tiers.memory.represent(c.key, response, coding, askedBefore(outcome));
   } catch (err) {
     deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
     return response.kept;

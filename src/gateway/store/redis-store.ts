@@ -1,7 +1,7 @@
 /**
- * The shared tier (L2): stored responses in Redis, where every process of the fleet finds what
- * any of them filled. One key per target holds the variant stored last (a target that varies
- * keeps its other variants in each process's own L1 only). An entry expires when it can no longer
+ * The fleet's tier: stored responses in Redis, where every process of the fleet finds what any of
+ * them filled. One key per target holds the variant stored last (a target that varies keeps its
+ * other variants in each process's memory tier only). An entry expires when it can no longer
  * answer without the origin (`usefulForMs`); beyond that Redis's own `maxmemory` with a
  * `volatile-lru` policy bounds the tier. Every entry is judged on the way out against the purges
  * made since its fill began (../purge/purge-log.ts), so a purge never has to find it; a purge by
@@ -13,13 +13,19 @@
  */
 import type { FleetMetrics } from '../fleet/fleet-metrics.ts';
 import type { RedisLink } from '../fleet/redis-link.ts';
-import type { PurgeLog } from '../purge/purge-log.ts';
+import type { Purge, PurgeLog } from '../purge/purge-log.ts';
+import type { HeaderFields } from '../rules/cache-control.ts';
 import { usefulForMs } from '../rules/reuse.ts';
 import { decodeEntry, encodeEntry } from './entry-codec.ts';
 import type { CacheKey } from './response-cache.ts';
-import { staleFrom, type EntryMaker, type StoredResponse } from './stored-response.ts';
+import type { EntryMaker, StoredResponse } from './stored-response.ts';
+import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
 
-export class RedisStore {
+/** Keys a size count reads per SCAN: the count walks the keyspace, so it is for operators and tests, not requests. */
+const SCAN_COUNT = 1000;
+
+export class RedisStore implements CacheTier {
+  readonly name = 'redis';
   readonly #link: RedisLink;
   readonly #prefix: string;
   readonly #purges: PurgeLog;
@@ -36,41 +42,60 @@ export class RedisStore {
     this.#now = now;
   }
 
-  /** The entry for `key` as the purges since its fill leave it; undefined when there is none or Redis fails. */
-  async read(key: CacheKey): Promise<StoredResponse | undefined> {
+  /** The entry for `key` as the purges since its fill leave it; undefined when there is none, `request` selects another, or Redis fails. */
+  async get(key: CacheKey, request: HeaderFields): Promise<StoredResponse | undefined> {
     const bytes = await this.#link.run((c) => c.getBuffer(this.#prefix + key));
     if (bytes === undefined) {
       this.#metrics.read('error');
       return undefined;
     }
     const entry = bytes === null ? undefined : decodeEntry(bytes, this.#maker);
-    if (entry === undefined) {
+    if (entry === undefined || !selects(entry.response, request)) {
       this.#metrics.read('miss');
       return undefined;
     }
-    const verdict = this.#purges.sinceMark(entry.mark, key, entry.response.tags);
-    if (verdict.kind === 'purged') {
-      this.#metrics.read('purged');
-      return undefined;
-    }
-    this.#metrics.read('hit');
-    return verdict.kind === 'stale-from' ? staleFrom(entry.response, verdict.at) : entry.response;
+    const response = judged(this.#purges.sinceMark(entry.mark, key, entry.response.tags), entry.response);
+    this.#metrics.read(response === undefined ? 'purged' : 'hit');
+    return response;
   }
 
-  /** Stores `response` for as long as it can answer; `mark` is the purge mark its fill began at. */
-  async write(key: CacheKey, response: StoredResponse, mark: string): Promise<boolean> {
+  /** Stores `response` for as long as it can answer, with the purge mark its fill began at. */
+  async put(key: CacheKey, response: StoredResponse, stamp: FillStamp): Promise<NotKept | undefined> {
     const ttlMs = Math.ceil(usefulForMs(response, this.#now()));
-    if (ttlMs <= 0) return false;
-    const done = await this.#link.run((c) => c.set(this.#prefix + key, encodeEntry(response, mark), 'PX', ttlMs));
+    if (ttlMs <= 0) return 'purged';
+    const done = await this.#link.run((c) => c.set(this.#prefix + key, encodeEntry(response, stamp.mark), 'PX', ttlMs));
     this.#metrics.written(done !== undefined);
-    return done !== undefined;
+    return done === undefined ? 'failed' : undefined;
   }
 
-  /** Removes the entries for `keys`; false when Redis did not answer. */
-  async forget(keys: readonly CacheKey[]): Promise<boolean> {
-    if (keys.length === 0) return true;
-    // One DEL per key: on a Cluster the keys live on different nodes.
-    const done = await Promise.all(keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
-    return done.every((d) => d !== undefined);
+  /** Removes the entries for `keys`; one DEL per key, since on a Cluster they live on different nodes. */
+  async delete(keys: readonly CacheKey[]): Promise<void> {
+    await Promise.all(keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
+  }
+
+  /**
+   * A purge by URL removes its entries at once; any other is left to the judgement on `get`,
+   * which every process makes by the purge stream, so no purge has to find a shared entry.
+   */
+  async purge(purge: Purge): Promise<number> {
+    if (purge.selector.kind !== 'urls' || purge.soft) return 0;
+    const removed = await Promise.all(purge.selector.keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
+    return removed.reduce<number>((sum, n) => sum + (n ?? 0), 0);
+  }
+
+  async size(): Promise<TierSize> {
+    let cursor = '0';
+    let entries = 0;
+    let bytes = 0;
+    do {
+      const page = await this.#link.run((c) => c.scan(cursor, 'MATCH', `${this.#prefix}*`, 'COUNT', SCAN_COUNT));
+      if (page === undefined) break;
+      const [next, keys] = page;
+      cursor = next;
+      entries += keys.length;
+      const sizes = await Promise.all(keys.map((k) => this.#link.run((c) => c.strlen(k))));
+      for (const n of sizes) bytes += n ?? 0;
+    } while (cursor !== '0');
+    return { entries, bytes };
   }
 }

@@ -14,12 +14,12 @@ import { LRUCache } from 'lru-cache';
 import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
-import { varyMatches } from '../rules/vary.ts';
 import { BodySlabs } from './body-slabs.ts';
 import { entryBytes } from './entry-size.ts';
-import type { PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
+import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
 import { carriesTag, TagIndex } from './tag-index.ts';
+import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
 declare const cacheKeyBrand: unique symbol;
@@ -40,9 +40,6 @@ export type Lookup =
   | { readonly kind: 'uri-miss' }
   /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
   | { readonly kind: 'vary-miss' };
-
-/** Why a response the rules let be stored was not kept; `refused` by the admission filter. */
-export type NotKept = 'too-large' | 'purged' | 'refused';
 
 export interface ResponseCacheOptions {
   /** Total bound in bytes (`gateway.cache.maxBytes`). */
@@ -73,10 +70,6 @@ function asList(variants: Variants | undefined): readonly StoredResponse[] {
   return variants instanceof StoredResponse ? [variants] : variants;
 }
 
-function selects(response: StoredResponse, request: HeaderFields): boolean {
-  return response.vary.length === 0 || varyMatches(response.vary, response.selecting, request);
-}
-
 /** Two responses with the same secondary key: the newer replaces the older (§4.1). */
 function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   if (a.vary.length !== b.vary.length) return false;
@@ -103,7 +96,8 @@ function carriesAny(variants: readonly StoredResponse[], tags: readonly string[]
   return variants.some((response) => tags.some((tag) => carriesTag(response.tagText, tag)));
 }
 
-export class ResponseCache {
+export class ResponseCache implements CacheTier {
+  readonly name = 'memory';
   readonly #lru: EntryLru<CacheKey, Variants>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
@@ -148,18 +142,31 @@ export class ResponseCache {
     return VARY_MISS;
   }
 
+  get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
+    const found = this.lookup(key, request);
+    return found.kind === 'found' ? found.response : undefined;
+  }
+
   /**
    * Stores a response beside the target's other variants, replacing the one with its secondary
    * key; a response that does not vary replaces them all. Not kept when it is larger than the
-   * largest entry allowed, or when a hard purge since `generation` (when its fill began) names
-   * it; a soft one keeps it stale from the purge on.
+   * largest entry allowed, or when a hard purge since its fill began names it; a soft one keeps it
+   * stale from the purge on.
    */
-  store(key: CacheKey, filled: StoredResponse, generation: number): NotKept | undefined {
-    const verdict = this.#purges.sinceGeneration(generation, key, filled.tags);
-    if (verdict.kind === 'purged') return 'purged';
-    const response = verdict.kind === 'stale-from' ? staleFrom(filled, verdict.at) : filled;
+  put(key: CacheKey, filled: StoredResponse, stamp: FillStamp): NotKept | undefined {
+    const response = judged(this.#purges.sinceGeneration(stamp.generation, key, filled.tags), filled);
+    if (response === undefined) return 'purged';
     const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
     return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
+  }
+
+  delete(keys: readonly CacheKey[]): void {
+    for (const key of keys) this.#lru.delete(key);
+    this.#tidy();
+  }
+
+  size(): TierSize {
+    return { entries: this.entries, bytes: this.bytes };
   }
 
   /** Puts `updated` where `stored` was after a 304 (RFC 9111 §4.3.4); nothing when `stored` has gone meanwhile. */
@@ -190,9 +197,10 @@ export class ResponseCache {
     return made;
   }
 
-  /** Removes (hard) or marks stale from `at` (soft) every entry the selector names; returns how many. */
-  purge(selector: PurgeSelector, soft: boolean, at: number): number {
-    const keys = this.#select(selector);
+  /** Removes (hard) or marks stale from its time (soft) every entry the purge names; returns how many. */
+  purge(purge: Purge): number {
+    const { soft, at } = purge;
+    const keys = this.#select(purge.selector);
     let purged = 0;
     for (const key of keys) {
       const list = asList(this.#lru.peek(key));

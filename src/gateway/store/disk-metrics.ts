@@ -1,0 +1,62 @@
+/**
+ * The disk tier's metrics: what it holds (read at scrape time), what reads found, what was
+ * written and evicted, and its faults by kind. Workers share one disk tier, so its size is the
+ * same in each: the gauges take the maximum across workers, the counters the sum.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { TierSize } from './tier.ts';
+
+/** `checksum` a value that did not decode (torn, damaged); `corrupt` a database set aside; `full` no space; `io` any other failure. */
+export type DiskError = 'checksum' | 'corrupt' | 'full' | 'io';
+
+export class DiskMetrics {
+  readonly #reads: Counter<'result'>;
+  readonly #writes: Counter;
+  readonly #written: Counter;
+  readonly #evictions: Counter;
+  readonly #errors: Counter<'kind'>;
+
+  constructor(registry: Registry, size: () => TierSize | undefined) {
+    const registers = [registry];
+    new Gauge({
+      name: 'catalog_gateway_disk_entries',
+      help: 'Entries in the disk tier.',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(size()?.entries ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_disk_bytes',
+      help: 'Bytes the disk tier counts against gateway.cache.disk.maxBytes.',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(size()?.bytes ?? 0);
+      },
+    });
+    this.#reads = new Counter({ name: 'catalog_gateway_disk_reads_total', help: 'Reads of the disk tier after a memory miss, by result (hit, miss).', labelNames: ['result'], registers });
+    this.#writes = new Counter({ name: 'catalog_gateway_disk_writes_total', help: 'Entries written to the disk tier.', registers });
+    this.#written = new Counter({ name: 'catalog_gateway_disk_written_bytes_total', help: 'Bytes of entries written to the disk tier.', registers });
+    this.#evictions = new Counter({ name: 'catalog_gateway_disk_evictions_total', help: 'Entries the disk tier evicted to stay within gateway.cache.disk.maxBytes.', registers });
+    this.#errors = new Counter({ name: 'catalog_gateway_disk_errors_total', help: 'Disk tier faults, by kind (checksum: a value that did not decode; corrupt: a database set aside; full: no space; io: other).', labelNames: ['kind'], registers });
+  }
+
+  read(result: 'hit' | 'miss'): void {
+    this.#reads.inc({ result });
+  }
+
+  written(bytes: number): void {
+    this.#writes.inc();
+    this.#written.inc(bytes);
+  }
+
+  evicted(n: number): void {
+    this.#evictions.inc(n);
+  }
+
+  error(kind: DiskError): void {
+    this.#errors.inc({ kind });
+  }
+}

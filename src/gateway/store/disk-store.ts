@@ -1,0 +1,478 @@
+/**
+ * The host's disk tier: the same encoded entries as the fleet's tier (entry-codec.ts), in an
+ * embedded SQLite database (`node:sqlite`, WAL) under the data directory, bounded in bytes and
+ * evicted least recently used first. It outlives the process: a restarted gateway — stopped,
+ * killed or rolled — answers from it at once, and every worker of a host shares it, so a query is
+ * fetched once per host. docs/architecture.md says why SQLite and not LMDB; docs/caching.md how a
+ * restart stays correct ("After downtime").
+ *
+ * Reads are synchronous (a point read of a page in the OS cache costs microseconds, less than a
+ * promise would); writes are queued and committed together, once per turn of the event loop, in
+ * one transaction, so a burst of fills costs one commit. A queued write is judged once more by the
+ * purges made meanwhile when it is committed.
+ *
+ * Faults never reach a request: a value whose checksum fails is deleted and missed; a database
+ * that is not one, is damaged, or is of another layout is set aside with one log line and the tier
+ * starts empty; a full disk drops the writes (counted, logged once) while reads and the memory
+ * tier go on, and writes resume when space returns. Two gateways must not share the directory
+ * (their purges would not reach each other's memory): the second is refused at start, naming it.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { Logger } from 'pino';
+import type { Purge, PurgeLog } from '../purge/purge-log.ts';
+import type { HeaderFields } from '../rules/cache-control.ts';
+import { CODEC_VERSION, decodeEntry, encodeEntry } from './entry-codec.ts';
+import type { CacheKey } from './response-cache.ts';
+import { staleFrom, type EntryMaker, type StoredResponse } from './stored-response.ts';
+import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
+import type { DiskMetrics } from './disk-metrics.ts';
+
+export interface DiskStoreOptions {
+  /** The directory (`gateway.cache.disk.path`). */
+  readonly dir: string;
+  /** The bound on what the entries take on disk (`gateway.cache.disk.maxBytes`). */
+  readonly maxBytes: number;
+  /** Largest entry kept (`gateway.cache.maxEntryBytes`). */
+  readonly maxEntryBytes: number;
+  /** The pid of the gateway that owns the directory: this process, or the primary of its workers. */
+  readonly owner: number;
+  readonly maker: EntryMaker;
+  readonly purges: PurgeLog;
+  readonly metrics: DiskMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** A gateway refused the directory: another live gateway owns it. */
+export class DiskTierInUse extends Error {
+  constructor(dir: string, pid: number) {
+    super(`gateway.cache.disk.path ${dir} is in use by another gateway (pid ${pid}); give each gateway a directory of its own, or set gateway.cache.disk.enabled to false`);
+    this.name = 'DiskTierInUse';
+  }
+}
+
+/**
+ * The layout's version, kept in SQLite's `user_version`: the schema's and the codec's together,
+ * so a database written by another version is set aside rather than misread.
+ */
+const LAYOUT_VERSION = 100 + CODEC_VERSION;
+
+const SCHEMA = `
+CREATE TABLE entry (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  value BLOB NOT NULL,
+  bytes INTEGER NOT NULL,
+  used INTEGER NOT NULL,
+  stale_from INTEGER
+);
+CREATE INDEX entry_by_use ON entry (used);
+CREATE TABLE tag (tag TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (tag, id)) WITHOUT ROWID;
+CREATE INDEX tag_by_entry ON tag (id);
+CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES ('bytes', 0), ('entries', 0), ('trusted_from', 0);
+CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
+  UPDATE meta SET value = value + NEW.bytes WHERE name = 'bytes';
+  UPDATE meta SET value = value + 1 WHERE name = 'entries';
+END;
+CREATE TRIGGER entry_changed AFTER UPDATE OF bytes ON entry BEGIN
+  UPDATE meta SET value = value + NEW.bytes - OLD.bytes WHERE name = 'bytes';
+END;
+CREATE TRIGGER entry_gone AFTER DELETE ON entry BEGIN
+  DELETE FROM tag WHERE id = OLD.id;
+  UPDATE meta SET value = value - OLD.bytes WHERE name = 'bytes';
+  UPDATE meta SET value = value - 1 WHERE name = 'entries';
+END;
+PRAGMA user_version = ${LAYOUT_VERSION};
+`;
+
+/**
+ * What a row costs besides its value: the key twice (row and unique index), the row and index
+ * records, the `used` index entry, and each tag's row in the tag table and its index.
+ */
+const ROW_BYTES = 64;
+const TAG_BYTES = 24;
+
+/** Rows evicted per statement while over the bound. */
+const EVICT_BATCH = 64;
+
+/** How long a write waits for another process's transaction before it gives up (and is counted). */
+const BUSY_TIMEOUT_MS = 200;
+
+/** SQLite's result codes for a database that is damaged or not a database, and for a full disk. */
+const SQLITE_CORRUPT = 11;
+const SQLITE_NOTADB = 26;
+const SQLITE_FULL = 13;
+const SQLITE_IOERR = 10;
+
+function sqliteCode(err: unknown): number | undefined {
+  const code = (err as { errcode?: unknown }).errcode;
+  return typeof code === 'number' ? code & 0xff : undefined;
+}
+
+interface Queued {
+  readonly response: StoredResponse;
+  readonly stamp: FillStamp;
+  readonly done: (result: NotKept | undefined) => void;
+}
+
+interface Statements {
+  readonly read: StatementSync;
+  readonly upsert: StatementSync;
+  readonly idOf: StatementSync;
+  readonly clearTags: StatementSync;
+  readonly addTag: StatementSync;
+  readonly touch: StatementSync;
+  readonly meta: StatementSync;
+  readonly setMeta: StatementSync;
+  readonly evict: StatementSync;
+  readonly deleteKey: StatementSync;
+}
+
+export class DiskStore implements CacheTier {
+  readonly name = 'disk';
+  readonly #o: DiskStoreOptions;
+  readonly #file: string;
+  #db: DatabaseSync;
+  #s: Statements;
+  /** Writes waiting for the turn's commit, by key: a later one for a key replaces the earlier. */
+  readonly #queue = new Map<CacheKey, Queued>();
+  /** Rows read since the last commit, whose `used` the commit moves forward. */
+  readonly #touched = new Set<number>();
+  #flushing: NodeJS.Immediate | undefined;
+  /** Whether the last write failed for want of space: logged once per episode. */
+  #full = false;
+  /** Entries stored before this time are not vouched for (docs/caching.md, "After downtime"). */
+  #trustedFrom: number;
+
+  constructor(options: DiskStoreOptions) {
+    this.#o = options;
+    mkdirSync(options.dir, { recursive: true });
+    claim(options.dir, options.owner);
+    this.#file = join(options.dir, 'cache.db');
+    this.#db = this.#open();
+    this.#s = this.#prepare();
+    this.#trustedFrom = this.#meta('trusted_from') ?? 0;
+  }
+
+  /** Opens the database, setting aside one that is not ours to read. */
+  #open(): DatabaseSync {
+    try {
+      return this.#openAs();
+    } catch (err) {
+      const code = sqliteCode(err);
+      if (code !== SQLITE_CORRUPT && code !== SQLITE_NOTADB && !(err instanceof ForeignLayout)) throw err;
+      this.#setAside(err);
+      return this.#openAs();
+    }
+  }
+
+  #openAs(): DatabaseSync {
+    const db = new DatabaseSync(this.#file, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
+      const version = (db.prepare('PRAGMA user_version').get()?.user_version as number | undefined) ?? 0;
+      if (version === 0) {
+        db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT`);
+      } else if (version !== LAYOUT_VERSION) {
+        throw new ForeignLayout(version);
+      } else {
+        // A page-level check of the tables' roots: a damaged file fails here rather than on a request.
+        db.prepare('SELECT count(*) FROM meta').get();
+      }
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /** Moves a database this version cannot use out of the way, with one line saying where. */
+  #setAside(why: unknown): void {
+    const aside = `${this.#file}.bad-${Date.now()}`;
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(this.#file + suffix)) renameSync(this.#file + suffix, aside + suffix);
+    this.#o.metrics.error('corrupt');
+    this.#o.logger.error({ err: why, file: this.#file, setAside: aside }, 'the disk tier could not be read; set aside, starting empty');
+  }
+
+  #prepare(): Statements {
+    const db = this.#db;
+    return {
+      read: db.prepare('SELECT id, value, stale_from FROM entry WHERE key = ?'),
+      upsert: db.prepare('INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id'),
+      idOf: db.prepare('SELECT id FROM entry WHERE key = ?'),
+      clearTags: db.prepare('DELETE FROM tag WHERE id = ?'),
+      addTag: db.prepare('INSERT OR IGNORE INTO tag (tag, id) VALUES (?, ?)'),
+      touch: db.prepare('UPDATE entry SET used = ? WHERE id = ?'),
+      meta: db.prepare('SELECT value FROM meta WHERE name = ?'),
+      setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+      evict: db.prepare('DELETE FROM entry WHERE id IN (SELECT id FROM entry ORDER BY used LIMIT ?)'),
+      deleteKey: db.prepare('DELETE FROM entry WHERE key = ?'),
+    };
+  }
+
+  get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
+    const queued = this.#queue.get(key)?.response;
+    const response = queued ?? this.#read(key);
+    if (response === undefined || !selects(response, request)) {
+      this.#o.metrics.read('miss');
+      return undefined;
+    }
+    this.#o.metrics.read('hit');
+    return response.storedAt < this.#trustedFrom ? staleFrom(response, this.#trustedFrom) : response;
+  }
+
+  #read(key: CacheKey): StoredResponse | undefined {
+    const row = this.#guard(() => this.#s.read.get(key));
+    if (row === undefined) return undefined;
+    const value = row.value as Uint8Array;
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.length);
+    const entry = decodeEntry(bytes, this.#o.maker);
+    if (entry === undefined) {
+      // Torn, damaged or another version's: never served, and not read again.
+      this.#o.metrics.error('checksum');
+      this.#guard(() => this.#s.deleteKey.run(key));
+      return undefined;
+    }
+    this.#touched.add(row.id as number);
+    this.#schedule();
+    const staleAt = row.stale_from as number | null;
+    return staleAt === null ? entry.response : staleFrom(entry.response, staleAt);
+  }
+
+  /** Queues `response` for the turn's commit; resolves once it is committed, or why it was not. */
+  put(key: CacheKey, response: StoredResponse, stamp: FillStamp): Promise<NotKept | undefined> {
+    return new Promise((done) => {
+      this.#queue.get(key)?.done('refused');
+      this.#queue.set(key, { response, stamp, done });
+      this.#schedule();
+    });
+  }
+
+  delete(keys: readonly CacheKey[]): void {
+    this.flush();
+    this.#write(() => {
+      for (const key of keys) this.#s.deleteKey.run(key);
+    });
+  }
+
+  /**
+   * Applies a purge at once, after the queued writes (which the purge log judges as they are
+   * committed): every process of the host that hears of a purge applies it, so a write another
+   * worker committed just before is caught by that worker's own application.
+   */
+  purge(purge: Purge): number {
+    this.flush();
+    const { selector, soft, at } = purge;
+    // A soft purge marks stale from the earliest purge that named the entry.
+    const action = soft ? 'UPDATE entry SET stale_from = min(coalesce(stale_from, ?), ?)' : 'DELETE FROM entry';
+    const first = soft ? [at, at] : [];
+    let changed = 0;
+    this.#write(() => {
+      const run = (where: string, ...params: string[]): void => {
+        changed += Number(this.#db.prepare(`${action} WHERE ${where}`).run(...first, ...params).changes);
+      };
+      switch (selector.kind) {
+        case 'all':
+          run('1');
+          break;
+        case 'prefix':
+          run('key >= ? AND key < ?', selector.prefix, `${selector.prefix}\u{10ffff}`);
+          break;
+        case 'urls':
+          run('key IN (SELECT value FROM json_each(?))', JSON.stringify(selector.keys));
+          break;
+        case 'tags':
+          run('id IN (SELECT t.id FROM tag t JOIN json_each(?) j ON t.tag = j.value)', JSON.stringify(selector.tags));
+          break;
+      }
+    });
+    return changed;
+  }
+
+  size(): TierSize {
+    return { entries: this.#meta('entries') ?? 0, bytes: this.#meta('bytes') ?? 0 };
+  }
+
+  /**
+   * From now on, entries stored before `at` are served only after a validation: what changed while
+   * this gateway could not hear of it is unknown (a restart whose events could not be replayed).
+   * Kept in the database, so a restart before they are gone keeps it.
+   */
+  distrustBefore(at: number): void {
+    this.#trustedFrom = Math.max(this.#trustedFrom, at);
+    this.#write(() => this.#s.setMeta.run('trusted_from', this.#trustedFrom));
+  }
+
+  /** The position in the origin's event log up to which every event has been applied here; undefined before the first. */
+  eventCursor(): number | undefined {
+    return this.#meta('event_cursor');
+  }
+
+  /** Records that every event up to `cursor` has been applied here. */
+  setEventCursor(cursor: number): void {
+    this.#write(() => this.#s.setMeta.run('event_cursor', cursor));
+  }
+
+  #meta(name: string): number | undefined {
+    const row = this.#guard(() => this.#s.meta.get(name));
+    return row === undefined ? undefined : Number(row.value);
+  }
+
+  #schedule(): void {
+    this.#flushing ??= setImmediate(() => {
+      this.flush();
+    });
+  }
+
+  /** Commits the queued writes and the reads' use in one transaction, then evicts down to the bound. */
+  flush(): void {
+    if (this.#flushing !== undefined) clearImmediate(this.#flushing);
+    this.#flushing = undefined;
+    if (this.#queue.size === 0 && this.#touched.size === 0) return;
+    const queued = [...this.#queue];
+    this.#queue.clear();
+    const touched = [...this.#touched];
+    this.#touched.clear();
+    const results: (NotKept | undefined)[] = [];
+    const now = this.#o.now();
+    const ok = this.#write(() => {
+      for (const id of touched) this.#s.touch.run(now, id);
+      for (const [key, { response, stamp }] of queued) results.push(this.#commit(key, response, stamp, now));
+      this.#evict();
+    });
+    queued.forEach(([, { done }], i) => {
+      done(ok ? results[i] : 'failed');
+    });
+  }
+
+  #commit(key: CacheKey, filled: StoredResponse, stamp: FillStamp, now: number): NotKept | undefined {
+    const response = judged(this.#o.purges.sinceGeneration(stamp.generation, key, filled.tags), filled);
+    if (response === undefined) return 'purged';
+    const value = encodeEntry(response, stamp.mark);
+    const tags = response.tags;
+    const bytes = value.length + 2 * key.length + ROW_BYTES + tags.reduce((sum, tag) => sum + tag.length + TAG_BYTES, 0);
+    if (bytes > this.#o.maxEntryBytes) return 'too-large';
+    const row = this.#s.upsert.get(key, value, bytes, now, null);
+    const id = row?.id as number;
+    this.#s.clearTags.run(id);
+    for (const tag of tags) this.#s.addTag.run(tag, id);
+    this.#o.metrics.written(value.length);
+    return undefined;
+  }
+
+  #evict(): void {
+    const bound = this.#o.maxBytes;
+    while ((this.#meta('bytes') ?? 0) > bound) {
+      const evicted = Number(this.#s.evict.run(EVICT_BATCH).changes);
+      if (evicted === 0) return;
+      this.#o.metrics.evicted(evicted);
+    }
+  }
+
+  /**
+   * Runs `work` in one write transaction. A full disk or another fault of the medium drops the
+   * work (counted; logged once until a write succeeds again); a damaged database is set aside.
+   */
+  #write(work: () => void): boolean {
+    return this.#guard(() => {
+      try {
+        this.#db.exec('BEGIN IMMEDIATE');
+        work();
+        this.#db.exec('COMMIT');
+      } catch (err) {
+        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+        throw err;
+      }
+      if (this.#full) this.#o.logger.info({ dir: this.#o.dir }, 'the disk tier is writable again');
+      this.#full = false;
+      return true;
+    }) ?? false;
+  }
+
+  /** Runs a statement; what the medium or the file got wrong becomes undefined (and is handled), never a failed request. */
+  #guard<T>(work: () => T): T | undefined {
+    try {
+      return work();
+    } catch (err) {
+      const code = sqliteCode(err);
+      if (code === SQLITE_CORRUPT || code === SQLITE_NOTADB) {
+        this.#reopen(err);
+        return undefined;
+      }
+      const full = code === SQLITE_FULL || code === SQLITE_IOERR;
+      this.#o.metrics.error(full ? 'full' : 'io');
+      if (!full || !this.#full) this.#o.logger.warn({ err, dir: this.#o.dir }, full ? 'the disk tier is full or failing; serving from memory, writes dropped until space returns' : 'a disk tier operation failed');
+      this.#full ||= full;
+      return undefined;
+    }
+  }
+
+  /** A database found damaged while in use: set aside, and the tier starts again empty. */
+  #reopen(why: unknown): void {
+    this.#db.close();
+    this.#setAside(why);
+    this.#db = this.#openAs();
+    this.#s = this.#prepare();
+    this.#trustedFrom = 0;
+  }
+
+  /** Commits what is queued and closes the database; the directory is left to the next start. */
+  close(): void {
+    this.flush();
+    this.#db.close();
+    release(this.#o.dir, this.#o.owner);
+  }
+}
+
+class ForeignLayout extends Error {
+  constructor(version: number) {
+    super(`the disk tier's database has layout version ${version}, not ${LAYOUT_VERSION}`);
+  }
+}
+
+/** Whether a process with this pid is alive (one we may not signal is alive too). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the directory for the gateway `owner` (this process, or its workers' primary): an `owner`
+ * file holding its pid, made exclusively. One left by a gateway that is gone is taken over.
+ */
+export function claim(dir: string, owner: number): void {
+  const file = join(dir, 'owner');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, String(owner));
+      closeSync(fd);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(readFileSync(file, 'utf8'));
+    if (holder === owner) return;
+    if (Number.isInteger(holder) && holder > 0 && alive(holder)) throw new DiskTierInUse(dir, holder);
+    rmSync(file, { force: true });
+  }
+  throw new DiskTierInUse(dir, Number(readFileSync(file, 'utf8')));
+}
+
+/** Gives the directory up, when this gateway holds it and is the owner stopping. */
+function release(dir: string, owner: number): void {
+  if (owner !== process.pid) return;
+  const file = join(dir, 'owner');
+  try {
+    if (Number(readFileSync(file, 'utf8')) === owner) rmSync(file, { force: true });
+  } catch {
+    // Gone already: nothing to give up.
+  }
+}
