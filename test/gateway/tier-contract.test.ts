@@ -47,7 +47,7 @@ function disk(): Subject {
   const log = new PurgeLog();
   const maker = new EntryMaker(codec);
   const store = new DiskStore({ dir: tempDir('catalog-disk-'), maxBytes: 64 << 20, maxEntryBytes: 1 << 20, owner: process.pid, maker, purges: log, metrics: new DiskMetrics(new Registry(), () => undefined), logger: silent, now: Date.now });
-  return { tier: store, log, maker, record: (purge) => log.applied(purge, false), close: () => store.close() };
+  return { tier: store, log, maker, record: (purge) => log.applied(purge, false), close: () => { store.close(); } };
 }
 
 let redis: RedisServer | undefined;
@@ -62,7 +62,7 @@ async function redisTier(): Promise<Subject> {
   const metrics = new FleetMetrics(new Registry(), () => true, () => false);
   const store = new RedisStore(link, `contract${redisPrefix++}:`, log, metrics, Date.now, maker);
   // A fleet's own purges count against shared entries until it reads them back from the stream.
-  return { tier: store, log, maker, record: (purge) => log.applied(purge, true), close: () => link.close() };
+  return { tier: store, log, maker, record: (purge) => log.applied(purge, true), close: () => { link.close(); } };
 }
 
 function respond(maker: EntryMaker, tags: string, body = '{"results":[]}', headers: Record<string, string> = {}): StoredResponse {
@@ -177,7 +177,7 @@ for (const [name, make] of TIERS) {
           await put(s, '/a', respond(s.maker, 'bk_1 bk_2'));
           await put(s, '/b', respond(s.maker, 'bk_2'));
           await put(s, '/v/c', respond(s.maker, 'bk_3'));
-          await purge(s, selector as PurgeSelector);
+          await purge(s, selector);
           for (const key of gone) assert.equal(await get(s, key), undefined, `${key} is purged`);
           for (const key of kept) assert.ok((await get(s, key)) !== undefined, `${key} stays`);
         } finally {
