@@ -72,7 +72,7 @@ CREATE INDEX entry_by_use ON entry (used);
 CREATE TABLE tag (tag TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (tag, id)) WITHOUT ROWID;
 CREATE INDEX tag_by_entry ON tag (id);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta VALUES ('bytes', 0), ('entries', 0), ('trusted_from', 0);
+INSERT INTO meta VALUES ('bytes', 0), ('entries', 0), ('trusted_from', 0), ('clock', 0);
 CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
   UPDATE meta SET value = value + NEW.bytes WHERE name = 'bytes';
   UPDATE meta SET value = value + 1 WHERE name = 'entries';
@@ -95,8 +95,8 @@ PRAGMA user_version = ${LAYOUT_VERSION};
 const ROW_BYTES = 64;
 const TAG_BYTES = 24;
 
-/** Rows evicted per statement while over the bound. */
-const EVICT_BATCH = 64;
+/** Rows looked at per step while over the bound, least recently used first. */
+const EVICT_BATCH = 256;
 
 /** How long a write waits for another process's transaction before it gives up (and is counted). */
 const BUSY_TIMEOUT_MS = 200;
@@ -127,7 +127,8 @@ interface Statements {
   readonly touch: StatementSync;
   readonly meta: StatementSync;
   readonly setMeta: StatementSync;
-  readonly evict: StatementSync;
+  readonly oldest: StatementSync;
+  readonly deleteId: StatementSync;
   readonly deleteKey: StatementSync;
 }
 
@@ -208,7 +209,8 @@ export class DiskStore implements CacheTier {
       touch: db.prepare('UPDATE entry SET used = ? WHERE id = ?'),
       meta: db.prepare('SELECT value FROM meta WHERE name = ?'),
       setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
-      evict: db.prepare('DELETE FROM entry WHERE id IN (SELECT id FROM entry ORDER BY used LIMIT ?)'),
+      oldest: db.prepare('SELECT id, bytes FROM entry ORDER BY used LIMIT ?'),
+      deleteId: db.prepare('DELETE FROM entry WHERE id = ?'),
       deleteKey: db.prepare('DELETE FROM entry WHERE key = ?'),
     };
   }
@@ -337,10 +339,13 @@ export class DiskStore implements CacheTier {
     const touched = [...this.#touched];
     this.#touched.clear();
     const results: (NotKept | undefined)[] = [];
-    const now = this.#o.now();
     const ok = this.#write(() => {
-      for (const id of touched) this.#s.touch.run(now, id);
-      for (const [key, { response, stamp }] of queued) results.push(this.#commit(key, response, stamp, now));
+      // Use is ordered by a clock the host's processes share, ticked once per row, so that no two
+      // rows tie and the eviction order is the order of use.
+      let clock = this.#meta('clock') ?? 0;
+      for (const id of touched) this.#s.touch.run(++clock, id);
+      for (const [key, { response, stamp }] of queued) results.push(this.#commit(key, response, stamp, ++clock));
+      this.#s.setMeta.run('clock', clock);
       this.#evict();
     });
     queued.forEach(([, { done }], i) => {
@@ -348,14 +353,14 @@ export class DiskStore implements CacheTier {
     });
   }
 
-  #commit(key: CacheKey, filled: StoredResponse, stamp: FillStamp, now: number): NotKept | undefined {
+  #commit(key: CacheKey, filled: StoredResponse, stamp: FillStamp, used: number): NotKept | undefined {
     const response = judged(this.#o.purges.sinceGeneration(stamp.generation, key, filled.tags), filled);
     if (response === undefined) return 'purged';
     const value = encodeEntry(response, stamp.mark);
     const tags = response.tags;
     const bytes = value.length + 2 * key.length + ROW_BYTES + tags.reduce((sum, tag) => sum + tag.length + TAG_BYTES, 0);
     if (bytes > this.#o.maxEntryBytes) return 'too-large';
-    const row = this.#s.upsert.get(key, value, bytes, now, null);
+    const row = this.#s.upsert.get(key, value, bytes, used, null);
     const id = row?.id as number;
     this.#s.clearTags.run(id);
     for (const tag of tags) this.#s.addTag.run(tag, id);
@@ -363,11 +368,19 @@ export class DiskStore implements CacheTier {
     return undefined;
   }
 
+  /** Deletes the least recently used rows, no more than it takes to be within the bound. */
   #evict(): void {
-    const bound = this.#o.maxBytes;
-    while ((this.#meta('bytes') ?? 0) > bound) {
-      const evicted = Number(this.#s.evict.run(EVICT_BATCH).changes);
-      if (evicted === 0) return;
+    let over = (this.#meta('bytes') ?? 0) - this.#o.maxBytes;
+    while (over > 0) {
+      const rows = this.#s.oldest.all(EVICT_BATCH);
+      if (rows.length === 0) return;
+      let evicted = 0;
+      for (const row of rows) {
+        if (over <= 0) break;
+        this.#s.deleteId.run(row.id as number);
+        over -= row.bytes as number;
+        evicted++;
+      }
       this.#o.metrics.evicted(evicted);
     }
   }

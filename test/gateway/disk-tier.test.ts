@@ -1,0 +1,253 @@
+/**
+ * The disk tier as an operator meets it: a gateway process stopped (SIGTERM) or killed (SIGKILL)
+ * starts again answering what it had stored without asking the origin; the workers of one host
+ * share it; a purge reaches it. And its faults: a database that is not one or of another layout
+ * is set aside, a torn value is a miss, a full disk keeps the gateway serving and writes resume
+ * when space returns, and a directory another live gateway owns is refused, naming it.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, test, type TestContext } from 'node:test';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
+import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
+import { DiskStore, DiskTierInUse } from '../../src/gateway/store/disk-store.ts';
+import { cacheKey } from '../../src/gateway/store/response-cache.ts';
+import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { Codec } from '../../src/shared/encoding/codec.ts';
+import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
+import { run, type CliProcess } from '../support/cli-process.ts';
+import { tempDir } from '../support/config.ts';
+import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
+import { HEALTH_PATH } from '../support/health-check.ts';
+import { captureLogs, get, metricValue, send, until } from '../support/harness.ts';
+
+const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
+const NOW = Date.now();
+const FACTS = { lifetimeMs: 600_000, initialAgeMs: 0, storedAt: NOW, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+
+interface Running {
+  readonly gw: CliProcess;
+  readonly url: string;
+  readonly adminUrl: string;
+}
+
+/** A gateway process in front of `origin`, its state in `dataDir`, without event registration (the fault origin sends none). */
+async function startProcess(t: TestContext, origin: FaultOrigin, dataDir: string, args: readonly string[] = []): Promise<Running> {
+  const gw = run(['gateway', '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0', ...args], {
+    CATALOG_DATA_DIR: dataDir,
+    CATALOG_LOG_LEVEL: 'info',
+    CATALOG_GATEWAY_ACCESS_LOG: 'false',
+    CATALOG_GATEWAY_EVENTS_REGISTER: 'false',
+  });
+  t.after(() => gw.child.kill('SIGKILL'));
+  const { url, adminUrl } = JSON.parse(await gw.line((l) => l.includes('"msg":"listening"'))) as { url: string; adminUrl: string };
+  return { gw, url, adminUrl };
+}
+
+async function token(dataDir: string, scope = 'catalog:read'): Promise<string> {
+  return `Bearer ${await mintToken(loadOrCreateSecret(join(dataDir, 'signing-secret')), { subject: 'tester', scope, ttlSeconds: 600 })}`;
+}
+
+async function diskWrites(adminUrl: string): Promise<number> {
+  return metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_disk_writes_total');
+}
+
+async function stopWith(gw: CliProcess, signal: NodeJS.Signals): Promise<void> {
+  const exited = once(gw.child, 'exit');
+  gw.child.kill(signal);
+  await exited;
+}
+
+describe('the disk tier across restarts', () => {
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    test(`after ${signal}, the next gateway answers what was stored from disk, without the origin`, async (t) => {
+      const origin = await startFaultOrigin();
+      origin.behave(() => OK);
+      t.after(() => origin.close());
+      const dataDir = tempDir();
+      const auth = { authorization: await token(dataDir) };
+      const targets = Array.from({ length: 20 }, (_, i) => `/v1/books?q=warm${i}`);
+      const first = await startProcess(t, origin, dataDir);
+      for (const target of targets) assert.match(String((await get(first.url + target, auth)).headers['cache-status']), /fwd=miss; stored/);
+      await until(async () => (await diskWrites(first.adminUrl)) >= targets.length);
+      await stopWith(first.gw, signal);
+
+      const second = await startProcess(t, origin, dataDir);
+      for (const target of targets) {
+        const reply = await get(second.url + target, auth);
+        assert.equal(reply.status, 200);
+        assert.match(String(reply.headers['cache-status']), /; hit; ttl=\d+; detail=disk$/, `${target} from disk`);
+        assert.equal(origin.count(target), 1, `${target} was asked of the origin once, before the restart`);
+        assert.match(String((await get(second.url + target, auth)).headers['cache-status']), /; hit; ttl=\d+$/, 'then from memory');
+      }
+    });
+  }
+
+  test('a purge reaches the disk tier: after a restart, what it named is asked of the origin again', async (t) => {
+    const origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    t.after(() => origin.close());
+    const dataDir = tempDir();
+    const auth = { authorization: await token(dataDir) };
+    const first = await startProcess(t, origin, dataDir);
+    for (const target of ['/v1/books?q=kept', '/v1/books?q=gone']) await get(first.url + target, auth);
+    await until(async () => (await diskWrites(first.adminUrl)) >= 2);
+    const purged = await send(`${first.adminUrl}/purge`, 'POST', { authorization: await token(dataDir, 'catalog:admin') }, { urls: ['/v1/books?q=gone'] });
+    assert.equal(purged.status, 200);
+    await stopWith(first.gw, 'SIGTERM');
+    const second = await startProcess(t, origin, dataDir);
+    assert.match(String((await get(`${second.url}/v1/books?q=kept`, auth)).headers['cache-status']), /detail=disk/);
+    assert.match(String((await get(`${second.url}/v1/books?q=gone`, auth)).headers['cache-status']), /fwd=miss/);
+    assert.equal(origin.count('/v1/books?q=gone'), 2);
+  });
+
+  test('the workers of one host share it: a query asked on many connections reaches the origin once', async (t) => {
+    const origin = await startFaultOrigin();
+    origin.behave(() => OK);
+    t.after(() => origin.close());
+    const dataDir = tempDir();
+    const auth = { authorization: await token(dataDir) };
+    const gw = await startProcess(t, origin, dataDir, ['--workers', '2']);
+    await gw.gw.line((l) => l.includes('"msg":"worker listening"') && gw.gw.seen.filter((s) => s.includes('"msg":"worker listening"')).length === 2);
+    const target = '/v1/books?q=shared';
+    await get(gw.url + target, auth);
+    await until(async () => (await diskWrites(gw.adminUrl)) >= 1);
+    const statuses = new Set<string>();
+    // A connection of its own each time, so node:cluster hands them to both workers.
+    for (let i = 0; i < 20; i++) statuses.add(String((await get(gw.url + target, { ...auth, connection: 'close' })).headers['cache-status']).replace(/ttl=\d+/, 'ttl'));
+    assert.equal(origin.count(target), 1, 'one origin call for the host');
+    assert.ok(statuses.has('catalog-gateway; hit; ttl; detail=disk'), `the other worker found it on disk: ${[...statuses].join(' | ')}`);
+  });
+});
+
+function store(dir: string, log = new PurgeLog(), logs = captureLogs(), owner = process.pid): { disk: DiskStore; maker: EntryMaker; registry: Registry } {
+  const maker = new EntryMaker(codec);
+  const registry = new Registry();
+  let disk: DiskStore | undefined = undefined;
+  disk = new DiskStore({ dir, maxBytes: 64 << 20, maxEntryBytes: 1 << 20, owner, maker, purges: log, metrics: new DiskMetrics(registry, () => disk?.size()), logger: pino({ level: 'info' }, logs), now: Date.now });
+  return { disk, maker, registry };
+}
+
+function answer(maker: EntryMaker, body = '{"results":[]}') {
+  return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], ['bk_1']);
+}
+
+describe('the disk tier\'s faults', () => {
+  const stamp = { generation: 0, mark: '' };
+
+  for (const [what, make] of [
+    ['a file that is not a database', (file: string) => { writeFileSync(file, 'this is not a database, only text that is long enough to be read as a header '.repeat(20)); }],
+    ['a database of another layout', (file: string) => {
+      const db = new DatabaseSync(file);
+      db.exec('CREATE TABLE entry (x); PRAGMA user_version = 7');
+      db.close();
+    }],
+  ] as const) {
+    test(`${what} is set aside with one log line, and the tier starts empty and works`, async () => {
+      const dir = tempDir();
+      make(join(dir, 'cache.db'));
+      const logs = captureLogs();
+      const { disk, maker, registry } = store(dir, new PurgeLog(), logs);
+      try {
+        assert.equal(logs.lines().filter((l) => l.msg === 'the disk tier could not be read; set aside, starting empty').length, 1);
+        assert.ok(readdirSync(dir).some((f) => f.startsWith('cache.db.bad-')), 'the old file is kept beside, for a look');
+        assert.equal(await disk.put(cacheKey('/a'), answer(maker), stamp), undefined);
+        assert.equal(disk.get(cacheKey('/a'), {})?.body.toString(), '{"results":[]}');
+        assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'corrupt' }), 1);
+      } finally {
+        disk.close();
+      }
+    });
+  }
+
+  test('a value torn or damaged on disk is a miss, counted, and deleted; the others are served', async () => {
+    const dir = tempDir();
+    const { disk, maker, registry } = store(dir);
+    try {
+      await disk.put(cacheKey('/torn'), answer(maker, '{"torn":true}'), stamp);
+      await disk.put(cacheKey('/whole'), answer(maker, '{"whole":true}'), stamp);
+      const other = new DatabaseSync(join(dir, 'cache.db'));
+      other.exec("UPDATE entry SET value = substr(value, 1, length(value) - 3) WHERE key = '/torn'");
+      other.close();
+      assert.equal(disk.get(cacheKey('/torn'), {}), undefined);
+      assert.equal(disk.get(cacheKey('/whole'), {})?.body.toString(), '{"whole":true}');
+      assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'checksum' }), 1);
+      assert.equal(disk.size().entries, 1, 'the torn value is gone');
+    } finally {
+      disk.close();
+    }
+  });
+
+  test('a directory another live gateway owns is refused, naming it; one whose owner is gone is taken over', () => {
+    const dir = tempDir();
+    const other = spawn('sleep', ['30']);
+    try {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'owner'), String(other.pid));
+      assert.throws(() => store(dir), (err: unknown) => err instanceof DiskTierInUse && err.message.includes(dir) && err.message.includes(String(other.pid)));
+    } finally {
+      other.kill();
+    }
+    const gone = spawnSync('true').pid;
+    writeFileSync(join(dir, 'owner'), String(gone));
+    const { disk } = store(dir);
+    disk.close();
+    assert.equal(existsSync(join(dir, 'owner')), false, 'given up at close');
+  });
+
+  test('a full disk (a small tmpfs) drops writes, counted and logged once, keeps reads, and writes resume when space returns', async (t) => {
+    const dir = tempDir();
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir]);
+    assert.equal(mounted.status, 0, `mounting a tmpfs needs root, as CI runs: ${String(mounted.stderr)}`);
+    t.after(() => spawnSync('umount', ['-l', dir]));
+    const logs = captureLogs();
+    const { disk, maker, registry } = store(dir, new PurgeLog(), logs);
+    try {
+      await disk.put(cacheKey('/first'), answer(maker, '{"first":true}'), stamp);
+      const ballast = join(dir, 'ballast');
+      // Whatever space is left, taken: the tier's next commits find the disk full.
+      spawnSync('sh', ['-c', `cat /dev/urandom > ${ballast} 2>/dev/null`]);
+      const big = '{"x":"'.padEnd(40_000, 'y') + '"}';
+      const results = [];
+      for (let i = 0; i < 20; i++) results.push(await disk.put(cacheKey(`/big${i}`), answer(maker, big), stamp));
+      assert.ok(results.includes('failed'), `some write failed for want of space: ${results.join(',')}`);
+      assert.equal(disk.get(cacheKey('/first'), {})?.body.toString(), '{"first":true}', 'reads go on');
+      const full = logs.lines().filter((l) => String(l.msg).startsWith('the disk tier is full'));
+      assert.equal(full.length, 1, 'logged once for the episode');
+      assert.ok(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'full' }) >= 1);
+      rmSync(ballast);
+      assert.equal(await disk.put(cacheKey('/after'), answer(maker, '{"after":true}'), stamp), undefined, 'space returned: written');
+      assert.equal(disk.get(cacheKey('/after'), {})?.body.toString(), '{"after":true}');
+      assert.ok(logs.lines().some((l) => l.msg === 'the disk tier is writable again'));
+    } finally {
+      disk.close();
+    }
+  });
+
+  test('the bound holds: the least recently used entries go first', async () => {
+    const dir = tempDir();
+    const maker = new EntryMaker(codec);
+    const disk = new DiskStore({ dir, maxBytes: 1 << 20, maxEntryBytes: 1 << 20, owner: process.pid, maker, purges: new PurgeLog(), metrics: new DiskMetrics(new Registry(), () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
+    try {
+      const body = '{"x":"'.padEnd(20_000, 'z') + '"}';
+      await disk.put(cacheKey('/k0'), answer(maker, body), stamp);
+      for (let i = 1; i < 120; i++) {
+        // /k0 is read all along, so it is never the least recently used.
+        assert.ok(disk.get(cacheKey('/k0'), {}) !== undefined, `k0 kept at ${i}`);
+        await disk.put(cacheKey(`/k${i}`), answer(maker, body), stamp);
+      }
+      const { bytes, entries } = disk.size();
+      assert.ok(bytes <= 1 << 20, `${bytes} B within the bound`);
+      assert.ok(entries < 120 && entries > 30, `${entries} entries kept`);
+      assert.equal(disk.get(cacheKey('/k1'), {}), undefined, 'the oldest unread went first');
+    } finally {
+      disk.close();
+    }
+  });
+});
