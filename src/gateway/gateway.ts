@@ -9,7 +9,6 @@
  * the primary, which answers the admin port for all; workers/primary.ts).
  */
 import type { ServerResponse } from 'node:http';
-import { resolve } from 'node:path';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
@@ -30,7 +29,7 @@ import { Purger } from './purge/purger.ts';
 import type { ReloadOutcome } from './reload/live-config.ts';
 import { liveListenerLimits, livePipeline } from './reload/live-parts.ts';
 import { DiskMetrics } from './store/disk-metrics.ts';
-import { DiskStore } from './store/disk-store.ts';
+import { diskPath, DiskStore } from './store/disk-store.ts';
 import { ResponseCache } from './store/response-cache.ts';
 import type { TierSize } from './store/tier.ts';
 import { Tiers } from './store/tiers.ts';
@@ -257,7 +256,3 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
   };
 }
 
-/** `gateway.cache.disk.path`, or the data directory's `cache/`. */
-export function diskPath(config: Config): string {
-  return resolve(config['gateway.cache.disk.path'] ?? resolve(config.dataDir, 'cache'));
-}

@@ -88,8 +88,9 @@ test('against a fleet: two gateways sharing one Redis, loaded side by side, ask 
   const fleetEnv = { ...env, CATALOG_GATEWAY_REDIS_URL: redis.url, CATALOG_GATEWAY_REDIS_KEY_PREFIX: 'loadtest-fleet:', CATALOG_GATEWAY_REDIS_COMMAND_TIMEOUT_MS: '5s' };
   const members: ServerProcess[] = [];
   try {
+    // Two gateways, as on two hosts: a disk tier each (one directory is one gateway's).
     for (const name of ['member-a', 'member-b']) {
-      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env: fleetEnv, logFile: join(dir, `${name}.log`) }));
+      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env: { ...fleetEnv, CATALOG_GATEWAY_CACHE_DISK_PATH: join(dir, `${name}-cache`) }, logFile: join(dir, `${name}.log`) }));
     }
     const result = await runLoadtest(
       { ...OPTIONS, seed: 11, urls: members.map((m) => m.url), gatewayAdmins: members.map((m) => m.adminUrl ?? ''), originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },

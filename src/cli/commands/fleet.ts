@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
+import { diskPath } from '../../gateway/store/disk-store.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { secretPath } from '../../shared/signing-key.ts';
@@ -48,9 +49,9 @@ export const fleet: Command = {
     const overrides = { ...stateOverrides, 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true, 'gateway.events.unregisterOnStop': true };
     const gatewayConfig = loadConfig({ ...args.config, overrides });
     const count = Math.max(MIN_WORKERS, workerCount(gatewayConfig['gateway.workers']));
-    // The workers run the `gateway` command, told where this fleet's origin and Redis are; they
-    // only read the secret, which the shared data directory (or the one named) holds.
-    const workerArgs = ['gateway', ...(args.config.file === undefined ? [] : ['--config', args.config.file]), ...(explicit ? ['--data-dir', config.dataDir] : []), '--port', String(gatewayConfig['gateway.port']), '--origin', origin.url, '--origin-probe', probe, '--redis', redis.url];
+    // The workers run the `gateway` command, told where this fleet's origin, Redis and disk tier
+    // are; they only read the secret, which the shared data directory (or the one named) holds.
+    const workerArgs = ['gateway', ...(args.config.file === undefined ? [] : ['--config', args.config.file]), ...(explicit ? ['--data-dir', config.dataDir] : []), '--port', String(gatewayConfig['gateway.port']), '--origin', origin.url, '--origin-probe', probe, '--redis', redis.url, '--disk-path', diskPath(gatewayConfig)];
     const primary = await startPrimary(gatewayConfig, count, workerArgs).catch(async (err: unknown) => {
       await origin.stop();
       await redis.kill();

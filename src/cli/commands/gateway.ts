@@ -17,6 +17,7 @@ export const gateway: Command = {
     { name: 'port', key: 'gateway.port', value: 'PORT', description: 'API port (0 picks a free one)' },
     { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'admin port for /metrics, /healthz, /readyz' },
     { name: 'workers', key: 'gateway.workers', value: 'N|auto', description: 'processes serving the API port (auto: one per core)' },
+    { name: 'disk-path', key: 'gateway.cache.disk.path', value: 'DIR', description: "the disk tier's directory (default: the data directory's cache/)" },
     { name: 'redis', key: 'gateway.redis.url', value: 'URL', description: 'share the cache through Redis (redis://, redis+cluster://, redis+sentinel://)' },
   ],
   async run(args) {

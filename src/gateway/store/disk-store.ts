@@ -18,9 +18,10 @@
  * (their purges would not reach each other's memory): the second is refused at start, naming it.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.ts';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { CODEC_VERSION, decodeEntry, encodeEntry } from './entry-codec.ts';
@@ -136,6 +137,7 @@ export class DiskStore implements CacheTier {
   readonly name = 'disk';
   readonly #o: DiskStoreOptions;
   readonly #file: string;
+  readonly #release: () => void;
   #db: DatabaseSync;
   #s: Statements;
   /** Writes waiting for the turn's commit, by key: a later one for a key replaces the earlier. */
@@ -150,8 +152,7 @@ export class DiskStore implements CacheTier {
 
   constructor(options: DiskStoreOptions) {
     this.#o = options;
-    mkdirSync(options.dir, { recursive: true });
-    claim(options.dir, options.owner);
+    this.#release = claim(options.dir, options.owner);
     this.#file = join(options.dir, 'cache.db');
     this.#db = this.#open();
     this.#s = this.#prepare();
@@ -436,7 +437,7 @@ export class DiskStore implements CacheTier {
   close(): void {
     this.flush();
     this.#db.close();
-    release(this.#o.dir, this.#o.owner);
+    this.#release();
   }
 }
 
@@ -456,36 +457,41 @@ function alive(pid: number): boolean {
   }
 }
 
+/** `gateway.cache.disk.path`, or the data directory's `cache/`. */
+export function diskPath(config: Config): string {
+  return resolve(config['gateway.cache.disk.path'] ?? resolve(config.dataDir, 'cache'));
+}
+
+const NOTHING_TO_RELEASE = (): void => undefined;
+
 /**
  * Takes the directory for the gateway `owner` (this process, or its workers' primary): an `owner`
  * file holding its pid, made exclusively. One left by a gateway that is gone is taken over.
+ * Returns what gives it up: only the owner's own process does (a worker leaves it to its primary).
  */
-export function claim(dir: string, owner: number): void {
+export function claim(dir: string, owner: number): () => void {
+  mkdirSync(dir, { recursive: true });
   const file = join(dir, 'owner');
+  const release = owner !== process.pid ? NOTHING_TO_RELEASE : (): void => {
+    try {
+      if (Number(readFileSync(file, 'utf8')) === owner) rmSync(file, { force: true });
+    } catch {
+      // Gone already: nothing to give up.
+    }
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
       writeSync(fd, String(owner));
       closeSync(fd);
-      return;
+      return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = Number(readFileSync(file, 'utf8'));
-    if (holder === owner) return;
+    if (holder === owner) return release;
     if (Number.isInteger(holder) && holder > 0 && alive(holder)) throw new DiskTierInUse(dir, holder);
     rmSync(file, { force: true });
   }
   throw new DiskTierInUse(dir, Number(readFileSync(file, 'utf8')));
-}
-
-/** Gives the directory up, when this gateway holds it and is the owner stopping. */
-function release(dir: string, owner: number): void {
-  if (owner !== process.pid) return;
-  const file = join(dir, 'owner');
-  try {
-    if (Number(readFileSync(file, 'utf8')) === owner) rmSync(file, { force: true });
-  } catch {
-    // Gone already: nothing to give up.
-  }
 }

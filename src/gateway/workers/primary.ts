@@ -15,6 +15,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { openAdmin, processParts } from '../process-parts.ts';
+import { claim, diskPath } from '../store/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
@@ -61,6 +62,9 @@ const MAX_RESPAWN_DELAY_MS = 10_000;
 /** `workerArgs`: the command line the workers run, when not this process's own (`catalog-gateway fleet`). */
 export async function startPrimary(config: Config, count: number, workerArgs?: readonly string[]): Promise<RunningPrimary> {
   if (workerArgs !== undefined) cluster.setupPrimary({ args: [...workerArgs] });
+  // The host's disk tier is this gateway's for all its workers: taken before any is forked, so a
+  // second gateway pointed at it is refused at once rather than worker by worker.
+  const releaseDisk = config['gateway.cache.disk.enabled'] ? claim(diskPath(config), process.pid) : undefined;
   const parts = processParts(config, { registry: new PrimaryRegistry() });
   const { logger, registry, health } = parts;
   const live = new Set<Worker>();
@@ -209,6 +213,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       stopping = true;
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close()]);
+      releaseDisk?.();
       logger.info('stopped');
       logger.flush();
     },
