@@ -125,6 +125,7 @@ export const SCHEMA = {
   'origin.rateLimitPerMinute': { type: 'integer', min: 0, max: 1_000_000, doc: 'Requests per minute allowed per token subject (429 past it); 0 turns the limit off.' },
   'origin.events.retryForSeconds': { type: 'integer', min: 3600, max: 30 * 86_400, doc: 'How long an undelivered event is retried, with exponential backoff up to 5 min apart, before it is dropped.' },
   'origin.events.disableAfterSeconds': { type: 'integer', min: 1, max: 30 * 86_400, doc: 'A registration to which every delivery failed for this long is disabled: its queued events are dropped (counted and logged), it gets no new ones, and `GET /v1/webhooks/{id}` says `"state":"disabled"` until it is registered again.' },
+  'origin.events.logSize': { type: 'integer', min: 1, max: 100_000_000, doc: 'Events the origin\'s event log keeps (the newest) for `GET /v1/events`, from which a gateway replays what it missed while away; one whose last event is older is answered 410 and revalidates instead (docs/caching.md, "After downtime").' },
   'origin.events.attemptTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'Time one webhook delivery attempt may take before it counts as failed.' },
   'gateway.host': { type: 'string', doc: 'Address the gateway listens on.' },
   'gateway.port': { ...PORT, doc: 'Gateway API port (0 picks a free one).' },
