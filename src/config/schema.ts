@@ -172,6 +172,7 @@ export const SCHEMA = {
   'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
   'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false; one that is not `whsec_` and base64 is refused at start (the message does not show it).' },
   'gateway.events.unregisterOnStop': { type: 'boolean', doc: 'At stop, remove this gateway\'s own registration (not one shared under `receiverUrl`): for replicas that go for good (a scale-down), not for a gateway that restarts and wants the events queued meanwhile.' },
+  'gateway.events.pollMs': { type: 'integer', min: 0, max: 3_600_000, doc: 'How often the gateway reads the origin\'s event log (`GET /v1/events`) for events after the last it applied, a backstop for webhook deliveries lost or late; 0 turns the poll off (docs/caching.md, "After downtime").' },
   'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
   'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `staleIfDisconnectedSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
