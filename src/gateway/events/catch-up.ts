@@ -35,6 +35,8 @@ export interface EventCatchUpOptions {
   readonly now: () => number;
   /** Time one request to the origin may take, connection to last byte. Default 5000. */
   readonly timeoutMs?: number;
+  /** Events asked for at once. Default 1000, the origin's most: the fewest round trips after a long downtime. */
+  readonly pageSize?: number;
 }
 
 export type CatchUpOutcome =
@@ -56,8 +58,7 @@ type Read =
   | { readonly kind: 'expired' }
   | { readonly kind: 'failed'; readonly why: string };
 
-/** The most the origin answers at once: the fewest round trips after a long downtime. */
-const PAGE = 1000;
+const DEFAULT_PAGE_SIZE = 1000;
 const DEFAULT_TIMEOUT_MS = 5000;
 
 function isSeq(value: unknown): value is number {
@@ -89,6 +90,7 @@ function parsePage(text: string, after: number | undefined): Read {
 export class EventCatchUp {
   readonly #o: EventCatchUpOptions;
   readonly #timeoutMs: number;
+  readonly #pageSize: number;
   readonly #abort = new AbortController();
   #reachable = true;
   #timer: NodeJS.Timeout | undefined;
@@ -97,6 +99,7 @@ export class EventCatchUp {
   constructor(options: EventCatchUpOptions) {
     this.#o = options;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   }
 
   /**
@@ -132,7 +135,7 @@ export class EventCatchUp {
         }
         cursor = seq;
       }
-      if (cursor === undefined || read.events.length < PAGE) {
+      if (cursor === undefined || read.events.length < this.#pageSize) {
         if (replayed > 0) this.#o.logger.info({ replayed, after, cursor, behindMs: oldest === undefined ? undefined : Math.max(0, this.#o.now() - Date.parse(oldest)) }, 'replayed events missed from the origin\'s event log');
         return { kind: 'caught-up', cursor: cursor ?? read.last };
       }
@@ -156,7 +159,7 @@ export class EventCatchUp {
   }
 
   async #read(after: number | undefined): Promise<Read> {
-    const query = after === undefined ? '' : `?after=${after}&limit=${PAGE}`;
+    const query = after === undefined ? '' : `?after=${after}&limit=${this.#pageSize}`;
     try {
       const res = await request(`${this.#o.origin.replace(/\/$/, '')}/v1/events${query}`, {
         headers: { authorization: `Bearer ${await this.#o.token()}` },
