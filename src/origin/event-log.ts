@@ -6,17 +6,14 @@
  * A cursor the log no longer reaches (events after it were pruned, or it is past `last`: another
  * database's history) is a 410 `events-expired`, so that the gateway knows it missed some.
  */
-import { problem, type Problem } from '../shared/problem.ts';
+import { problem } from '../shared/problem.ts';
 import { unknownParameter } from '../shared/request-target.ts';
 import type { CirculationDb } from './circulation-db.ts';
-
-type Answer =
-  | { readonly kind: 'problem'; readonly problem: Problem }
-  | { readonly kind: 'written'; readonly status: number; readonly body: unknown };
+import type { CirculationAnswer as Answer } from './circulation.ts';
 
 const ROUTE = '/v1/events';
-export const DEFAULT_EVENTS_LIMIT = 500;
-export const MAX_EVENTS_LIMIT = 1000;
+const DEFAULT_LIMIT = 500;
+const MAX_LIMIT = 1000;
 const SEQ = /^(0|[1-9][0-9]{0,14})$/;
 const LIMIT = /^[1-9][0-9]{0,3}$/;
 
@@ -33,12 +30,12 @@ export function answerEvents(db: CirculationDb, rawQuery: string): Answer {
   }
   const after = values.get('after');
   if (after !== undefined && !SEQ.test(after)) return invalid('after must be the seq of an event (a non-negative integer), or 0 for the start of the log');
-  const limit = values.get('limit') ?? String(DEFAULT_EVENTS_LIMIT);
-  if (!LIMIT.test(limit) || Number(limit) > MAX_EVENTS_LIMIT) return invalid(`limit must be an integer from 1 to ${MAX_EVENTS_LIMIT}`);
+  const limit = values.get('limit') ?? String(DEFAULT_LIMIT);
+  if (!LIMIT.test(limit) || Number(limit) > MAX_LIMIT) return invalid(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   const found = db.eventsAfter(after === undefined ? undefined : Number(after), Number(limit));
   if (found.kind === 'expired') {
     const kept = found.oldest === undefined ? 'the log is empty' : `the log keeps events ${found.oldest} to ${found.last}`;
-    return { kind: 'problem', problem: problem('events-expired', `events after ${after ?? ''} are not all kept: ${kept}; GET ${ROUTE} without after answers where the log stands`) };
+    return { kind: 'problem', problem: problem('events-expired', `events after ${String(after)} are not all kept: ${kept}; GET ${ROUTE} without after answers where the log stands`) };
   }
   const events = found.events.map((event) => ({ seq: event.seq, id: event.id, ...(JSON.parse(event.payload) as Record<string, unknown>) }));
   return { kind: 'written', status: 200, body: { events, last: found.last } };
