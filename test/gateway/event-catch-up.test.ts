@@ -24,6 +24,7 @@ import { Codec } from '../../src/shared/encoding/codec.ts';
 import { tempDir } from '../support/config.ts';
 import { holdsWithin, metricValue, send, until } from '../support/harness.ts';
 import { freeHoldings, json, sharedCatalog, startOriginFixture, type Holding, type OriginFixture } from '../support/origin-fixture.ts';
+import { startGatewayFixture } from '../support/gateway-fixture.ts';
 import { startScriptedOrigin } from '../support/scripted-origin.ts';
 
 const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
@@ -56,7 +57,7 @@ function cursorOf(outcome: CatchUpOutcome): number {
   return outcome.cursor;
 }
 
-const holdings = freeHoldings(1, 16);
+const holdings = freeHoldings(1, 17);
 const holding = (i: number): Holding => {
   const h = holdings[i];
   assert.ok(h !== undefined, 'enough free holdings');
@@ -150,6 +151,22 @@ describe('catching up with the origin\'s event log', () => {
     assert.deepEqual(await replay.catchUp(start), { kind: 'caught-up', cursor: start + 5 });
     assert.equal(f.logs.lines().filter((l) => String(l.path).startsWith('/v1/events?')).length - gets, 3, 'pages of 2, 2 and 1');
     assert.equal(metricValue(await gw.registry.metrics(), 'catalog_gateway_events_replayed_total'), 5);
+  });
+
+  test('the gateway passes the log through to clients with catalog:admin, never stored', async () => {
+    const gateway = await startGatewayFixture(f.origin, { dataDir: f.config.dataDir });
+    try {
+      const admin = { authorization: `Bearer ${await gateway.token('catalog:admin')}` };
+      const start = json<{ last: number }>(await gateway.get('/v1/events', admin)).last;
+      await lend(holding(16));
+      const reply = await gateway.get(`/v1/events?after=${start}`, admin);
+      assert.equal(reply.status, 200, reply.body);
+      assert.equal(reply.headers['cache-control'], 'no-store');
+      assert.deepEqual(json<{ events: { seq: number }[] }>(reply).events.map((e) => e.seq), [start + 1], 'not a stored answer from before the loan');
+      assert.equal((await gateway.get('/v1/events')).status, 403, 'catalog:read is not enough');
+    } finally {
+      await gateway.stop();
+    }
   });
 
   test('the poll reports the cursor as it advances, purging as it goes, until stopped', async () => {
