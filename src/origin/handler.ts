@@ -7,7 +7,7 @@
  * | edge         | 400 strict framing, credentials in the target (+ close)    |
  * | draining     | 503 not-ready (+ Connection: close)                        |
  * | target       | 414, 404 unknown path, 405 + Allow                         |
- * | circulation  | loans, webhooks, the event log (circulation.ts), after auth |
+ * | circulation  | loans, webhooks, event log (circulation.ts), after auth    |
  * | authenticate | 401 + WWW-Authenticate, 403                                |
  * | rate limit   | 429 + Retry-After, RateLimit, RateLimit-Policy             |
  * | parameters   | 400 (parsed with the target, reported only after auth)     |
