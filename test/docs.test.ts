@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
 import { SCHEMA } from '../src/config/schema.ts';
+import { CatchUpMetrics } from '../src/gateway/events/catch-up-metrics.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
 import { ListenerMetrics } from '../src/gateway/listeners/listener-metrics.ts';
@@ -60,6 +61,7 @@ describe('docs', () => {
     new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
     new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
+    new CatchUpMetrics(gateway);
     new ListenerMetrics(gateway);
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];

@@ -125,6 +125,7 @@ export const SCHEMA = {
   'origin.rateLimitPerMinute': { type: 'integer', min: 0, max: 1_000_000, doc: 'Requests per minute allowed per token subject (429 past it); 0 turns the limit off.' },
   'origin.events.retryForSeconds': { type: 'integer', min: 3600, max: 30 * 86_400, doc: 'How long an undelivered event is retried, with exponential backoff up to 5 min apart, before it is dropped.' },
   'origin.events.disableAfterSeconds': { type: 'integer', min: 1, max: 30 * 86_400, doc: 'A registration to which every delivery failed for this long is disabled: its queued events are dropped (counted and logged), it gets no new ones, and `GET /v1/webhooks/{id}` says `"state":"disabled"` until it is registered again.' },
+  'origin.events.logSize': { type: 'integer', min: 1, max: 100_000_000, doc: 'Events the origin\'s event log keeps (the newest) for `GET /v1/events`, from which a gateway replays what it missed while away; one whose last event is older is answered 410 and revalidates instead (docs/caching.md, "After downtime").' },
   'origin.events.attemptTimeoutMs': { type: 'integer', min: 100, max: 600_000, doc: 'Time one webhook delivery attempt may take before it counts as failed.' },
   'gateway.host': { type: 'string', doc: 'Address the gateway listens on.' },
   'gateway.port': { ...PORT, doc: 'Gateway API port (0 picks a free one).' },
@@ -174,6 +175,7 @@ export const SCHEMA = {
   'gateway.events.token': { type: 'string', nullable: true, doc: 'A `catalog:admin` token for registering; `null` mints one with the HMAC secret (not possible with `auth.jwks`). Prefer the environment variable.' },
   'gateway.events.secret': { type: 'string', nullable: true, doc: 'The `whsec_…` secret of a registration made by hand, when `register` is false; one that is not `whsec_` and base64 is refused at start (the message does not show it).' },
   'gateway.events.unregisterOnStop': { type: 'boolean', doc: 'At stop, remove this gateway\'s own registration (not one shared under `receiverUrl`): for replicas that go for good (a scale-down), not for a gateway that restarts and wants the events queued meanwhile.' },
+  'gateway.events.pollMs': { type: 'integer', min: 0, max: 3_600_000, doc: 'How often the gateway reads the origin\'s event log (`GET /v1/events`) for events after the last it applied, a backstop for webhook deliveries lost or late; 0 turns the poll off (docs/caching.md, "After downtime").' },
   'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
   'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `staleIfDisconnectedSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;

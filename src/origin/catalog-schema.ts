@@ -11,7 +11,10 @@
  * yet delivered, one row per registration, written in the transaction of the loan that caused
  * them, so an event exists exactly when its change committed, whatever crashes afterwards. Its
  * `message_id` (the `webhook-id` receivers dedupe by) is a UUID, not the row id: SQLite hands a
- * deleted row's id out again, and a receiver would take the new event for a retry of the old. `book_fts` is an FTS5 index over title and
+ * deleted row's id out again, and a receiver would take the new event for a retry of the old.
+ * `event_log` keeps every event, registrations or not, under the same message id and body, in
+ * the order of its `seq` (AUTOINCREMENT: never handed out twice, so a gateway's cursor names one
+ * event for good): a gateway replays what it missed from it (`GET /v1/events`). `book_fts` is an FTS5 index over title and
  * authors whose text lives in `book` (external content), so the text is stored once; a title
  * match weighs twice an author match in its bm25 rank.
  *
@@ -36,6 +39,16 @@ export function assertSchemaVersion(db: DatabaseSync, path: string): void {
   db.close();
   throw new CatalogError(`${path} is not a catalog of schema version ${CATALOG_SCHEMA_VERSION} (found ${String(version)}); rebuild it with the seed command`);
 }
+
+/** Also run on every open, so a catalog built before the log existed gains it (empty: nothing to replay). */
+export const EVENT_LOG_TABLE = `
+CREATE TABLE IF NOT EXISTS event_log (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+) STRICT;
+`;
 
 export const CATALOG_SCHEMA = `
 CREATE TABLE branch (
@@ -105,6 +118,7 @@ CREATE TABLE outbox (
 
 CREATE INDEX outbox_by_book ON outbox (webhook_id, book_id, seq);
 CREATE INDEX outbox_by_due ON outbox (due_ms);
+${EVENT_LOG_TABLE}
 `;
 
 /** Column weights of bm25: title, authors. */

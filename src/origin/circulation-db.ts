@@ -3,12 +3,14 @@
  * connection of their own (the search connection stays read-only, so no search path can write).
  * Every loan or return is one transaction that moves the copy, rewrites the book's availability
  * when it flips, and writes the resulting event for every registration into the outbox: the
- * event is durable exactly when the change is (the transactional outbox).
+ * event is durable exactly when the change is (the transactional outbox). The same transaction
+ * appends the event to the event log, registrations or not, from which a gateway that was away
+ * replays what it missed; the log keeps the newest `keptEvents`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { BOOK_ID, type BranchAvailability } from '../shared/api-types.ts';
-import { assertSchemaVersion } from './catalog-schema.ts';
+import { assertSchemaVersion, EVENT_LOG_TABLE } from './catalog-schema.ts';
 
 export const AVAILABILITY_CHANGED = 'book.availability.changed';
 export const EVENT_TYPES: readonly string[] = [AVAILABILITY_CHANGED];
@@ -60,6 +62,21 @@ export interface OutboxRow {
   readonly attempts: number;
 }
 
+/** An event of the log as it was delivered: `id` is its `webhook-id`, `payload` its body. */
+export interface LoggedEvent {
+  readonly seq: number;
+  readonly id: string;
+  readonly payload: string;
+}
+
+/**
+ * The log after a cursor: `last` is its newest seq (0 while empty). `expired` when events after
+ * `after` are no longer kept, or `after` is past `last` (a cursor of another database's log).
+ */
+export type EventsAfter =
+  | { readonly kind: 'events'; readonly events: readonly LoggedEvent[]; readonly last: number }
+  | { readonly kind: 'expired'; readonly oldest: number | undefined; readonly last: number };
+
 const LOAN_ID = /^ln_([1-9][0-9]{0,15})$/;
 const WEBHOOK_ID = /^wh_([1-9][0-9]{0,15})$/;
 
@@ -93,9 +110,11 @@ function asWebhook(row: Record<string, unknown>): Webhook {
 /** Columns a catalog built before registrations could be disabled lacks; added in place, as they start empty. */
 const ADDED_WEBHOOK_COLUMNS = ['failing_since_ms', 'disabled_ms'];
 
-function addMissingColumns(db: DatabaseSync): void {
+/** Brings a catalog built by an earlier seeder up to this one's tables; what it gains starts empty. */
+function migrate(db: DatabaseSync): void {
   const present = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').all('webhook').map((row) => row.name));
   for (const column of ADDED_WEBHOOK_COLUMNS) if (!present.has(column)) db.exec(`ALTER TABLE webhook ADD COLUMN ${column} INTEGER`);
+  db.exec(EVENT_LOG_TABLE);
 }
 
 /** Deliveries in flight at once to one registration: a receiver that hangs holds no more of them. */
@@ -115,6 +134,12 @@ function prepareStatements(db: DatabaseSync) {
     endLoan: prepare('UPDATE loan SET returned = ? WHERE id = ? AND returned IS NULL RETURNING id, book_id, branch_id, since'),
     subscribers: prepare('SELECT w.id AS id FROM webhook w, json_each(w.types) t WHERE t.value = ? AND w.disabled_ms IS NULL'),
     enqueue: prepare('INSERT INTO outbox (message_id, webhook_id, book_id, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?)'),
+    logEvent: prepare('INSERT INTO event_log (message_id, payload, created_ms) VALUES (?, ?, ?) RETURNING seq'),
+    // A range of the rowid from its start: in the steady state it finds and deletes one row.
+    pruneLog: prepare('DELETE FROM event_log WHERE seq <= ?'),
+    // Apart, each min or max of the rowid is one step down the b-tree; together they scan the table.
+    logBounds: prepare('SELECT (SELECT min(seq) FROM event_log) AS oldest, (SELECT max(seq) FROM event_log) AS last'),
+    loggedAfter: prepare('SELECT seq, message_id, payload FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?'),
     insertWebhook: prepare('INSERT INTO webhook (url, types, secret) VALUES (?, ?, ?) RETURNING id, url, types, failing_since_ms, disabled_ms'),
     webhooks: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook ORDER BY id'),
     webhook: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook WHERE id = ?'),
@@ -149,16 +174,19 @@ export class CirculationDb {
   readonly #db: DatabaseSync;
   readonly #now: () => number;
   readonly #statements: Statements;
+  readonly #keptEvents: number;
 
-  constructor(path: string, now: () => number) {
+  /** `keptEvents`: how many of the newest events the event log keeps (`origin.events.logSize`). */
+  constructor(path: string, now: () => number, keptEvents: number) {
     this.#db = new DatabaseSync(path);
     assertSchemaVersion(this.#db, path);
     this.#now = now;
     // WAL lets searches on the read-only connection go on while a loan commits; NORMAL keeps a
     // commit durable against a process crash (not a power loss) without an fsync per loan.
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
-    addMissingColumns(this.#db);
+    migrate(this.#db);
     this.#statements = prepareStatements(this.#db);
+    this.#keptEvents = keptEvents;
   }
 
   #run<T>(work: () => T): T {
@@ -223,6 +251,22 @@ export class CirculationDb {
     // hosts of a fleet that each receive it recognise it as one event.
     const messageId = `msg_${randomUUID()}`;
     for (const subscriber of s.subscribers.all(AVAILABILITY_CHANGED)) s.enqueue.run(messageId, subscriber.id as number, book, payload, now, now);
+    const seq = s.logEvent.get(messageId, payload, now)?.seq;
+    if (typeof seq !== 'number') throw new Error('the event was not logged');
+    s.pruneLog.run(seq - this.#keptEvents);
+  }
+
+  /** Up to `limit` logged events after seq `after`, in order; undefined `after` asks only where the log stands. */
+  eventsAfter(after: number | undefined, limit: number): EventsAfter {
+    const s = this.#statements;
+    const bounds = s.logBounds.get();
+    const oldest = typeof bounds?.oldest === 'number' ? bounds.oldest : undefined;
+    const last = typeof bounds?.last === 'number' ? bounds.last : 0;
+    if (after === undefined) return { kind: 'events', events: [], last };
+    // After `oldest - 1` nothing is missing; before it, the events in between were pruned.
+    if (after > last || (oldest !== undefined && after < oldest - 1)) return { kind: 'expired', oldest, last };
+    const events = s.loggedAfter.all(after, limit).map((row) => ({ seq: row.seq as number, id: row.message_id as string, payload: row.payload as string }));
+    return { kind: 'events', events, last };
   }
 
   /**

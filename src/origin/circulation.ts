@@ -1,20 +1,24 @@
 /**
  * The circulation resources (contract, "Loans, events and tags"): loans under `catalog:write`,
- * webhook registrations under `catalog:admin`. None of their answers may be stored by anyone
- * (`Cache-Control: no-store`), and a loan's effect reaches the searches through the events.
+ * webhook registrations and the event log under `catalog:admin`. None of their answers may be
+ * stored by anyone (`Cache-Control: no-store`), and a loan's effect reaches the searches through
+ * the events.
  */
 import type { IncomingMessage } from 'node:http';
 import { BRANCH_ID } from '../shared/api-types.ts';
 import { problem, type Problem } from '../shared/problem.ts';
 import { readJsonObject, unknownMember } from '../shared/request-body.ts';
+import { strayParameter } from '../shared/request-target.ts';
 import { webhookUrl } from '../shared/webhook-url.ts';
 import { AVAILABILITY_CHANGED, EVENT_TYPES, idNumber, type CirculationDb } from './circulation-db.ts';
+import { answerEvents } from './event-log.ts';
 
 export const CIRCULATION_ROUTES = {
   '/v1/loans': { methods: ['POST'], scope: 'catalog:write' },
   '/v1/loans/{id}': { methods: ['GET', 'HEAD', 'DELETE'], scope: 'catalog:write' },
   '/v1/webhooks': { methods: ['GET', 'HEAD', 'POST'], scope: 'catalog:admin' },
   '/v1/webhooks/{id}': { methods: ['GET', 'HEAD', 'DELETE'], scope: 'catalog:admin' },
+  '/v1/events': { methods: ['GET', 'HEAD'], scope: 'catalog:admin' },
 } as const;
 
 export type CirculationRoute = keyof typeof CIRCULATION_ROUTES;
@@ -26,7 +30,7 @@ export interface CirculationTarget {
 
 /** The circulation route of `path`, or undefined when it is not one of them. */
 export function matchCirculation(path: string): CirculationTarget | undefined {
-  if (path === '/v1/loans' || path === '/v1/webhooks') return { route: path, id: '' };
+  if (path === '/v1/loans' || path === '/v1/webhooks' || path === '/v1/events') return { route: path, id: '' };
   const slash = path.lastIndexOf('/');
   const id = path.slice(slash + 1);
   const parent = path.slice(0, slash);
@@ -91,8 +95,16 @@ async function register(db: CirculationDb, req: IncomingMessage): Promise<Circul
   return { kind: 'written', status: created ? 201 : 200, body: registration, location: `/v1/webhooks/${registration.id}` };
 }
 
-/** Runs one authorised circulation request; the method has been checked against the route. */
-export async function answerCirculation(db: CirculationDb, req: IncomingMessage, target: CirculationTarget): Promise<CirculationAnswer> {
+/**
+ * Runs one authorised circulation request; the method has been checked against the route.
+ * `rawQuery` is what follows the `?`: only the event log takes parameters.
+ */
+export async function answerCirculation(db: CirculationDb, req: IncomingMessage, target: CirculationTarget, rawQuery: string): Promise<CirculationAnswer> {
+  if (target.route === '/v1/events') return answerEvents(db, rawQuery);
+  // Refused, as on every other route, rather than ignored: a client that sends
+  // `DELETE /v1/loans/ln_7?dryRun=true` must not have the copy returned.
+  const stray = strayParameter(rawQuery, target.route);
+  if (stray !== undefined) return { kind: 'problem', problem: stray };
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   switch (target.route) {
     case '/v1/loans':

@@ -7,7 +7,7 @@
  * | edge         | 400 strict framing, credentials in the target (+ close)    |
  * | draining     | 503 not-ready (+ Connection: close)                        |
  * | target       | 414, 404 unknown path, 405 + Allow                         |
- * | circulation  | loans and webhooks (circulation.ts), after authentication  |
+ * | circulation  | loans, webhooks, event log (circulation.ts), after auth    |
  * | authenticate | 401 + WWW-Authenticate, 403                                |
  * | rate limit   | 429 + Retry-After, RateLimit, RateLimit-Policy             |
  * | parameters   | 400 (parsed with the target, reported only after auth)     |
@@ -26,7 +26,7 @@ import { bodyLeftUnread } from '../shared/request-content.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
-import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, strayParameter, type RouteLabel } from '../shared/request-target.ts';
+import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
 import type { CirculationDb } from './circulation-db.ts';
 import { answerCirculation, CIRCULATION_ROUTES, matchCirculation, type CirculationAnswer, type CirculationRoute, type CirculationTarget } from './circulation.ts';
@@ -78,11 +78,7 @@ async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: H
   handled.subject = auth.principal.subject;
   const limited = ctx.limiter.take(auth.principal.subject);
   if (limited !== undefined) return { kind: 'problem', problem: limited };
-  // Refused, as on every other route, rather than ignored: a client that sends
-  // `DELETE /v1/loans/ln_7?dryRun=true` must not have the copy returned.
-  const stray = strayParameter(rawQuery, target.route);
-  if (stray !== undefined) return { kind: 'problem', problem: stray };
-  const answered = await answerCirculation(ctx.circulation, req, target);
+  const answered = await answerCirculation(ctx.circulation, req, target, rawQuery);
   if (answered.kind === 'written' && target.route.startsWith('/v1/loans') && answered.status !== 200) ctx.committed();
   return answered;
 }

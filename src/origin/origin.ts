@@ -76,7 +76,7 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   const now = deps.now ?? Date.now;
   const registry = deps.registry ?? new Registry();
   // The writer first: it turns the file to WAL, which the read-only search connection then shares.
-  const circulation = new CirculationDb(path, now);
+  const circulation = new CirculationDb(path, now, config['origin.events.logSize']);
   const db = new CatalogDb(path);
   const books = db.bookCount();
   if (books !== config['origin.books']) {

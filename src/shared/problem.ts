@@ -25,6 +25,7 @@ export const PROBLEM_KINDS = {
   'request-timeout': { status: 408, title: 'Request timeout' },
   'no-copy-free': { status: 409, title: 'No copy available' },
   'webhook-replayed': { status: 409, title: 'Webhook already received' },
+  'events-expired': { status: 410, title: 'Events no longer kept' },
   'precondition-failed': { status: 412, title: 'Precondition failed' },
   'body-too-large': { status: 413, title: 'Request body too large' },
   'uri-too-long': { status: 414, title: 'Request target too long' },

@@ -127,7 +127,7 @@ export function strayParameter(rawQuery: string, route: string): Problem | undef
   return stray === undefined ? undefined : unknownParameter(stray, route);
 }
 
-function unknownParameter(name: string, route: string): Problem {
+export function unknownParameter(name: string, route: string): Problem {
   const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
   return problem('unknown-parameter', `unknown parameter "${shown}" for ${route}`);
 }

@@ -28,7 +28,10 @@ const CIRCULATION: Readonly<Record<string, readonly Method[]>> = {
   '/v1/loans/{id}': ['get', 'head', 'delete'],
   '/v1/webhooks': ['get', 'head', 'post'],
   '/v1/webhooks/{id}': ['get', 'head', 'delete'],
+  '/v1/events': ['get', 'head'],
 };
+/** A cursor past the end of any test catalog's event log. */
+const FOREIGN_CURSOR = '/v1/events?after=999999999';
 const withParam = (target: string, param: string): string => `${target}${target.includes('?') ? '&' : '?'}${param}`;
 
 describe('docs/openapi.json and the origin agree', () => {
@@ -183,6 +186,7 @@ describe('docs/openapi.json and the origin agree', () => {
         }
       },
       '413': async (template, method) => send(url(f, template), method, await as(f, scopeOf(template)), { pad: 'x'.repeat(20_000) }),
+      '410': async (template, method) => send(url(f, FOREIGN_CURSOR), method, await as(f, scopeOf(template))),
       '415': async (template, method) => send(url(f, template), method, { ...(await as(f, scopeOf(template))), 'content-type': 'text/plain' }, 'x'),
       '422': async (template, method) => send(url(f, template), method, await as(f, scopeOf(template)), '[1]'),
       '429': async (template, method) => {
@@ -243,6 +247,7 @@ describe('docs/openapi.json and the origin agree', () => {
       [() => broken.get('/v1/branches'), 'InternalError'],
       [() => busy.get('kinds')?.finish() ?? Promise.reject(new Error('no busy connection')), 'NotReady'],
       [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, '{'), 'UnprocessableContent'],
+      [async () => send(`${f.origin.url}${FOREIGN_CURSOR}`, 'GET', { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` }), 'Gone'],
       [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}`, 'content-type': 'text/plain' }, 'x'), 'UnsupportedMediaType'],
       [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, 'x'.repeat(17_000)), 'PayloadTooLarge'],
       [async () => {

@@ -2,7 +2,7 @@
  * `POST /events` on the admin listener: the origin's webhook deliveries (contract, "Events"),
  * verified the Standard Webhooks way with the `standardwebhooks` package (signature over id,
  * timestamp and body; timestamp within 5 minutes), and turned into a purge of the tags the
- * change concerns: `bk_<id>`, `avail_<branch>` and `avail_any`.
+ * change concerns (availability.ts), as a replay of the origin's event log is (catch-up.ts).
  *
  * Deliveries are at least once. A retry (same `webhook-id`, signed afresh) is acknowledged with
  * 200 and purges nothing again; the very same message seen twice (same id, timestamp and
@@ -13,10 +13,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { growingLru } from '../../shared/growing-lru.ts';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { sendJson } from '../../shared/admin-server.ts';
-import { BOOK_ID, BRANCH_ID } from '../../shared/api-types.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { problem, sendProblem, type Problem } from '../../shared/problem.ts';
 import { readJsonText } from '../../shared/request-body.ts';
+import { AVAILABILITY_CHANGED, availabilitySelector, isAvailabilityChanged } from './availability.ts';
 import type { EventMetrics } from './event-metrics.ts';
 import type { PurgeTaker } from '../purge/purger.ts';
 
@@ -39,19 +39,6 @@ function loggedId(id: string | string[] | undefined): string | undefined {
   if (id === undefined) return undefined;
   const text = String(id);
   return text.length <= LOGGED_ID_CHARS ? text : `${text.slice(0, LOGGED_ID_CHARS)}…`;
-}
-
-interface AvailabilityChanged {
-  readonly timestamp: string;
-  readonly data: { readonly book: string; readonly branch: string; readonly available: boolean };
-}
-
-function isAvailabilityChanged(event: unknown): event is AvailabilityChanged {
-  if (typeof event !== 'object' || event === null) return false;
-  const { type, timestamp, data } = event as Record<string, unknown>;
-  if (type !== 'book.availability.changed' || typeof timestamp !== 'string' || typeof data !== 'object' || data === null) return false;
-  const { book, branch, available } = data as Record<string, unknown>;
-  return typeof book === 'string' && BOOK_ID.test(book) && typeof branch === 'string' && BRANCH_ID.test(branch) && typeof available === 'boolean';
 }
 
 export class EventReceiver {
@@ -102,13 +89,12 @@ export class EventReceiver {
       return { ok: { purged: 0, duplicate: true } };
     }
     if (!isAvailabilityChanged(event)) {
-      if ((event as { type?: unknown } | null)?.type === 'book.availability.changed') return { problem: problem('invalid-body', 'the event data is not a (book, branch, available) change') };
+      if ((event as { type?: unknown } | null)?.type === AVAILABILITY_CHANGED) return { problem: problem('invalid-body', 'the event data is not a (book, branch, available) change') };
       // A kind this gateway does not act on: acknowledged, so the sender does not retry it forever.
       this.#seen.set(id, fingerprint);
       return { ok: { purged: 0 } };
     }
-    const { book, branch } = event.data;
-    const purged = await this.#purger.purge({ kind: 'tags', tags: [book, `avail_${branch}`, 'avail_any'] }, this.#options.soft, { kind: 'event', id });
+    const purged = await this.#purger.purge(availabilitySelector(event), this.#options.soft, { kind: 'event', id });
     this.#seen.set(id, fingerprint);
     const changedAt = Date.parse(event.timestamp);
     this.#metrics.eventReceived('purged', Number.isNaN(changedAt) ? undefined : Math.max(0, this.#options.now() - changedAt) / 1000);
