@@ -42,7 +42,7 @@ export interface RunningAdmin {
 }
 
 /** The token the gateway registers with: configured, or minted with the development HMAC secret. */
-function registrationToken(config: Config): () => Promise<string> {
+export function registrationToken(config: Config): () => Promise<string> {
   const configured = config['gateway.events.token'];
   if (configured !== null) return () => Promise.resolve(configured);
   if (config['auth.jwks'] !== null) throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');

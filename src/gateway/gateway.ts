@@ -17,6 +17,7 @@ import { Codec } from '../shared/encoding/codec.ts';
 import { compressionPolicy } from '../shared/encoding/policy.ts';
 import type { RunningAdmin } from './admin.ts';
 import { Negotiator } from './encoding/negotiator.ts';
+import { resumption } from './events/resume.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { createListener } from './listeners/listener.ts';
@@ -123,6 +124,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
+  const resume = resumption(config, { purger, registry, logger, now });
   let draining = false;
   const hidden = hiddenFields(tags);
   const pipeline = livePipeline(live, {
@@ -163,6 +165,9 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       // The probe's first verdict and the shared tier come first, so the first requests already
       // see the origin's state and share the fleet's cache.
       await Promise.all([health.start(), fleet?.start()]);
+      await resume?.atStart((disk?.size().entries ?? 0) > 0);
+      // Workers leave the poll to their primary, which answers the events for all of them.
+      if (group === undefined) resume?.poll();
       return api.listen(config['gateway.host'], config['gateway.port']);
     },
     async stop() {
@@ -171,7 +176,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       // request on a connection that is about to go (nginx does the same on a graceful stop).
       for (const res of unfinished) res.shouldKeepAlive = false;
       await api.drain(config['http.shutdownTimeoutMs']);
-      await Promise.all([origin.close(), health.close(), fleet?.stop()]);
+      await Promise.all([origin.close(), health.close(), fleet?.stop(), resume?.stop()]);
       disk?.close();
     },
   };

@@ -18,6 +18,7 @@ import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
 import { Purger } from '../../src/gateway/purge/purger.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { Tiers } from '../../src/gateway/store/tiers.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { parseTags } from '../../src/gateway/store/tag-index.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
@@ -37,11 +38,11 @@ function cacheWith(entries: Record<string, string>) {
   const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: false, codec });
   const registry = new Registry();
   const metrics = new GatewayMetrics(registry, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: false });
-  const purger = new Purger({ cache, log, metrics, logger: silent, now: Date.now });
+  const purger = new Purger({ tiers: new Tiers(cache, undefined, log), log, metrics, logger: silent, now: Date.now });
   const store = (path: string, tags: string): void => {
     const facts = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
     const response = maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), { keep: 'identity', offered: [] }, facts, undefined, [], parseTags(tags));
-    assert.equal(cache.store(cacheKey(path), response, log.generation), undefined, path);
+    assert.equal(cache.put(cacheKey(path), response, { generation: log.generation, mark: log.mark }), undefined, path);
   };
   for (const [path, tags] of Object.entries(entries)) store(path, tags);
   const lookup = (path: string) => cache.lookup(cacheKey(path), {});

@@ -178,9 +178,10 @@ export class EventCatchUp {
 
   /**
    * Catches up every `everyMs` from `cursor` on (0: never), the next catch-up `everyMs` after the
-   * last one ended; reports each advance of the cursor, and each gap, to `onCursor`.
+   * last one ended; reports each advance of the cursor, and each gap, to `onCursor`. Without a
+   * cursor, the first poll learns where the log stands.
    */
-  start(cursor: number, onCursor: OnCursor, everyMs: number): void {
+  start(cursor: number | undefined, onCursor: OnCursor, everyMs: number): void {
     if (everyMs === 0 || this.#abort.signal.aborted) return;
     let at = cursor;
     const poll = async (): Promise<void> => {

@@ -73,7 +73,7 @@ CREATE INDEX entry_by_use ON entry (used);
 CREATE TABLE tag (tag TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (tag, id)) WITHOUT ROWID;
 CREATE INDEX tag_by_entry ON tag (id);
 CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta VALUES ('bytes', 0), ('entries', 0), ('trusted_from', 0), ('clock', 0);
+INSERT INTO meta VALUES ('bytes', 0), ('entries', 0), ('clock', 0);
 CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
   UPDATE meta SET value = value + NEW.bytes WHERE name = 'bytes';
   UPDATE meta SET value = value + 1 WHERE name = 'entries';
@@ -147,8 +147,6 @@ export class DiskStore implements CacheTier {
   #flushing: NodeJS.Immediate | undefined;
   /** Whether the last write failed for want of space: logged once per episode. */
   #full = false;
-  /** Entries stored before this time are not vouched for (docs/caching.md, "After downtime"). */
-  #trustedFrom: number;
 
   constructor(options: DiskStoreOptions) {
     this.#o = options;
@@ -156,7 +154,6 @@ export class DiskStore implements CacheTier {
     this.#file = join(options.dir, 'cache.db');
     this.#db = this.#open();
     this.#s = this.#prepare();
-    this.#trustedFrom = this.#meta('trusted_from') ?? 0;
   }
 
   /** Opens the database, setting aside one that is not ours to read. */
@@ -224,7 +221,7 @@ export class DiskStore implements CacheTier {
       return undefined;
     }
     this.#o.metrics.read('hit');
-    return response.storedAt < this.#trustedFrom ? staleFrom(response, this.#trustedFrom) : response;
+    return response;
   }
 
   #read(key: CacheKey): StoredResponse | undefined {
@@ -297,26 +294,6 @@ export class DiskStore implements CacheTier {
 
   size(): TierSize {
     return { entries: this.#meta('entries') ?? 0, bytes: this.#meta('bytes') ?? 0 };
-  }
-
-  /**
-   * From now on, entries stored before `at` are served only after a validation: what changed while
-   * this gateway could not hear of it is unknown (a restart whose events could not be replayed).
-   * Kept in the database, so a restart before they are gone keeps it.
-   */
-  distrustBefore(at: number): void {
-    this.#trustedFrom = Math.max(this.#trustedFrom, at);
-    this.#write(() => this.#s.setMeta.run('trusted_from', this.#trustedFrom));
-  }
-
-  /** The position in the origin's event log up to which every event has been applied here; undefined before the first. */
-  eventCursor(): number | undefined {
-    return this.#meta('event_cursor');
-  }
-
-  /** Records that every event up to `cursor` has been applied here. */
-  setEventCursor(cursor: number): void {
-    this.#write(() => this.#s.setMeta.run('event_cursor', cursor));
   }
 
   #meta(name: string): number | undefined {
@@ -430,7 +407,6 @@ export class DiskStore implements CacheTier {
     this.#setAside(why);
     this.#db = this.#openAs();
     this.#s = this.#prepare();
-    this.#trustedFrom = 0;
   }
 
   /** Commits what is queued and closes the database; the directory is left to the next start. */

@@ -15,6 +15,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { openAdmin, processParts } from '../process-parts.ts';
+import { resumption } from '../events/resume.ts';
 import { claim, diskPath } from '../store/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
@@ -180,6 +181,10 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     // The admin listener's refusals are logged; the refusal counter is the workers', for the API port.
     countRefusal: () => undefined,
   });
+  // Each worker replayed what was missed before it listened; the primary, which answers the
+  // events, keeps reading the log as a backstop.
+  const resume = resumption(config, { purger, registry, logger, now: parts.now });
+  resume?.poll();
   logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
   const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
   // One at a time: a second signal during a restart waits for the one under way.
@@ -212,7 +217,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     async stop() {
       stopping = true;
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
-      await Promise.all([admin.stop(), health.close()]);
+      await Promise.all([admin.stop(), health.close(), resume?.stop()]);
       releaseDisk?.();
       logger.info('stopped');
       logger.flush();
