@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
 import { SCHEMA } from '../src/config/schema.ts';
 import { CatchUpMetrics } from '../src/gateway/events/catch-up-metrics.ts';
+import { DiskMetrics } from '../src/gateway/store/disk-metrics.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
 import { ListenerMetrics } from '../src/gateway/listeners/listener-metrics.ts';
@@ -62,6 +63,7 @@ describe('docs', () => {
     new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
     new CatchUpMetrics(gateway);
+    new DiskMetrics(gateway, () => undefined);
     new ListenerMetrics(gateway);
     new OriginMetrics(origin, () => 0);
     const names = [...(await catalogMetricNames(gateway)), ...(await catalogMetricNames(origin))];
