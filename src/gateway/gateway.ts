@@ -223,7 +223,11 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
     else answerPrimary(message, gw.purger);
   };
   process.on('message', onMessage);
-  const url = await gw.start();
+  const url = await gw.start().catch(async (err: unknown) => {
+    process.off('message', onMessage);
+    await gw.stop();
+    throw err;
+  });
   gw.parts.logger.info({ url, pid: process.pid }, 'worker listening');
   return {
     url,

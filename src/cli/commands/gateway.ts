@@ -1,10 +1,26 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
+import { listenFailure } from '../../gateway/workers/messages.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
 import { commandConfig } from '../state.ts';
+
+/**
+ * A worker that cannot start tells its primary why when it is a port it could not have (the
+ * primary reports that once for all and stops them), and lets go of the channel either way, which
+ * would otherwise keep it running after its error is printed.
+ */
+async function failedWorker(err: unknown): Promise<never> {
+  const failure = listenFailure(err);
+  if (failure !== undefined) {
+    await new Promise<void>((resolve) => process.send?.(failure, undefined, {}, () => { resolve(); }));
+    process.exit(1);
+  }
+  process.disconnect();
+  throw err;
+}
 
 export const gateway: Command = {
   name: 'gateway',
@@ -23,7 +39,7 @@ export const gateway: Command = {
     const config = commandConfig('gateway', args.config);
     // node:cluster starts each worker as this same command; the primary decides how many.
     if (cluster.isWorker) {
-      const worker = await startWorker(config, workerGroup(process.ppid));
+      const worker = await startWorker(config, workerGroup(process.ppid)).catch((err: unknown) => failedWorker(err));
       onShutdownSignal(() => worker.stop());
       return;
     }
