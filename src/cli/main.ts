@@ -6,6 +6,7 @@ import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import type { Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { NotRunningError } from './commands/reload.ts';
 import { cannotListen, refuseSharedPorts } from './listeners.ts';
 
 function usage(): string {
@@ -58,6 +59,10 @@ async function main(argv: readonly string[]): Promise<number> {
       // The pair named by http.tls.cert and http.tls.key cannot serve: the operator's to fix, like a bad value.
       process.stderr.write(`catalog-gateway ${command.name}: config keys http.tls.*: ${err.message}\n`);
       return 78;
+    }
+    if (err instanceof NotRunningError) {
+      process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
+      return 1;
     }
     if (err instanceof ConfigError) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);

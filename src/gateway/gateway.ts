@@ -187,7 +187,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       },
     });
     const notReady = gw.notReadyReason();
-    logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
+    logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined, pid: process.pid }, 'listening');
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
     return { url, adminUrl: admin.url, registry, cacheStats: gw.cacheStats, reload: (load) => live.reload(load), stop };
   } catch (err) {

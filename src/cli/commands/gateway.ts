@@ -5,6 +5,7 @@ import { listenFailure } from '../../gateway/workers/messages.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
+import { writePidFile } from '../pid-file.ts';
 import { commandConfig } from '../state.ts';
 
 /**
@@ -46,7 +47,11 @@ export const gateway: Command = {
     const workers = workerCount(config['gateway.workers']);
     const primary = workers > 1 ? await startPrimary(config, workers) : undefined;
     const running = primary ?? (await startGateway(config));
-    onShutdownSignal(() => running.stop());
+    const removePidFile = writePidFile(config);
+    onShutdownSignal(async () => {
+      await running.stop();
+      removePidFile();
+    });
     // The primary loads and validates, then hands the result to its workers.
     onReloadSignal(() => {
       running.reload(() => loadConfig(args.config));

@@ -192,7 +192,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   });
   await health.start();
   const url = await started;
-  logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
+  logger.info({ url, adminUrl: admin.url, workers: count, pid: process.pid }, 'listening');
   // One at a time: a second signal during a restart waits for the one under way.
   let restarting: Promise<boolean> | undefined;
 
