@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { once } from 'node:events';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
+import { GATEWAY_NODE_FLAGS } from '../../src/loadtest/server-process.ts';
 import { until } from '../support/harness.ts';
 import { NODE } from '../support/cli-process.ts';
 import { tempDir } from '../support/config.ts';
@@ -74,3 +76,55 @@ test('`reload` with no gateway running says so in one line and exits 1', () => {
   assert.equal(stale.status, 1);
   assert.match(stale.stderr, /\(pid 2147483646\) is not running/);
 });
+
+const BIN = resolve('bin/catalog-gateway.js');
+const SYSTEM_NODE = '/usr/bin/node';
+const systemMajor = Number(spawnSync(SYSTEM_NODE, ['--version'], { encoding: 'utf8' }).stdout.replace(/^v/, '').split('.')[0]);
+/** A PATH whose `node` is the machine's own (Node 20 here), as outside the clone. */
+const SYSTEM_PATH = `${dirname(SYSTEM_NODE)}:${process.env.PATH ?? ''}`;
+
+test('the bin works from outside the clone on the system Node, through its shebang and `npx --prefix`', () => {
+  const dataDir = tempDir();
+  const elsewhere = tempDir();
+  const env = { PATH: SYSTEM_PATH, CATALOG_DATA_DIR: dataDir };
+  const direct = spawnSync(BIN, ['token'], { cwd: elsewhere, env, encoding: 'utf8' });
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.match(direct.stdout, /^eyJ[\w-]+\.[\w-]+\.[\w-]+\n$/);
+  const npx = spawnSync('npx', ['--prefix', process.cwd(), 'catalog-gateway', 'token'], { cwd: elsewhere, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(npx.status, 0, npx.stderr);
+  assert.match(npx.stdout, /^eyJ[\w-]+\.[\w-]+\.[\w-]+\n$/);
+  const version = spawnSync(BIN, ['--version'], { cwd: elsewhere, env, encoding: 'utf8' });
+  assert.match(version.stdout, /\(Node\.js v24\./, 'the project Node runs it');
+});
+
+test('an older Node with no project Node beside the bin prints the one documented line', () => {
+  const copy = tempDir();
+  mkdirSync(join(copy, 'bin'));
+  copyFileSync(BIN, join(copy, 'bin', 'catalog-gateway.js'));
+  writeFileSync(join(copy, 'package.json'), '{ "type": "module" }\n');
+  const old = spawnSync(SYSTEM_NODE, [join(copy, 'bin', 'catalog-gateway.js'), '--version'], { encoding: 'utf8' });
+  if (systemMajor < 24) {
+    assert.equal(old.status, 1);
+    assert.equal(old.stderr, `catalog-gateway needs Node.js 24 or later; this is v${spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim()}. Install Node.js 24, or run it through npm scripts after a full \`npm ci\`, which brings a Node 24 of its own.\n`);
+  } else {
+    assert.equal(old.status, 0, 'a Node 24 or later runs it');
+  }
+});
+
+for (const [which, path] of [['Node 24 (re-executed in place)', `${resolve('node_modules/.bin')}:${process.env.PATH ?? ''}`], ['the system Node (the project Node as its child)', SYSTEM_PATH]] as const) {
+  test(`a server started through the bin's shebang on ${which} runs with the V8 flags and stops on SIGTERM`, async (t) => {
+    const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { cwd: tempDir(), env: { PATH: path, CATALOG_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    t.after(() => child.kill('SIGKILL'));
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+    await until(() => Promise.resolve(lines.some((l) => l.includes('"msg":"listening"'))), 15_000);
+    const { pid } = JSON.parse(lines.find((l) => l.includes('"msg":"listening"')) ?? '{}') as { pid: number };
+    const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
+    for (const flag of GATEWAY_NODE_FLAGS) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    assert.equal(code, 0);
+    assert.equal(alive(pid), false, 'the server went with its launcher');
+  });
+}
