@@ -27,6 +27,8 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly FlagSpec[];
+  /** What `--data-dir` means to it, when not the shared data directory. */
+  readonly dataDir?: string;
   /** The port keys of the listeners it opens, to say which one could not listen. */
   readonly listeners?: readonly ListenerKey[];
   run(args: ParsedArgs): Promise<void>;

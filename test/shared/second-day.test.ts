@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
+import { freePort } from '../../src/cli/free-port.ts';
 import { GATEWAY_NODE_FLAGS } from '../../src/loadtest/server-process.ts';
 import { until } from '../support/harness.ts';
 import { NODE } from '../support/cli-process.ts';
@@ -128,3 +130,51 @@ for (const [which, path] of [['Node 24 (re-executed in place)', `${resolve('node
     assert.equal(alive(pid), false, 'the server went with its launcher');
   });
 }
+
+/** Holds `port` on loopback if it is free, so that a server left on its default would fail. */
+async function holdIfFree(port: number): Promise<Server | undefined> {
+  const server = createServer();
+  return new Promise((resolvePort) => {
+    server.once('error', () => {
+      resolvePort(undefined);
+    });
+    server.listen(port, '127.0.0.1', () => {
+      resolvePort(server);
+    });
+  });
+}
+
+test('`fleet` beside `npm start`: its listeners take free ports unless named, its help says where its data goes; Ctrl-C stops it without a Redis warning', async (t) => {
+  const defaults = [8080, 9090, 8081, 9091];
+  const held = await Promise.all(defaults.map((port) => holdIfFree(port)));
+  t.after(() => {
+    for (const server of held) server?.close();
+  });
+  const originPort = await freePort();
+  // A process group of its own, as a shell's foreground job: Ctrl-C signals the whole group.
+  const child = spawn(NODE, ['bin/catalog-gateway.js', 'fleet', '--origin-port', String(originPort)], {
+    env: { ...process.env, CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '2000', CATALOG_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  t.after(() => {
+    if (child.exitCode === null) process.kill(-(child.pid ?? 0), 'SIGTERM');
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  await until(() => Promise.resolve(output.includes('Ctrl-C stops')), 60_000);
+  const ports = [...output.matchAll(/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
+  for (const port of defaults) assert.ok(!ports.includes(port), `the default port ${String(port)} is left to npm start:\n${output}`);
+  assert.match(output, new RegExp(`origin +http://127\\.0\\.0\\.1:${String(originPort)} `), '--origin-port is honoured');
+  const exited = once(child, 'exit');
+  process.kill(-(child.pid ?? 0), 'SIGINT');
+  const [code] = (await exited) as [number | null];
+  assert.equal(code, 0);
+  assert.doesNotMatch(output, /shared cache tier is unavailable/);
+
+  const help = spawnSync(NODE, ['bin/catalog-gateway.js', 'fleet', '--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /--origin-port PORT +origin API port \(default: a free one\)/);
+  assert.match(help.stdout, /--data-dir DIR +catalog, Redis files and event registration \(default: a temporary directory of its own/);
+  assert.doesNotMatch(help.stdout, /default: the package's data\/\)/);
+});
