@@ -4,9 +4,8 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
-import type { Command } from './command.ts';
+import { CommandRefusal, type Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
-import { NotRunningError } from './commands/reload.ts';
 import { cannotListen, refuseSharedPorts } from './listeners.ts';
 
 function usage(): string {
@@ -60,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`catalog-gateway ${command.name}: config keys http.tls.*: ${err.message}\n`);
       return 78;
     }
-    if (err instanceof NotRunningError) {
+    if (err instanceof CommandRefusal) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
       return 1;
     }

@@ -4,9 +4,9 @@
  * each through the real CLI, npm and servers.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -177,4 +177,31 @@ test('`fleet` beside `npm start`: its listeners take free ports unless named, it
   assert.match(help.stdout, /--origin-port PORT +origin API port \(default: a free one\)/);
   assert.match(help.stdout, /--data-dir DIR +catalog, Redis files and event registration \(default: a temporary directory of its own/);
   assert.doesNotMatch(help.stdout, /default: the package's data\/\)/);
+});
+
+test('`seed` refuses while an origin holds the catalog, and replaces it whole once none does', async (t) => {
+  const dataDir = tempDir();
+  const db = join(dataDir, 'catalog.db');
+  const seed = (books: string): SpawnSyncReturns<string> => spawnSync(NODE, ['bin/catalog-gateway.js', 'seed', '--books', books], { env: { ...process.env, CATALOG_DATA_DIR: dataDir }, encoding: 'utf8' });
+  assert.equal(seed('300').status, 0);
+  const origin = spawn(NODE, ['bin/catalog-gateway.js', 'origin', '--port', '0', '--admin-port', '0'], { env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '300', CATALOG_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => origin.kill('SIGKILL'));
+  const lines: string[] = [];
+  createInterface({ input: origin.stdout }).on('line', (l) => lines.push(l));
+  await until(() => Promise.resolve(lines.some((l) => l.includes('"msg":"listening"'))), 15_000);
+  const inode = statSync(db).ino;
+
+  const refused = seed('200');
+  assert.equal(refused.status, 1, refused.stderr);
+  assert.equal(refused.stderr, `catalog-gateway seed: ${db} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that\n`);
+  assert.equal(statSync(db).ino, inode, 'the catalog the origin serves is left as it is');
+  assert.deepEqual(readdirSync(dataDir).filter((f) => f.includes('building')), [], 'nothing half-built left behind');
+
+  const exited = once(origin, 'exit');
+  origin.kill('SIGTERM');
+  await exited;
+  const reseeded = seed('200');
+  assert.equal(reseeded.status, 0, reseeded.stderr);
+  assert.notEqual(statSync(db).ino, inode);
+  assert.deepEqual(readdirSync(dataDir).filter((f) => f.startsWith('catalog.db')), ['catalog.db'], 'no -wal or -shm of the old file beside the new one');
 });
