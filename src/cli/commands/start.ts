@@ -72,7 +72,7 @@ export const start: Command = {
   ],
   async run(args) {
     const config = commandConfig('start', args.config);
-    const tls = args.options.tls === true ? localCertificate(config.dataDir) : undefined;
+    const tls = args.options.tls === true ? localCertificate(config.dataDir, config['gateway.host']) : undefined;
     const origin = await startOrigin(config);
     const tlsFiles = tls === undefined ? {} : { 'http.tls.cert': tls.cert, 'http.tls.key': tls.key };
     const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { ...tlsFiles, 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
