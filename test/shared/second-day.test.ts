@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -13,8 +14,8 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { freePort } from '../../src/cli/free-port.ts';
 import { GATEWAY_NODE_FLAGS } from '../../src/loadtest/server-process.ts';
-import { until } from '../support/harness.ts';
-import { NODE } from '../support/cli-process.ts';
+import { get, until } from '../support/harness.ts';
+import { NODE, run } from '../support/cli-process.ts';
 import { tempDir } from '../support/config.ts';
 
 const alive = (pid: number): boolean => {
@@ -204,4 +205,42 @@ test('`seed` refuses while an origin holds the catalog, and replaces it whole on
   assert.equal(reseeded.status, 0, reseeded.stderr);
   assert.notEqual(statSync(db).ino, inode);
   assert.deepEqual(readdirSync(dataDir).filter((f) => f.startsWith('catalog.db')), ['catalog.db'], 'no -wal or -shm of the old file beside the new one');
+});
+
+const cli = (args: readonly string[], env: Record<string, string> = {}): SpawnSyncReturns<string> => spawnSync(NODE, ['bin/catalog-gateway.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+
+test('`token --ttl` takes a unit as config values do', () => {
+  const dataDir = tempDir();
+  for (const [ttl, seconds] of [['1s', 1], ['90', 90], ['30m', 1800], ['7d', 604_800]] as const) {
+    const minted = cli(['token', '--ttl', ttl, '--data-dir', dataDir]);
+    assert.equal(minted.status, 0, minted.stderr);
+    const claims = JSON.parse(Buffer.from(minted.stdout.split('.')[1] ?? '', 'base64url').toString()) as { iat: number; exp: number };
+    assert.equal(claims.exp - claims.iat, seconds, ttl);
+  }
+  const refused = cli(['token', '--ttl', '1.5s', '--data-dir', dataDir]);
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /^catalog-gateway token: --ttl must be a whole number of seconds from 1 to 999999999, or the same with a unit \(`90s`, `5m`, `1h`, `1d`\), got "1\.5s"\n/);
+});
+
+test('a variable that lacks a word of a key (CATALOG_PORT) is refused with every name it could mean', () => {
+  const refused = cli(['token'], { CATALOG_PORT: '8080' });
+  assert.equal(refused.status, 78);
+  assert.equal(refused.stderr, 'catalog-gateway token: unknown environment variable CATALOG_PORT (did you mean CATALOG_ORIGIN_PORT or CATALOG_GATEWAY_PORT?): every CATALOG_* variable names a config key (docs/configuration.md)\n');
+});
+
+test("a token minted with another data directory's secret is refused saying so, by key ids that show no secret", async (t) => {
+  const served = tempDir();
+  const other = tempDir();
+  const { child, line } = run(['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: served });
+  t.after(() => child.kill('SIGKILL'));
+  const { url } = JSON.parse(await line((l) => l.includes('"msg":"listening"'))) as { url: string };
+  const foreign = cli(['token', '--data-dir', other]).stdout.trim();
+  const reply = await get(`${url}/v1/books?q=x`, { authorization: `Bearer ${foreign}` });
+  assert.equal(reply.status, 401);
+  const { detail } = JSON.parse(reply.body) as { detail: string };
+  const keyId = (dir: string): string => createHash('sha256').update(Buffer.from(readFileSync(join(dir, 'signing-secret'), 'utf8').trim(), 'base64url')).digest('base64url').slice(0, 8);
+  assert.equal(detail, `the token was signed with another signing secret (key id ${keyId(other)}) than this server's (key id ${keyId(served)}): mint it with the data directory or auth.secretFile the server uses`);
+  assert.ok(String(reply.headers['www-authenticate']).includes(`error_description="${detail}"`));
+  const own = cli(['token', '--data-dir', served]).stdout.trim();
+  assert.notEqual((await get(`${url}/v1/books?q=x`, { authorization: `Bearer ${own}` })).status, 401);
 });
