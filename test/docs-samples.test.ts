@@ -6,9 +6,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { NODE, run } from './support/cli-process.ts';
 import { tempDir } from './support/config.ts';
+import { send } from './support/harness.ts';
+import { startOriginFixture } from './support/origin-fixture.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const SHORT_TOKEN = 'eyJhbGciOiJIUzI1NiIs…';
@@ -79,3 +82,15 @@ function withBannerSearch(counters: string): string {
   const counted = /^(catalog_gateway_http_requests_total\{route="\/v1\/books",method="GET",status="200",cache="(?:miss|hit)"\}|catalog_gateway_cache_entries|catalog_gateway_origin_requests_total\{status="200"\}) (\d+)$/gm;
   return counters.replace(counted, (_, series: string, value: string) => `${series} ${String(Number(value) + 1)}`);
 }
+
+test("operations.md's list of webhook registrations has the fields the origin answers with", async (t) => {
+  const operations = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+  const documented = /^\{"results":\[\{"id":"wh_.*$/m.exec(operations)?.[0] ?? '{}';
+  const f = await startOriginFixture({ 'origin.db': join(tempDir(), 'catalog.db'), 'origin.books': 100 });
+  t.after(() => f.stop());
+  const admin = { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` };
+  for (const port of [9090, 47001]) assert.equal((await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, { url: `http://127.0.0.1:${String(port)}/events`, types: ['book.availability.changed'] })).status, 201);
+  const listed = (await f.get('/v1/webhooks', admin)).body;
+  const fields = (text: string): string[][] => (JSON.parse(text) as { results: Record<string, unknown>[] }).results.map((r) => Object.keys(r));
+  assert.deepEqual(fields(documented), fields(listed));
+});
