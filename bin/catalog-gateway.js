@@ -10,7 +10,7 @@
 // Node 24 started without the flags (`npx catalog-gateway`, the shebang) replaces itself with
 // the same Node and the flags (process.execve: the same pid, so signals and pid files stay
 // right). An older Node starts the project's Node as a child and passes signals on to it, since
-// it has no execve. `npm start`, the systemd unit and the image give the flags themselves.
+// it has no execve; the pid that `listening` and gateway.pid name is the child's. `npm start`, the systemd unit and the image give the flags themselves.
 //
 // The flags are GATEWAY_NODE_FLAGS (src/loadtest/server-process.ts, which says why each is
 // there; test/ops/node-flags.test.ts keeps the copies one list). package.json has no `engines`:
@@ -50,7 +50,10 @@ if (major >= REQUIRED_MAJOR && flagged) {
     process.execve(node, [node, ...args], process.env);
   } else {
     const child = spawn(node, args, { stdio: 'inherit' });
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2']) {
+    // Ctrl-C signals the terminal's whole foreground group, the child too: passed on as well, it
+    // would reach the child twice, and a second SIGINT stops a server at once, without a drain.
+    process.on('SIGINT', () => undefined);
+    for (const signal of ['SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2']) {
       process.on(signal, () => {
         child.kill(signal);
       });

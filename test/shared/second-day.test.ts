@@ -114,10 +114,17 @@ test('an older Node with no project Node beside the bin prints the one documente
   }
 });
 
-for (const [which, path] of [['Node 24 (re-executed in place)', `${resolve('node_modules/.bin')}:${process.env.PATH ?? ''}`], ['the system Node (the project Node as its child)', SYSTEM_PATH]] as const) {
-  test(`a server started through the bin's shebang on ${which} runs with the V8 flags and stops on SIGTERM`, async (t) => {
-    const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { cwd: tempDir(), env: { PATH: path, CATALOG_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'] });
-    t.after(() => child.kill('SIGKILL'));
+for (const [which, path, stop] of [
+  ['Node 24 (re-executed in place)', `${resolve('node_modules/.bin')}:${process.env.PATH ?? ''}`, 'SIGTERM'],
+  ['the system Node (the project Node as its child)', SYSTEM_PATH, 'SIGTERM'],
+  ['the system Node, stopped by Ctrl-C (SIGINT to the whole group)', SYSTEM_PATH, 'Ctrl-C'],
+] as const) {
+  test(`a server started through the bin's shebang on ${which} runs with the V8 flags and stops gracefully`, async (t) => {
+    // A process group of its own, as a terminal's foreground job.
+    const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { cwd: tempDir(), env: { PATH: path, CATALOG_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    t.after(() => {
+      if (child.exitCode === null) process.kill(-(child.pid ?? 0), 'SIGKILL');
+    });
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
     await until(() => Promise.resolve(lines.some((l) => l.includes('"msg":"listening"'))), 15_000);
@@ -125,9 +132,11 @@ for (const [which, path] of [['Node 24 (re-executed in place)', `${resolve('node
     const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
     for (const flag of GATEWAY_NODE_FLAGS) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
     const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    if (stop === 'Ctrl-C') process.kill(-(child.pid ?? 0), 'SIGINT');
+    else child.kill(stop);
     const [code] = (await exited) as [number | null];
     assert.equal(code, 0);
+    await until(() => Promise.resolve(lines.some((l) => l.includes('"msg":"stopped"'))), 5000);
     assert.equal(alive(pid), false, 'the server went with its launcher');
   });
 }
