@@ -99,7 +99,7 @@ function stopWithNpm(stop: () => void): void {
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid === parent) return;
-    process.emitWarning(`the npm process that ran this server (pid ${String(parent)}) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM, so reload with \`npx catalog-gateway reload\`, not a signal to npm`);
+    process.stderr.write(`catalog-gateway: the npm process that ran this server (pid ${String(parent)}) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with \`npx catalog-gateway reload\`, not a signal to npm\n`);
     stop();
   }, PARENT_CHECK_MS).unref();
 }

@@ -66,7 +66,8 @@ test('`npm start` names its pid and `reload`; SIGHUP to npm stops the server rat
   npm.kill('SIGHUP');
   await until(() => Promise.resolve(!alive(serverPid)), 10_000);
   assert.equal(existsSync(join(dataDir, 'gateway.pid')), false, 'a clean stop removes the pid file');
-  assert.doesNotMatch(stderr, /\n\s+at /);
+  assert.match(stderr, /^catalog-gateway: the npm process that ran this server \(pid \d+\) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with `npx catalog-gateway reload`, not a signal to npm$/m);
+  assert.doesNotMatch(stderr, /\n\s+at |trace-warnings/);
 });
 
 test('`reload` with no gateway running says so in one line and exits 1', () => {
