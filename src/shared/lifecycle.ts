@@ -63,9 +63,11 @@ export async function drain(server: Server, deadlineMs: number): Promise<void> {
 }
 
 /**
- * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. SIGUSR1 and
- * SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill the
- * process, and a server without `onReloadSignal` has nothing else to do on it).
+ * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome; the same signal
+ * again during the drain is ignored, not left to its default action: npm passes a Ctrl-C on to
+ * a server the terminal has signalled already, and the second would cut the drain short. SIGUSR1
+ * and SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill
+ * the process, and a server without `onReloadSignal` has nothing else to do on it).
  */
 export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGUSR1', reopenLogFiles);
@@ -79,8 +81,8 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', handler);
-  process.once('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
   stopWithNpm(handler);
 }
 

@@ -254,3 +254,23 @@ test("a token minted with another data directory's secret is refused saying so, 
   const own = cli(['token', '--data-dir', served]).stdout.trim();
   assert.notEqual((await get(`${url}/v1/books?q=x`, { authorization: `Bearer ${own}` })).status, 401);
 });
+
+test('Ctrl-C on `npm run fleet` drains it whole, though npm passes the SIGINT on to a fleet the terminal signalled already', async (t) => {
+  const npm = spawn('npm', ['run', 'fleet', '--silent'], {
+    env: { PATH: process.env.PATH ?? '', CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '2000', CATALOG_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  t.after(() => {
+    if (npm.exitCode === null) process.kill(-(npm.pid ?? 0), 'SIGKILL');
+  });
+  let output = '';
+  npm.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  npm.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  await until(() => Promise.resolve(output.includes('Ctrl-C stops')), 60_000);
+  const exited = once(npm, 'exit');
+  process.kill(-(npm.pid ?? 0), 'SIGINT');
+  const [code, signal] = (await exited) as [number | null, string | null];
+  assert.deepEqual([code, signal], [0, null], output.slice(-2000));
+  assert.match(output, /"workers":2,"pid":\d+,"msg":"listening"[\s\S]*"service":"catalog-gateway","msg":"stopped"/, 'the primary drained its workers and said so');
+});
