@@ -2,8 +2,8 @@
  * `start --tls`: a self-signed certificate for this machine (localhost and the address the gateway
  * listens on: 127.0.0.1 by default), made once in `<dataDir>/tls` and reused while it is valid
  * and names that address, so that HTTPS and HTTP/2 can be tried on a fresh clone. It names no
- * address the gateway does not listen on: a client that trusts it for `::1` would find no server. Node has no X.509 issuing API, so the `openssl` program (Debian's `openssl`
- * package) makes it.
+ * address the gateway does not listen on: a client that trusts it for `::1` would find no server.
+ * Node has no X.509 issuing API, so the `openssl` program (Debian's `openssl` package) makes it.
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';

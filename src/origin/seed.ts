@@ -68,10 +68,11 @@ export function seedCatalog(path: string, books: number): void {
   }
   db.close();
   release();
-  renameSync(building, path);
-  // The old file's write-ahead log and its index: SQLite would read them as the new file's.
+  // What is left of the old file's write-ahead log and its index, before the new file takes its
+  // name: SQLite would read them as the new file's.
   rmSync(`${path}-wal`, { force: true });
   rmSync(`${path}-shm`, { force: true });
+  renameSync(building, path);
 }
 
 function fill(db: DatabaseSync, books: number): void {

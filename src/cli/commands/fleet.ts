@@ -13,6 +13,8 @@ import { commandConfig } from '../state.ts';
 import { startRedisProcess } from '../redis-server.ts';
 import { example, exampleToken } from './start.ts';
 
+const LISTENERS: readonly ListenerKey[] = ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'];
+
 /**
  * The listeners' ports left at their defaults, which are `npm start`'s: the fleet takes free ones
  * instead (its banner prints them), so that it runs beside `npm start`. A port named by a flag,
@@ -24,8 +26,6 @@ function freePortsByDefault(config: Config, flags: readonly FlagValue[]): Partia
   for (const key of LISTENERS) if (config[key] === defaults[key] && !flags.some((f) => f.key === key)) free[key] = 0;
   return free;
 }
-
-const LISTENERS: readonly ListenerKey[] = ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'];
 
 /** A fleet is at least two processes, whatever `gateway.workers` says. */
 const MIN_WORKERS = 2;
