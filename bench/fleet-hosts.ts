@@ -96,7 +96,7 @@ try {
     process.stdout.write(
       [
         `fleet-hosts  3 hosts in namespaces, ${DELAY_MS} ms each way per link, ${spec.circulation.loansPerSecond} loans/s for ${DURATION_S} s, host 1 cut off from Redis ${cutAt}–${cutAt + CUT_FOR_S} s`,
-        `loans        ${c.loans.made} lent, ${c.loans.returned} returned, ${c.loans.refused} refused; ${c.loans.flips} availability changes; ${c.searches} searches`,
+        `loans        ${c.loans.made} lent: ${c.loans.returned} returned during the run, ${c.loans.returnedAfter} after it; ${c.loans.refused} refused; ${c.loans.flips} availability changes; ${c.searches} searches`,
         ...c.hosts.map((h, i) => `host ${i + 1}       stale beyond ${bound} ms: ${h.staleReads}; events applied ${settled.applied[i]} of ${events} (repeats dropped ${settled.repeats[i]}); slowest search ${h.slowestSearchMs} ms; offload ${pct(h.offload)}`),
         `fleet        offload ${pct(c.offload)}; ${settled.eventsDelivered} deliveries to ${settled.registrations} registrations for ${c.loans.made + c.loans.returned} loans and returns (${result.deliveriesPerLoan.toFixed(2)} per loan); outbox after: ${settled.outboxDepth}`,
         `cut host     during: shared_tier_up ${scenario.duringCut.sharedTierUp}, fleet_partitioned ${scenario.duringCut.partitioned}; /readyz ${scenario.duringCut.readyz}`,

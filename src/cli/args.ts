@@ -27,7 +27,8 @@ export function parseFlags(
 }
 
 export function helpText(command: Command): string {
-  const flags = [...command.flags, ...COMMON_FLAGS];
+  const common = COMMON_FLAGS.map((f) => (f === DATA_DIR_FLAG && command.dataDir !== undefined ? { ...f, description: command.dataDir } : f));
+  const flags = [...command.flags, ...common];
   const left = (f: FlagSpec): string => `--${f.name}${f.value === undefined ? '' : ` ${f.value}`}`;
   const width = Math.max(...flags.map((f) => left(f).length)) + 2;
   const lines = flags.map((f) => {

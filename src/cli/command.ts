@@ -5,6 +5,11 @@
 import type { ConfigKey } from '../config/schema.ts';
 import type { LoadOptions } from '../config/load.ts';
 
+/** What a command cannot do in the state it finds (no gateway to reload, a catalog in use): one line, exit 1. */
+export class CommandRefusal extends Error {
+  override name = 'CommandRefusal';
+}
+
 export type ListenerKey = 'gateway.port' | 'gateway.adminPort' | 'origin.port' | 'origin.adminPort';
 
 export interface FlagSpec {
@@ -27,6 +32,8 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly FlagSpec[];
+  /** What `--data-dir` means to it, when not the shared data directory. */
+  readonly dataDir?: string;
   /** The port keys of the listeners it opens, to say which one could not listen. */
   readonly listeners?: readonly ListenerKey[];
   run(args: ParsedArgs): Promise<void>;

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
-import type { Command } from './command.ts';
+import { CommandRefusal, type Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 import { cannotListen, refuseSharedPorts } from './listeners.ts';
 
@@ -58,6 +58,10 @@ async function main(argv: readonly string[]): Promise<number> {
       // The pair named by http.tls.cert and http.tls.key cannot serve: the operator's to fix, like a bad value.
       process.stderr.write(`catalog-gateway ${command.name}: config keys http.tls.*: ${err.message}\n`);
       return 78;
+    }
+    if (err instanceof CommandRefusal) {
+      process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
+      return 1;
     }
     if (err instanceof ConfigError) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);

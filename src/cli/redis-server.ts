@@ -2,7 +2,7 @@
  * A local `redis-server` (Debian's package) as a child process, for `catalog-gateway fleet` and
  * the tests: loopback only, no persistence, bounded by `maxmemory` with `volatile-lru` (entries
  * and locks carry expiries and go first; the purge stream has none and is never evicted). It
- * dies with the process that started it.
+ * dies with the process that started it, and only then: a Ctrl-C meant for that process is not its.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -64,7 +64,10 @@ const LEASHED = [
 function launch(port: number, options: RedisProcessOptions): Promise<ChildProcess> {
   const args = [...(options.configFile === undefined ? [] : [options.configFile]), '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
   args.push('--maxmemory', options.maxMemory ?? '256mb', '--maxmemory-policy', 'volatile-lru', '--loglevel', 'warning', ...(options.extraArgs ?? []));
-  const child = spawn('sh', ['-c', LEASHED, 'redis-server', 'redis-server', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // A process group of its own: Ctrl-C at a terminal signals the whole foreground group, and a
+  // Redis that died with it would be gone while the workers drain (each logging that the shared
+  // tier is unavailable). The leash still ends it with this process; `kill` ends it after them.
+  const child = spawn('sh', ['-c', LEASHED, 'redis-server', 'redis-server', ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let output = '';
   const collect = (chunk: Buffer): void => {
     output += chunk.toString();

@@ -76,7 +76,10 @@ function readJsonc(path: string): unknown {
   const value: unknown = parse(text, errors, { allowTrailingComma: true });
   const first = errors[0];
   if (first !== undefined) {
-    throw new ConfigError(`config file ${path} is not valid JSONC: ${printParseErrorCode(first.error)} at offset ${first.offset}`);
+    // An editor goes to a line and column, not an offset.
+    const lines = text.slice(0, first.offset).split('\n');
+    const where = `line ${String(lines.length)} column ${String((lines.at(-1)?.length ?? 0) + 1)}`;
+    throw new ConfigError(`config file ${path} is not valid JSONC: ${printParseErrorCode(first.error)} at ${where} (offset ${String(first.offset)})`);
   }
   return value;
 }

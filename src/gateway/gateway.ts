@@ -211,7 +211,7 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
       },
     });
     const notReady = gw.notReadyReason();
-    logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined }, 'listening');
+    logger.info({ url, adminUrl: admin.url, origin: config['gateway.origin'], originUp: notReady === undefined, pid: process.pid }, 'listening');
     if (notReady !== undefined) logger.warn({ reason: notReady }, 'the origin is not up; /readyz answers 503 until it is');
     return { url, adminUrl: admin.url, registry, cacheStats: gw.cacheStats, reload: (load) => live.reload(load), stop };
   } catch (err) {
@@ -248,7 +248,11 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
     else answerPrimary(message, gw.purger);
   };
   process.on('message', onMessage);
-  const url = await gw.start();
+  const url = await gw.start().catch(async (err: unknown) => {
+    process.off('message', onMessage);
+    await gw.stop();
+    throw err;
+  });
   gw.parts.logger.info({ url, pid: process.pid }, 'worker listening');
   return {
     url,

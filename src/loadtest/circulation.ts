@@ -69,7 +69,8 @@ export interface CirculationResult {
   readonly watchedPairs: number;
   readonly searches: number;
   readonly staleReads: number;
-  readonly loans: { readonly made: number; readonly returned: number; readonly refused: number; readonly flips: number };
+  /** `returned` during the run; `returnedAfter`: the copies still on loan when it ended, returned then. */
+  readonly loans: { readonly made: number; readonly returned: number; readonly returnedAfter: number; readonly refused: number; readonly flips: number };
   readonly offload: number | null;
   readonly purgeLagSeconds: { readonly count: number; readonly p50: number | null; readonly p99: number | null };
   /** Webhook deliveries as the origin counts them, and events as the gateway counts them, by outcome. */
@@ -208,7 +209,7 @@ export async function circulateFleet(fleet: CirculationFleet, options: Circulati
     return entry;
   };
   const deadline = started + options.duration * 1000;
-  const loans = { made: 0, returned: 0, refused: 0, flips: 0 };
+  const loans = { made: 0, returned: 0, returnedAfter: 0, refused: 0, flips: 0 };
   const active = new Map<string, string[]>();
   const random = new SeededRandom(options.seed + 1);
 
@@ -300,8 +301,13 @@ export async function circulateFleet(fleet: CirculationFleet, options: Circulati
     return counts;
   };
 
-  log(`returning ${[...active.values()].flat().length} copies lent by the run…`);
-  for (const path of [...active.values()].flat()) await (await request(`${originUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })).body.dump();
+  const stillOut = [...active.values()].flat();
+  log(`returning the ${stillOut.length} copies still on loan from the run…`);
+  for (const path of stillOut) {
+    const res = await request(`${originUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } });
+    await res.body.dump();
+    if (res.statusCode === 204) loans.returnedAfter++;
+  }
 
   const timeline: CirculationSecond[] = [];
   let previous = first;
@@ -379,7 +385,7 @@ export function formatCirculation(r: CirculationResult): string {
   }
   return [
     `circulation  ${r.options.loansPerSecond} loans/s for ${r.options.duration} s, ${r.options.connections} searching connections, ${r.watchedPairs} watched (book, branch) pairs`,
-    `loans        ${r.loans.made} lent, ${r.loans.returned} returned, ${r.loans.refused} refused; ${r.loans.flips} availability flips`,
+    `loans        ${r.loans.made} lent: ${r.loans.returned} returned during the run, ${r.loans.returnedAfter} after it; ${r.loans.refused} refused; ${r.loans.flips} availability flips`,
     `searches     ${r.searches} (p50 ${r.searchLatencyMs.p50.toFixed(2)} ms, p99 ${r.searchLatencyMs.p99.toFixed(2)} ms)`,
     `stale reads  ${r.staleReads} beyond ${r.options.allowedLagMs} ms`,
     `offload      ${percent(r.offload)} of gateway requests answered without the origin`,

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.meta.url));
 
 /**
- * V8 flags a gateway process runs with; `npm start` and the bin's shebang pass the same (a test
+ * V8 flags a gateway process runs with; `npm start` and the bin's launcher pass the same (a test
  * keeps them in step). Without pointer compression (Node's default build) V8 lets each of the
  * young generation's two semi-spaces grow to 64 MiB under a high allocation rate, and a gateway
  * filling its cache allocates at one: 128 MiB of RSS that is neither cache nor live data. 8 MiB

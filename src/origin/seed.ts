@@ -1,9 +1,11 @@
 /**
  * Builds the catalog database. The file is built under a temporary name and renamed into place,
  * so a crash mid-build or a second process starting at the same time never leaves a half-built
- * catalog where the origin would open it.
+ * catalog where the origin would open it. An existing catalog is replaced only while no other
+ * process has it open: a running origin would go on serving the old file, unlinked, and every loan
+ * it took meanwhile would be gone at its next start.
  */
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Config } from '../config/schema.ts';
@@ -16,9 +18,39 @@ export function catalogPath(config: Config): string {
   return config['origin.db'] ?? join(config.dataDir, 'catalog.db');
 }
 
+/** An existing catalog that another process (a running origin, say) has open. */
+export class CatalogInUseError extends Error {
+  override name = 'CatalogInUseError';
+}
+
+const SQLITE_BUSY = 5;
+
+/**
+ * Holds the existing catalog at `path` alone until released, so no origin opens it while it is
+ * replaced; throws CatalogInUseError when another process has it open. SQLite grants an exclusive
+ * lock on a WAL database only when no other connection holds it, readers included. A file that is
+ * not a catalog at all is there to be replaced.
+ */
+function holdAlone(path: string): () => void {
+  if (!existsSync(path)) return () => undefined;
+  const db = new DatabaseSync(path);
+  try {
+    db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;');
+  } catch (err) {
+    db.close();
+    if ((err as { errcode?: unknown }).errcode === SQLITE_BUSY) throw new CatalogInUseError(`${path} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that`);
+    return () => undefined;
+  }
+  return () => {
+    db.exec('COMMIT');
+    db.close();
+  };
+}
+
 /** Deterministic: the same `books` always yields the same rows. */
 export function seedCatalog(path: string, books: number): void {
   mkdirSync(dirname(path), { recursive: true });
+  const release = holdAlone(path);
   const building = `${path}.building-${process.pid}`;
   rmSync(building, { force: true });
   const db = new DatabaseSync(building);
@@ -31,9 +63,15 @@ export function seedCatalog(path: string, books: number): void {
   } catch (err) {
     db.close();
     rmSync(building, { force: true });
+    release();
     throw err;
   }
   db.close();
+  release();
+  // What is left of the old file's write-ahead log and its index, before the new file takes its
+  // name: SQLite would read them as the new file's.
+  rmSync(`${path}-wal`, { force: true });
+  rmSync(`${path}-shm`, { force: true });
   renameSync(building, path);
 }
 

@@ -4,8 +4,9 @@
  * remembered, bounded in number and never past its `exp`, so the gateway's hit path does not pay
  * for a signature check each time. A token never appears in a problem, a log line or a cache key.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { LRUCache } from 'lru-cache';
 import { fromConfiguredFile } from '../config/load.ts';
 import { growingLru } from './growing-lru.ts';
@@ -46,16 +47,42 @@ function keyFunction(key: KeySource): Uint8Array | JWTVerifyGetKey {
   return fromConfiguredFile('auth.jwks', path, 'is not a JSON Web Key Set', () => createLocalJWKSet(JSON.parse(readFileSync(path, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]));
 }
 
+/**
+ * A signing secret's name, carried as `kid` by the tokens `catalog-gateway token` mints: the start
+ * of its SHA-256, which tells two secrets apart and says nothing of either.
+ */
+export function secretKeyId(secret: Uint8Array): string {
+  return createHash('sha256').update(secret).digest('base64url').slice(0, 8);
+}
+
+/**
+ * Why a signature does not verify, when the token says which secret signed it: a token minted on
+ * another data directory (or `auth.secretFile`) is the usual cause, and the two key ids say so.
+ */
+function signatureMismatch(token: string, key: KeySource): string {
+  const generic = 'the token signature does not verify';
+  if (key.kind !== 'secret') return generic;
+  let kid: unknown;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    return generic;
+  }
+  const own = secretKeyId(key.secret);
+  if (typeof kid !== 'string' || !/^[\w-]{1,16}$/.test(kid) || kid === own) return generic;
+  return `the token was signed with another signing secret (key id ${kid}) than this server's (key id ${own}): mint it with the data directory or auth.secretFile the server uses`;
+}
+
 function invalidToken(description: string): Problem {
   return problem('invalid-token', description, {
     'www-authenticate': `${REALM}, error="invalid_token", error_description="${description}"`,
   });
 }
 
-function describe(err: unknown): string {
+function describe(err: unknown, token: string, key: KeySource): string {
   if (err instanceof errors.JWTExpired) return 'the token has expired';
   if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted`;
-  if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return signatureMismatch(token, key);
   if (err instanceof errors.JOSEAlgNotAllowed) return "the token's algorithm is not accepted";
   if (err instanceof errors.JWKSNoMatchingKey) return 'no key matches the token';
   return 'the token is malformed or cannot be verified';
@@ -63,6 +90,7 @@ function describe(err: unknown): string {
 
 export class TokenVerifier {
   readonly #key: Uint8Array | JWTVerifyGetKey;
+  readonly #source: KeySource;
   readonly #options: JWTVerifyOptions;
   readonly #requiredScope: string;
   readonly #now: () => number;
@@ -80,6 +108,7 @@ export class TokenVerifier {
 
   constructor(options: VerifierOptions) {
     this.#key = keyFunction(options.key);
+    this.#source = options.key;
     this.#options = {
       algorithms: options.key.kind === 'secret' ? ['HS256'] : JWKS_ALGORITHMS,
       requiredClaims: ['exp', 'sub'],
@@ -131,7 +160,7 @@ export class TokenVerifier {
       granted = { ok: true, principal: { subject: payload.sub, scopes: scopes.split(' ').filter((s) => s !== ''), expiresAt: payload.exp ?? 0 } };
     } catch (err) {
       this.#remembered?.delete(authorization);
-      return { ok: false, problem: invalidToken(describe(err)) };
+      return { ok: false, problem: invalidToken(describe(err, token, this.#source)) };
     }
     this.#remembered?.set(authorization, granted);
     return this.#authorize(granted, scope);

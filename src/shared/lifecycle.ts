@@ -4,6 +4,7 @@
  * finish, answers every request it still reads with `Connection: close`, closes the keep-alive
  * connections that stay idle, and cuts what is left when the deadline passes.
  */
+import cluster from 'node:cluster';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import { reopenLogFiles } from './log-sink.ts';
@@ -62,9 +63,11 @@ export async function drain(server: Server, deadlineMs: number): Promise<void> {
 }
 
 /**
- * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome. SIGUSR1 and
- * SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill the
- * process, and a server without `onReloadSignal` has nothing else to do on it).
+ * Runs `stop` once on the first SIGTERM or SIGINT, then exits with its outcome; the same signal
+ * again during the drain is ignored, not left to its default action: npm passes a Ctrl-C on to
+ * a server the terminal has signalled already, and the second would cut the drain short. SIGUSR1
+ * and SIGHUP reopen the log files (nginx reopens on USR1; HUP, its reload, would otherwise kill
+ * the process, and a server without `onReloadSignal` has nothing else to do on it).
  */
 export function onShutdownSignal(stop: () => Promise<void>): void {
   process.on('SIGUSR1', reopenLogFiles);
@@ -78,8 +81,29 @@ export function onShutdownSignal(stop: () => Promise<void>): void {
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', handler);
-  process.once('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  stopWithNpm(handler);
+}
+
+/** How often a server run by an npm script looks for its npm process. */
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * npm passes only SIGINT and SIGTERM on to the script it runs (@npmcli/run-script's
+ * signal-manager.js); any other signal that ends npm (`kill -HUP` to `npm start`, say) would
+ * leave this server orphaned, still serving. Run by an npm script (whose start line `exec`s
+ * Node, so that npm is the parent, not a shell), it stops as on SIGTERM once npm is gone. A server
+ * started otherwise keeps running when its parent goes: `nohup … &` means to.
+ */
+function stopWithNpm(stop: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined || !cluster.isPrimary) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid === parent) return;
+    process.stderr.write(`catalog-gateway: the npm process that ran this server (pid ${String(parent)}) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with \`npx catalog-gateway reload\`, not a signal to npm\n`);
+    stop();
+  }, PARENT_CHECK_MS).unref();
 }
 
 /** SIGHUP also reloads the configuration (nginx's `-s reload`, systemd's `ExecReload`). */

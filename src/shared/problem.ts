@@ -16,6 +16,7 @@ export const PROBLEM_KINDS = {
   'invalid-cursor': { status: 400, title: 'Malformed cursor' },
   'malformed-request': { status: 400, title: 'Malformed HTTP request' },
   'credentials-in-target': { status: 400, title: 'Credentials in the request target' },
+  'plain-http-to-https': { status: 400, title: 'Plain HTTP request sent to an HTTPS port' },
   'missing-token': { status: 401, title: 'Authentication required' },
   'invalid-token': { status: 401, title: 'Invalid access token' },
   'insufficient-scope': { status: 403, title: 'Insufficient scope' },

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { SignJWT } from 'jose';
 import { fromConfiguredFile } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
-import { TokenVerifier, type KeySource } from './auth.ts';
+import { TokenVerifier, secretKeyId, type KeySource } from './auth.ts';
 
 export function secretPath(config: Config): string {
   return config['auth.secretFile'] ?? join(config.dataDir, 'signing-secret');
@@ -59,7 +59,7 @@ export interface TokenClaims {
 
 export async function mintToken(secret: Uint8Array, claims: TokenClaims): Promise<string> {
   let jwt = new SignJWT({ scope: claims.scope })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: secretKeyId(secret) })
     .setSubject(claims.subject)
     .setIssuedAt()
     .setExpirationTime(`${claims.ttlSeconds}s`);

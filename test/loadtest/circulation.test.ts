@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseLoadtestArgs } from '../../src/loadtest/args.ts';
 import { AvailabilityLedger } from '../../src/loadtest/availability-ledger.ts';
-import { histogramQuantile } from '../../src/loadtest/circulation.ts';
+import { formatCirculation, histogramQuantile, type CirculationResult } from '../../src/loadtest/circulation.ts';
 import { parsePrometheusText } from '../../src/loadtest/prometheus-text.ts';
 
 describe('the stale-read judge', () => {
@@ -52,4 +52,23 @@ test('--circulation flags', () => {
   assert.equal(options.allowedLagMs, 500);
   assert.throws(() => parseLoadtestArgs(['--circulation', '--url', 'http://127.0.0.1:1']), /--circulation/);
   assert.throws(() => parseLoadtestArgs(['--loans-per-second', '0']), /--loans-per-second/);
+});
+
+test('the summary counts every copy lent as returned once: during the run, or after it', () => {
+  const result: CirculationResult = {
+    tool: 'catalog-gateway loadtest --circulation',
+    startedAt: '2026-11-29T00:00:00.000Z',
+    options: { connections: 2, duration: 6, loansPerSecond: 1, allowedLagMs: 1000, zipf: 1, distinct: 20, filters: 0, seed: 1 },
+    watchedPairs: 10,
+    searches: 100,
+    staleReads: 0,
+    loans: { made: 4, returned: 2, returnedAfter: 2, refused: 0, flips: 3 },
+    offload: 0.9,
+    purgeLagSeconds: { count: 3, p50: 0.01, p99: 0.02 },
+    events: { sent: {}, received: {} },
+    searchLatencyMs: { p50: 1, p99: 2 },
+    hosts: [],
+    timeline: [],
+  };
+  assert.match(formatCirculation(result), /^loans {8}4 lent: 2 returned during the run, 2 after it; 0 refused; 3 availability flips$/m);
 });

@@ -1,7 +1,7 @@
 /**
  * Every way the project starts the servers runs Node with GATEWAY_NODE_FLAGS
  * (src/loadtest/server-process.ts says why each is there): `npm start`, `npm run fleet`, the
- * bin's shebang, the systemd unit and the container image. The flags are written out in each,
+ * bin's launcher, the systemd unit and the container image. The flags are written out in each,
  * since none of them can read a list from elsewhere (V8's heap flags are not allowed in
  * NODE_OPTIONS), so this test is what keeps them one list. A `precompile` must use them too:
  * Node keys its compile cache by the V8 flags, and a cache filled under other flags is never read
@@ -21,13 +21,14 @@ function flagsOfStarts(text: string): string[][] {
 
 test('npm start, npm run fleet, the bin, the systemd unit and the image all run Node with GATEWAY_NODE_FLAGS', () => {
   const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-  const shebang = read('bin/catalog-gateway.js').split('\n')[0] ?? '';
+  // The bin's launcher re-runs Node with its NODE_FLAGS when started without them.
+  const launcher = JSON.parse((/^const NODE_FLAGS = (\[.*\]);$/m.exec(read('bin/catalog-gateway.js'))?.[1] ?? '[]').replaceAll("'", '"')) as string[];
   // The image's exec-form lines, as the command lines they stand for.
   const image = read('ops/container/Containerfile').replace(/\[((?:"[^"]*",? *)+)\]/g, (_, list: string) => (JSON.parse(`[${list}]`) as string[]).join(' '));
   const places: [string, string, number][] = [
     ['npm start', scripts.start ?? '', 1],
     ['npm run fleet', scripts.fleet ?? '', 1],
-    ['the bin', shebang.replace(/^#!\/usr\/bin\/env -S node /, 'node ') + ' bin/catalog-gateway.js', 1],
+    ['the bin', `node ${launcher.join(' ')} bin/catalog-gateway.js`, 1],
     ['the systemd unit', read('ops/systemd/catalog-gateway.service').replaceAll('/opt/catalog-gateway/node_modules/.bin/node', 'node'), 2],
     ['the container image', image, 2],
   ];

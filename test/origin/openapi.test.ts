@@ -266,7 +266,7 @@ describe('docs/openapi.json and the origin agree', () => {
       conforms(reply, response, 'get', `${name}: ${reply.body}`);
       seen.add((JSON.parse(reply.body) as { type: string }).type);
     }
-    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'precondition-failed', 'range-not-satisfiable', 'webhook-signature', 'webhook-replayed'];
+    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'plain-http-to-https', 'precondition-failed', 'range-not-satisfiable', 'webhook-signature', 'webhook-replayed'];
     // Refused before any operation is known: by the HTTP parser (test/shared/client-errors.test.ts),
     // or for an `Expect` the server does not meet (test/gateway/edge.test.ts, both servers).
     const connectionLevel = ['malformed-request', 'not-implemented', 'headers-too-large', 'request-timeout', 'expectation-failed'];

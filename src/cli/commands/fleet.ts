@@ -2,16 +2,31 @@ import cluster from 'node:cluster';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../config/load.ts';
+import { loadConfig, type FlagValue } from '../../config/load.ts';
+import type { Config } from '../../config/schema.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
 import { diskPath } from '../../gateway/store/disk-store.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { secretPath } from '../../shared/signing-key.ts';
-import type { Command } from '../command.ts';
+import type { Command, ListenerKey } from '../command.ts';
 import { commandConfig } from '../state.ts';
 import { startRedisProcess } from '../redis-server.ts';
 import { example, exampleToken } from './start.ts';
+
+const LISTENERS: readonly ListenerKey[] = ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'];
+
+/**
+ * The listeners' ports left at their defaults, which are `npm start`'s: the fleet takes free ones
+ * instead (its banner prints them), so that it runs beside `npm start`. A port named by a flag,
+ * the environment or a file stays as named.
+ */
+function freePortsByDefault(config: Config, flags: readonly FlagValue[]): Partial<Record<ListenerKey, number>> {
+  const defaults = loadConfig({ env: {} });
+  const free: Partial<Record<ListenerKey, number>> = {};
+  for (const key of LISTENERS) if (config[key] === defaults[key] && !flags.some((f) => f.key === key)) free[key] = 0;
+  return free;
+}
 
 /** A fleet is at least two processes, whatever `gateway.workers` says. */
 const MIN_WORKERS = 2;
@@ -19,12 +34,15 @@ const MIN_WORKERS = 2;
 export const fleet: Command = {
   name: 'fleet',
   summary: 'Run a local fleet: Redis, the catalog origin, and gateway workers sharing one cache through Redis.',
-  listeners: ['gateway.port', 'gateway.adminPort', 'origin.port', 'origin.adminPort'],
+  listeners: LISTENERS,
   flags: [
     { name: 'workers', key: 'gateway.workers', value: 'N|auto', description: `gateway processes (at least ${MIN_WORKERS}; auto: one per core)` },
-    { name: 'port', key: 'gateway.port', value: 'PORT', description: 'gateway API port' },
-    { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'gateway admin port' },
+    { name: 'port', key: 'gateway.port', value: 'PORT', description: 'gateway API port (default: a free one)' },
+    { name: 'admin-port', key: 'gateway.adminPort', value: 'PORT', description: 'gateway admin port (default: a free one)' },
+    { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (default: a free one)' },
+    { name: 'origin-admin-port', key: 'origin.adminPort', value: 'PORT', description: 'origin admin port (default: a free one)' },
   ],
+  dataDir: "catalog, Redis files and event registration (default: a temporary directory of its own, removed when the fleet stops; the signing secret stays the package's data/)",
   async run(args) {
     if (!cluster.isPrimary) throw new Error('the fleet command runs in the primary only; its workers run `gateway`');
     const shared = commandConfig('fleet', args.config);
@@ -37,7 +55,7 @@ export const fleet: Command = {
     const removeOwn = (): void => {
       if (own !== undefined) rmSync(own, { recursive: true, force: true });
     };
-    const stateOverrides = own === undefined ? {} : { dataDir: own, 'auth.secretFile': secretPath(shared) };
+    const stateOverrides = { ...freePortsByDefault(shared, args.config.flags ?? []), ...(own === undefined ? {} : { dataDir: own, 'auth.secretFile': secretPath(shared) }) };
     const config = loadConfig({ ...args.config, overrides: stateOverrides });
     const redis = await startRedisProcess({ dir: join(config.dataDir, 'redis') });
     const origin = await startOrigin(config).catch(async (err: unknown) => {

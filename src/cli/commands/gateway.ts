@@ -1,10 +1,27 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../../config/load.ts';
 import { startGateway, startWorker } from '../../gateway/gateway.ts';
+import { listenFailure } from '../../gateway/workers/messages.ts';
 import { startPrimary, workerCount, workerGroup } from '../../gateway/workers/primary.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import type { Command } from '../command.ts';
+import { writePidFile } from '../pid-file.ts';
 import { commandConfig } from '../state.ts';
+
+/**
+ * A worker that cannot start tells its primary why when it is a port it could not have (the
+ * primary reports that once for all and stops them), and lets go of the channel either way, which
+ * would otherwise keep it running after its error is printed.
+ */
+async function failedWorker(err: unknown): Promise<never> {
+  const failure = listenFailure(err);
+  if (failure !== undefined) {
+    await new Promise<void>((resolve) => process.send?.(failure, undefined, {}, () => { resolve(); }));
+    process.exit(1);
+  }
+  process.disconnect();
+  throw err;
+}
 
 export const gateway: Command = {
   name: 'gateway',
@@ -24,14 +41,18 @@ export const gateway: Command = {
     const config = commandConfig('gateway', args.config);
     // node:cluster starts each worker as this same command; the primary decides how many.
     if (cluster.isWorker) {
-      const worker = await startWorker(config, workerGroup(process.ppid));
+      const worker = await startWorker(config, workerGroup(process.ppid)).catch((err: unknown) => failedWorker(err));
       onShutdownSignal(() => worker.stop());
       return;
     }
     const workers = workerCount(config['gateway.workers']);
     const primary = workers > 1 ? await startPrimary(config, workers) : undefined;
     const running = primary ?? (await startGateway(config));
-    onShutdownSignal(() => running.stop());
+    const removePidFile = writePidFile(config);
+    onShutdownSignal(async () => {
+      await running.stop();
+      removePidFile();
+    });
     // The primary loads and validates, then hands the result to its workers.
     onReloadSignal(() => {
       running.reload(() => loadConfig(args.config));

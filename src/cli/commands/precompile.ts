@@ -4,8 +4,8 @@ import type { Command } from '../command.ts';
 /**
  * Loads every module the program can run, so that Node's compile cache (enabled by the bin)
  * holds all of them and no later start has to load the TypeScript stripper. Node keys the cache
- * by its version and V8 flags: run this with the flags the servers run with (the bin's shebang
- * and the npm scripts carry them), for example in an image build after the sources are copied.
+ * by its version and V8 flags: run this with the flags the servers run with (the bin's launcher
+ * adds them, and the npm scripts carry them), for example in an image build after the sources are copied.
  */
 export const precompile: Command = {
   name: 'precompile',

@@ -8,6 +8,7 @@ import { loadOrCreateSecret, mintToken, secretPath } from '../../shared/signing-
 import type { Command } from '../command.ts';
 import { commandConfig } from '../state.ts';
 import { localCertificate } from '../local-certificate.ts';
+import { writePidFile } from '../pid-file.ts';
 
 /** Searches tried, in order, for the banner's example: the first that finds books is shown. */
 const EXAMPLE_QUERIES = ['dune', 'winter', 'river', 'silent', 'the'];
@@ -52,6 +53,7 @@ function banner(gatewayUrl: string, gatewayAdmin: string, originUrl: string, ori
     'Search the catalog through the gateway (run it twice: the second answer is a cache hit):',
     curl,
     '',
+    `Reload the gateway's configuration with \`npx catalog-gateway reload\` (SIGHUP to pid ${String(process.pid)}).`,
     'Mint another token with `npx catalog-gateway token`. Ctrl-C stops both servers.',
     '',
   ].join('\n');
@@ -70,7 +72,7 @@ export const start: Command = {
   ],
   async run(args) {
     const config = commandConfig('start', args.config);
-    const tls = args.options.tls === true ? localCertificate(config.dataDir) : undefined;
+    const tls = args.options.tls === true ? localCertificate(config.dataDir, config['gateway.host']) : undefined;
     const origin = await startOrigin(config);
     const tlsFiles = tls === undefined ? {} : { 'http.tls.cert': tls.cert, 'http.tls.key': tls.key };
     const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { ...tlsFiles, 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
@@ -78,9 +80,11 @@ export const start: Command = {
       await origin.stop();
       throw err;
     });
+    const removePidFile = writePidFile(config);
     onShutdownSignal(async () => {
       await gateway.stop();
       await origin.stop();
+      removePidFile();
     });
     onReloadSignal(() => {
       gateway.reload(gatewayConfig);

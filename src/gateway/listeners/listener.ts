@@ -27,6 +27,7 @@ import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { CertificateReload } from './certificate-reload.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
+import { answerPlainHttp } from './plain-http.ts';
 import { guardRapidReset } from './rapid-reset.ts';
 import { tlsPaths } from './tls-identity.ts';
 
@@ -122,6 +123,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     // which a client that sends nothing would hold a connection for). Until a restart, as below.
     const tlsServer = createSecureServer({ ...options, ...tls.identity.context, requestCert: mutual, rejectUnauthorized: mutual, allowHTTP1: true, http1Options: http1Options(deps.limits), handshakeTimeout: deps.limits.headersTimeoutMs }, h2Handler);
     answerRefusals(tlsServer, deps.onRefused);
+    answerPlainHttp(tlsServer, deps.limits.headersTimeoutMs, deps.onRefused);
     server = tlsServer;
     reload = tls;
   }

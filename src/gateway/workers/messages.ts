@@ -96,3 +96,26 @@ export interface ConfigOrder {
 export function isConfigOrder(message: unknown): message is ConfigOrder {
   return typeOf(message) === 'catalog-gateway:config';
 }
+
+/**
+ * Worker → primary: its API listener could not listen (the port in use, say). The primary says
+ * so once, for all of them, and stops them: a replacement would only fail the same way.
+ */
+export interface ListenFailure {
+  readonly type: 'catalog-gateway:cannot-listen';
+  readonly code: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The ListenFailure that a listen error is, or undefined for any other failure. */
+export function listenFailure(err: unknown): ListenFailure | undefined {
+  const { code, address, port, syscall } = err as { code?: unknown; address?: unknown; port?: unknown; syscall?: unknown };
+  if (syscall !== 'listen' && syscall !== 'bind') return undefined;
+  if (typeof code !== 'string' || typeof address !== 'string' || typeof port !== 'number') return undefined;
+  return { type: 'catalog-gateway:cannot-listen', code, address, port };
+}
+
+export function isListenFailure(message: unknown): message is ListenFailure {
+  return typeOf(message) === 'catalog-gateway:cannot-listen';
+}

@@ -20,7 +20,7 @@ import { claim, diskPath } from '../store/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
-import { ask, isPurgeMessage, type ConfigOrder, type Purged } from './messages.ts';
+import { ask, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged } from './messages.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
 export function workerCount(setting: number | 'auto'): number {
@@ -88,7 +88,9 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   const restarts = new Counter({ name: 'catalog_gateway_worker_restarts_total', help: 'Workers that died and were replaced.', registers: [registry] });
 
   // Settled once every worker listens, or by a worker that dies before any has: one that cannot
-  // start at all (the port in use, say) would only die again if replaced.
+  // start at all (the port in use, say) would only die again if replaced. A worker that could not
+  // listen says why before it exits, so that the primary reports the port once, not each worker.
+  let cannotListen: ListenFailure | undefined;
   let listened: (url: string) => void = () => undefined;
   let neverListened: (err: Error) => void = () => undefined;
   const firstUrl = new Promise<string>((resolve, reject) => {
@@ -123,7 +125,11 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     if (rolling.delete(worker) || stopping || code === 0) return;
     if (!anyListened) {
       stopping = true;
-      neverListened(new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`));
+      neverListened(
+        cannotListen === undefined
+          ? new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`)
+          : Object.assign(new Error(`a gateway worker cannot listen on ${cannotListen.address}:${String(cannotListen.port)} (${cannotListen.code})`), cannotListen),
+      );
       return;
     }
     respawnDelay = lived < QUICK_DEATH_MS ? Math.min(MAX_RESPAWN_DELAY_MS, Math.max(250, respawnDelay * 2)) : 0;
@@ -152,6 +158,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     },
   };
   cluster.on('message', (from, message: unknown) => {
+    if (isListenFailure(message)) cannotListen ??= message;
     if (!isPurgeMessage(message) || message.type !== 'catalog-gateway:relay') return;
     const others = connected().filter((w) => w !== from);
     void Promise.all(others.map((w) => ask(w, { type: 'catalog-gateway:apply', id: ++orders, purge: message.purge }, exited(w)))).then((purged) => {
@@ -167,9 +174,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       };
     },
   });
-  for (let i = 0; i < count; i++) fork();
-  await health.start();
-  const url = await firstUrl;
+  // The admin listener opens first: a port it cannot have stops the gateway before any worker serves.
   const admin = await openAdmin(parts, {
     purger,
     notReadyReason: () => {
@@ -181,12 +186,23 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     // The admin listener's refusals are logged; the refusal counter is the workers', for the API port.
     countRefusal: () => undefined,
   });
+  const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
+  for (let i = 0; i < count; i++) fork();
+  const started = firstUrl.catch(async (err: unknown) => {
+    // None serves, so the rest are stopped with it: no worker outlives a primary that failed to start.
+    stopping = true;
+    await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
+    await Promise.all([admin.stop(), health.close()]);
+    releaseDisk?.();
+    throw err;
+  });
+  await health.start();
+  const url = await started;
   // Each worker replayed what was missed before it listened; the primary, which answers the
   // events, keeps reading the log as a backstop.
   const resume = resumption(config, { purger, registry, logger, now: parts.now });
   resume?.poll();
-  logger.info({ url, adminUrl: admin.url, workers: count }, 'listening');
-  const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
+  logger.info({ url, adminUrl: admin.url, workers: count, pid: process.pid }, 'listening');
   // One at a time: a second signal during a restart waits for the one under way.
   let restarting: Promise<boolean> | undefined;
 

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { test } from 'node:test';
+import { tempDir } from '../support/config.ts';
+import { NODE } from '../support/cli-process.ts';
+
+async function holdPort(t: { after(fn: () => void): void }): Promise<number> {
+  const server: Server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  return (server.address() as AddressInfo).port;
+}
+
+/** Processes still running with `marker` in their environment: the gateway's own, and its workers. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+async function gatewayWithWorkers(ports: { api: number; admin: number }): Promise<{ code: number | null; stderr: string; left: number[] }> {
+  const dataDir = tempDir();
+  const args = ['bin/catalog-gateway.js', 'gateway', '--workers', '2', '--origin', 'http://127.0.0.1:1', '--port', String(ports.api), '--admin-port', String(ports.admin)];
+  const child = spawn(NODE, args, { env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const left = processesWith(`CATALOG_DATA_DIR=${dataDir}`);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  return { code, stderr, left };
+}
+
+const refusals = (stderr: string): string[] => stderr.split('\n').filter((l) => l.includes('cannot listen'));
+
+test('with workers, an API port in use stops the whole gateway: one line naming the listener and port, exit 1, no worker left', async (t) => {
+  const api = await holdPort(t);
+  const { code, stderr, left } = await gatewayWithWorkers({ api, admin: 0 });
+  assert.equal(code, 1, stderr);
+  assert.deepEqual(refusals(stderr), [`catalog-gateway gateway: cannot listen on 127.0.0.1:${api} for the gateway's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`]);
+  assert.deepEqual(left, [], 'no worker left behind');
+});
+
+test('with workers, an admin port in use stops the whole gateway before any worker serves', async (t) => {
+  const admin = await holdPort(t);
+  const { code, stderr, left } = await gatewayWithWorkers({ api: 0, admin });
+  assert.equal(code, 1, stderr);
+  assert.deepEqual(refusals(stderr), [`catalog-gateway gateway: cannot listen on 127.0.0.1:${admin} for the gateway's admin listener (--admin-port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`]);
+  assert.deepEqual(left, [], 'no worker left behind');
+});
