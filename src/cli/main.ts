@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
+import { DiskTierInUse } from '../gateway/store/disk-store.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import { CommandRefusal, type Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
@@ -59,7 +60,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`catalog-gateway ${command.name}: config keys http.tls.*: ${err.message}\n`);
       return 78;
     }
-    if (err instanceof CommandRefusal) {
+    if (err instanceof CommandRefusal || err instanceof DiskTierInUse) {
       process.stderr.write(`catalog-gateway ${command.name}: ${err.message}\n`);
       return 1;
     }

@@ -251,3 +251,20 @@ describe('the disk tier\'s faults', () => {
     }
   });
 });
+
+test('a second gateway pointed at a directory a live one uses is refused at start, in one line naming it, alone or with workers', async (t) => {
+  const origin = await startFaultOrigin();
+  origin.behave(() => OK);
+  t.after(() => origin.close());
+  const dataDir = tempDir();
+  await startProcess(t, origin, dataDir);
+  for (const workers of ['1', '2']) {
+    const second = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0', '--workers', workers], { CATALOG_DATA_DIR: dataDir, CATALOG_GATEWAY_EVENTS_REGISTER: 'false' });
+    let stderr = '';
+    second.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(second.child, 'exit')) as [number | null];
+    assert.equal(code, 1, `--workers ${workers}`);
+    assert.equal(stderr.trim().split('\n').length, 1, stderr);
+    assert.match(stderr, new RegExp(`gateway\\.cache\\.disk\\.path ${join(dataDir, 'cache').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another gateway \\(pid \\d+\\)`));
+  }
+});
