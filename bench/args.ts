@@ -23,6 +23,10 @@ export interface BenchOptions {
   readonly http2: boolean;
   /** The hit-ratio replay instead: LRU, W-TinyLFU and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
+  /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
+  readonly tiers: boolean;
+  /** The disk tier's bound in MiB (`--tiers`, `--memory`). */
+  readonly diskMib: number;
   /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
   readonly traceFiles: readonly string[];
   /** Entry size of a trace line without one. */
@@ -82,6 +86,9 @@ Flags:
   --bound-entries LIST cache bounds in entries of --entry-bytes instead (a block trace's bound)
   --requests N         requests per synthetic trace (default 2000000)
   --distinct N         distinct searches of the synthetic traces (default 1000000)
+  --tiers              instead: replay the Zipf and crawler traces through memory (--cache-mib)
+                       over the disk tier (--disk-mib), against memory alone and an unbounded cache
+  --disk-mib N         the disk tier's bound in --tiers and --memory modes (default 4096)
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
@@ -119,6 +126,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         'shared-tier': { type: 'boolean' },
         http2: { type: 'boolean' },
         'hit-ratio': { type: 'boolean' },
+        tiers: { type: 'boolean' },
+        'disk-mib': { type: 'string' },
         trace: { type: 'string', multiple: true },
         traces: { type: 'string' },
         'entry-bytes': { type: 'string' },
@@ -158,6 +167,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     sharedTier: values['shared-tier'] === true,
     http2: values.http2 === true,
     hitRatio: values['hit-ratio'] === true,
+    tiers: values.tiers === true,
+    diskMib: integer('disk-mib', text('disk-mib'), 4096, 1, 16 * 1024 * 1024),
     traceFiles: Array.isArray(values.trace) ? values.trace : [],
     traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),
     traceRequests: integer('requests', text('requests'), 2_000_000, 1000, 100_000_000),

@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
  * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
- * (hit-ratio-bench.ts). Prints markdown for docs/benchmarks.md and
+ * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
@@ -14,6 +14,7 @@ import { memoryBench, memoryMarkdown } from './memory-bench.ts';
 import { saveResults } from './results-file.ts';
 import { sharedTierBench, sharedTierMarkdown } from './shared-tier-bench.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
+import { tiersBench, tiersMarkdown } from './tiers-bench.ts';
 
 type Bench<R> = (options: BenchOptions, command: string, log: (message: string) => void) => Promise<R>;
 
@@ -57,6 +58,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
+    if (options.tiers) return await run(tiersBench, tiersMarkdown, 'tiers-latest.json', 'tiers');
     if (options.memory) return await run(memoryBench, memoryMarkdown, 'memory-latest.json', 'memory');
     return await run(throughputBench, throughputMarkdown, 'latest.json', 'throughput');
   } catch (err) {
