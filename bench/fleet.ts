@@ -47,11 +47,14 @@ export class Fleet {
 
   /**
    * A gateway with the V8 flags the shipped entry points give it (GATEWAY_NODE_FLAGS), probing
-   * the origin's admin `/readyz`, or `/` of an origin without an admin listener.
+   * the origin's admin `/readyz`, or `/` of an origin without an admin listener. Its disk tier is
+   * its own and new, in the run's temporary directory: gateways of one run are not one gateway,
+   * and a run never starts warm from the one before.
    */
   gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
     const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
-    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], env, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
+    const disk = { CATALOG_GATEWAY_CACHE_DISK_PATH: join(this.logDir, `${name.replace(/\W+/g, '-')}-${this.#started.length}-cache`) };
+    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], { ...disk, ...env }, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
   }
 
   /** What a bench asks the catalog with: search terms drawn from its database and a `catalog:read` token. */

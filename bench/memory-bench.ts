@@ -3,7 +3,12 @@
  * at a 256 MiB bound and compares its RSS with the bound plus 150 MiB. The fill goes through a
  * tiny bench origin (tiny-origin.ts) because a million real searches would take most of an hour;
  * what is measured — the gateway's memory for what it stores and how it counts it — is the same.
+ * The disk tier is on, bounded by `--disk-mib`: with a memory bound smaller than the fill
+ * (`--cache-mib 64`), it shows the cache holding more than memory does, and the process's
+ * anonymous memory (RssAnon: the heap and Buffers, not the mapped binary or the page cache)
+ * staying within the memory bound plus the same 150 MiB.
  */
+import { readFileSync } from 'node:fs';
 import { HEAP_RESERVE } from '../src/gateway/store/entry-size.ts';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { join } from 'node:path';
@@ -49,12 +54,20 @@ export interface MemoryReport {
   readonly externalBytes: number | null;
   readonly limitBytes: number;
   readonly met: boolean;
+  /** The disk tier's bound and what it held at the end. */
+  readonly diskBoundBytes: number;
+  readonly diskEntries: number | null;
+  readonly diskBytes: number | null;
+  /** Anonymous resident memory (`RssAnon` in /proc/<pid>/status), at the end and at its highest sample. */
+  readonly rssAnonBytes: number | null;
+  readonly peakRssAnonBytes: number;
   /** Samples every 5 s of the fill. */
   readonly trajectory: readonly MemorySample[];
 }
 
 export interface MemorySample {
   readonly second: number;
+  readonly rssAnonBytes: number | null;
   readonly entries: number | null;
   readonly cacheBytes: number | null;
   readonly rssBytes: number | null;
@@ -62,10 +75,21 @@ export interface MemorySample {
   readonly externalBytes: number | null;
 }
 
-function memorySample(second: number, metrics: PrometheusSamples): MemorySample {
+/** `RssAnon` of a process, in bytes; null where /proc does not say. */
+function rssAnon(pid: number): number | null {
+  try {
+    const kib = /^RssAnon:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? null : Number(kib) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+function memorySample(second: number, metrics: PrometheusSamples, pid: number): MemorySample {
   const counters = gatewayCounters(metrics);
   return {
     second,
+    rssAnonBytes: rssAnon(pid),
     entries: counters.cacheEntries ?? null,
     cacheBytes: counters.cacheBytes ?? null,
     rssBytes: counters.rssBytes ?? null,
@@ -88,12 +112,13 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const headers = { authorization: `Bearer ${token}` };
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     // The access log is off: a million lines on disk are not what this measures.
-    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes) });
+    const diskBoundBytes = options.diskMib * MIB;
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes), CATALOG_GATEWAY_CACHE_DISK_MAX_BYTES: String(diskBoundBytes) });
     const admin = gateway.adminUrl ?? '';
-    const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin))];
+    const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin), gateway.pid)];
     const sample = (second: number): void => {
       void scrapeMetrics(admin).then(
-        (m) => { trajectory.push(memorySample(second, m)); },
+        (m) => { trajectory.push(memorySample(second, m, gateway.pid)); },
         () => undefined,
       );
     };
@@ -109,11 +134,12 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const read = async (): Promise<GatewayCounters> => gatewayCounters(await scrapeMetrics(admin));
     const after = await steadyRead(read, (a, b) => a.requests === b.requests);
     const samples = await scrapeMetrics(admin);
-    const end = memorySample(Math.round(run.durationSeconds), samples);
+    const end = memorySample(Math.round(run.durationSeconds), samples, gateway.pid);
     trajectory.push(end);
     trajectory.sort((a, b) => a.second - b.second);
     const rss = end.rssBytes;
     const peakRss = Math.max(...trajectory.map((t) => t.rssBytes ?? 0));
+    const peakRssAnon = Math.max(...trajectory.map((t) => t.rssAnonBytes ?? 0));
     const limitBytes = boundBytes + HEADROOM_MIB * MIB;
     return {
       tool: 'catalog-gateway bench',
@@ -141,6 +167,11 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
       externalBytes: end.externalBytes,
       limitBytes,
       met: peakRss < limitBytes,
+      diskBoundBytes,
+      diskEntries: samples.value('catalog_gateway_disk_entries') ?? null,
+      diskBytes: samples.value('catalog_gateway_disk_bytes') ?? null,
+      rssAnonBytes: end.rssAnonBytes,
+      peakRssAnonBytes: peakRssAnon,
       trajectory,
     };
   } finally {
@@ -154,6 +185,7 @@ export function memoryMarkdown(r: MemoryReport): string {
     '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     `| ${r.requested.toLocaleString('en-US')} | ${r.misses.toLocaleString('en-US')} / ${r.originRequests.toLocaleString('en-US')} | ${r.cacheEntries?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.cacheBytes)} | ${r.evictions?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.rssBytes)} | ${mib(r.peakRssBytes)} | ${mib(r.limitBytes)} | ${r.met ? 'met' : '**missed**'} |`,
     '',
+    `Disk tier (bound ${mib(r.diskBoundBytes)}): ${r.diskEntries?.toLocaleString('en-US') ?? 'n/a'} entries, ${mib(r.diskBytes)} counted. Anonymous RSS (RssAnon) at the end ${mib(r.rssAnonBytes)}, peak sampled ${mib(r.peakRssAnonBytes)}: ${r.peakRssAnonBytes < r.limitBytes ? 'within' : '**over**'} the bound + 150 MiB.`,
     `At the end: V8 heap ${mib(r.heapUsedBytes)} used of ${mib(r.heapTotalBytes)} reserved, ${mib(r.externalBytes)} outside the heap (Buffers); ${perEntry(r)}.`,
     `Filled in ${r.seconds.toFixed(0)} s (${r.requestsPerSecond.toFixed(0)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors) through ${r.origin}; gateway access log off; gateway Node flags: ${r.gatewayNodeFlags.length === 0 ? 'none' : r.gatewayNodeFlags.map((f) => `\`${f}\``).join(' ')}.`,
     `RSS during the fill: ${trajectoryLine(r.trajectory)}.`,
