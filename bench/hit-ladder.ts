@@ -47,7 +47,7 @@ const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': ori
 const purges = new PurgeLog();
 const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
 const origin = new OriginClient(config);
-const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');
 const accessLog = createAccessLog(logger, { enabled: true, format: 'json', service: 'catalog-gateway' });

@@ -57,7 +57,7 @@ describe('docs', () => {
   test('lists every metric of the gateway and the origin', async () => {
     const gateway = new Registry();
     const origin = new Registry();
-    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
+    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
     new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
     new ListenerMetrics(gateway);

@@ -82,7 +82,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
-  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, fillWaiting: (): number => flights.waiting, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
   const purger = new Purger({ cache, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];

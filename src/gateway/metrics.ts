@@ -37,6 +37,8 @@ export interface LiveState {
   readonly cache: () => CacheGauges;
   /** Requests being answered now. */
   readonly inFlight: () => number;
+  /** Requests waiting on a fill another request leads (Flights#waiting). */
+  readonly fillWaiting: () => number;
   /** The last origin health probe's verdict. */
   readonly originUp: () => boolean;
   /** The origin connections (OriginClient#connections). */
@@ -194,6 +196,14 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(live.inFlight());
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_fill_waiting_requests',
+      help: 'Requests waiting on a fill already in flight for their key, until its answer serves them or sends them to ask on their own.',
+      registers,
+      collect() {
+        this.set(live.fillWaiting());
       },
     });
     new Gauge({
