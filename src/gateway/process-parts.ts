@@ -13,6 +13,7 @@ import type { TokenVerifier } from '../shared/auth.ts';
 import { parseCredentialNames } from '../shared/credentials.ts';
 import { httpLimits, reportRefusals, type Refusal } from '../shared/http-server.ts';
 import { createLogger } from '../shared/logger.ts';
+import { reportNodeHttpInternals } from '../shared/node-http-internals.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
 import { cacheKeyOf } from './pipeline.ts';
@@ -49,6 +50,7 @@ export interface ProcessParts {
 
 export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
+  reportNodeHttpInternals(logger);
   const live = new LiveConfig(config, logger);
   liveLogLevel(live, logger);
   let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']);

@@ -14,6 +14,7 @@ import { TLSSocket } from 'node:tls';
 import type { Config } from '../config/schema.ts';
 import { redactTarget } from './credentials.ts';
 import type { Logger } from './logger.ts';
+import { answersInFlight } from './node-http-internals.ts';
 import { problem, rawProblemResponse, sendProblem, type Problem } from './problem.ts';
 
 export interface HttpLimits {
@@ -152,6 +153,7 @@ export function createHttpServer(
  */
 export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   answerUnsupported(server, onRefused);
+  const answerInFlight = answersInFlight(server);
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: Duplex) => {
     // A TLS socket's ALPN protocol stays null until its handshake completes: no HTTP to answer in.
     if (socket instanceof TLSSocket && socket.alpnProtocol === null) {
@@ -166,10 +168,7 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
       if (refused !== undefined && socket.writable) socket.end(rawProblemResponse(refused, '/'));
       else socket.destroy();
     };
-    // The answer in flight on the connection (no public name: Node keeps it as the socket's
-    // `_httpMessage` until it finishes, then hands the socket to the next one it queued for the
-    // requests pipelined behind it, RFC 9112 §9.3.2).
-    const inFlight = (): ServerResponse | null | undefined => (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const inFlight = (): ServerResponse | null | undefined => answerInFlight(socket);
     // The problem goes after every answer owed to a request read whole before the refused one, and
     // not at all after one that closed the connection (`answer` then finds it no longer writable).
     // When the refused request is the one in flight (its body was refused), the problem is its

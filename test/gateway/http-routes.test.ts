@@ -506,7 +506,7 @@ test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one l
   });
   const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
   try {
-    assert.ok(canSendHeadText, 'the Node this project pins has the step the text is handed to');
+    assert.equal(canSendHeadText, process.env.GATEWAY_NODE_HTTP !== 'public', 'the Node this project pins has the step the text is handed to');
     await get(`${fx.gateway.url}/doc`);
     const request = (method: string, version: string): string => `${method} /doc ${version}\r\nHost: a\r\nX-Request-Id: wire-1\r\n\r\n`;
     // Two requests on one connection: the first answer keeps it open, and the second is read from it.
