@@ -10,7 +10,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import { problem, type Problem } from '../shared/problem.ts';
-import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
@@ -25,7 +24,8 @@ export interface DeliverContext {
   /** A GET's Range and If-Range (RFC 9110 §14.2); undefined without Range, and for HEAD. */
   readonly range: RangeRequest | undefined;
   readonly requestId: string;
-  readonly outcome: CacheOutcome;
+  /** The `Cache-Status` value (cache-outcome.ts). */
+  readonly cacheStatus: string;
   readonly now: number;
 }
 
@@ -67,7 +67,7 @@ function sendFields(response: StoredResponse, representation: Representation, co
   fields[at++] = 'age';
   fields[at++] = String(ageSeconds(response, context.now));
   fields[at++] = 'cache-status';
-  fields[at++] = cacheStatus(context.outcome) ?? '';
+  fields[at++] = context.cacheStatus;
   fields[at++] = 'x-request-id';
   fields[at++] = context.requestId;
   fields.length = at;
@@ -79,7 +79,7 @@ function sendText(text: FieldText, response: StoredResponse, representation: Rep
   const { pieces, slots } = text;
   let head = pieces[0] ?? '';
   for (let j = 0; j < slots.length; j++) head += representation.ownValue(slots[j] ?? 0) + (pieces[j + 1] ?? '');
-  return `${head}age: ${ageSeconds(response, context.now)}\r\ncache-status: ${cacheStatus(context.outcome) ?? ''}\r\nx-request-id: ${context.requestId}\r\n`;
+  return `${head}age: ${ageSeconds(response, context.now)}\r\ncache-status: ${context.cacheStatus}\r\nx-request-id: ${context.requestId}\r\n`;
 }
 
 const PRECONDITION_FAILED = problem('precondition-failed', 'If-Match or If-Unmodified-Since does not hold for the stored response (RFC 9110 §13.1.1, §13.1.4)');

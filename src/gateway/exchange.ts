@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessRecord, Peer } from '../shared/access-log.ts';
+import type { CredentialNames } from '../shared/credentials.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
@@ -19,7 +20,7 @@ import type { TargetFacts } from './target-memo.ts';
  */
 export interface TargetRules {
   readonly maxBytes: number;
-  readonly credentialNames: readonly string[];
+  readonly credentialNames: CredentialNames;
 }
 
 /** The gateway's access-log line: the shared fields plus how the cache answered. */

@@ -17,6 +17,7 @@ import { Codec } from '../shared/encoding/codec.ts';
 import { compressionPolicy } from '../shared/encoding/policy.ts';
 import type { RunningAdmin } from './admin.ts';
 import { Negotiator } from './encoding/negotiator.ts';
+import { CacheStatusValues } from './cache-outcome.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { createListener } from './listeners/listener.ts';
@@ -109,10 +110,11 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
   const hidden = hiddenFields(tags);
   const pipeline = livePipeline(live, {
     credentialNames,
+    routesOf: parts.routesOf,
     now,
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
-    cached: { cache, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
+    cached: { cache, negotiator: new Negotiator(), statusValues: new CacheStatusValues(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
     forward: { origin, hiddenFields: hidden, purger, metrics, logger },
     log: {
       metrics,

@@ -22,11 +22,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { CLIENT_CLOSED, clientGone, peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import { ArrivalFields, CLIENT_CLOSED, clientGone, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
-import { framingProblem } from '../shared/framing.ts';
+import { Framing } from '../shared/framing.ts';
 import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
 import { refuse, type Answered, type Exchange, type GatewayAccessRecord, type Step, type TargetRules } from './exchange.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -60,7 +60,7 @@ export interface EdgeDeps {
 
 /** What the log-and-count step uses, and `fail` for a request that threw. */
 export interface LogDeps {
-  readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent'>;
+  readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent' | 'staleServed' | 'coalesced'>;
   readonly accessLog: AccessLog<GatewayAccessRecord>;
   readonly logger: Logger;
 }
@@ -88,8 +88,12 @@ function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
   // The client went away (or a drain cut it) before its answer was sent.
   const gone = clientGone(res);
   const status = gone ? CLIENT_CLOSED : answered.status;
-  const cache = cacheLabel(answered.outcome);
+  const { outcome } = answered;
+  const cache = cacheLabel(outcome);
   log.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
+  // Counted from the outcome the client got: a waiter the fill could not serve was not coalesced.
+  if (outcome.collapsed === true) log.metrics.coalesced();
+  if (outcome.kind === 'stale') log.metrics.staleServed(outcome.detail);
   if (answered.encoding !== undefined && !gone) log.metrics.bodySent(answered.encoding, answered.bytes);
   log.accessLog({
     reqId: ex.reqId,
@@ -128,6 +132,8 @@ export interface PipelineSettings {
 const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, http: httpRoute, pass: passRoute };
 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
+  const framing = new Framing();
+  const arrivals = new ArrivalFields();
   const served = servedAtEndOfTurn((req: IncomingMessage, res: ServerResponse, arrivedAt) => {
     const { edge, steps, log } = settings();
     forgoDrain(req);
@@ -138,17 +144,17 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       targetRules: edge.targetRules,
       req,
       res,
-      reqId: requestId(req.headers['x-request-id']),
+      reqId: arrivals.requestId(req.headers['x-request-id']),
       method,
       rawTarget,
       facts,
       isHead: method === 'HEAD',
       started: arrivedAt,
-      peer: peerFields(req, edge.clients),
+      peer: arrivals.peer(req, edge.clients),
     };
     try {
       if (edge.isDraining()) res.shouldKeepAlive = false;
-      const refused = framingProblem(req) ?? facts.refused ?? edge.ipLimits.take(ex.peer.remote ?? '');
+      const refused = framing.problem(req) ?? facts.refused ?? edge.ipLimits.take(ex.peer.remote ?? '');
       const { route } = facts;
       let step: Step;
       if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);

@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Config } from '../config/schema.ts';
-import { redactTarget } from './credentials.ts';
+import { redactTarget, type CredentialNames } from './credentials.ts';
 import type { Logger } from './logger.ts';
 import { answersInFlight } from './node-http-internals.ts';
 import { problem, rawProblemResponse, sendProblem, type Problem } from './problem.ts';
@@ -38,7 +38,7 @@ export function httpLimits(config: Config): HttpLimits {
 }
 
 /** Logs a refusal (method, a redacted excerpt of the target, the parser's reason) and counts it. */
-export function reportRefusals(logger: Logger, credentialNames: readonly string[], count: (reason: string) => void): (refusal: Refusal) => void {
+export function reportRefusals(logger: Logger, credentialNames: CredentialNames, count: (reason: string) => void): (refusal: Refusal) => void {
   return ({ reason, method, target }) => {
     count(reason);
     logger.warn({ reason, method, target: target === undefined ? undefined : redactTarget(target, credentialNames) }, 'request refused before parsing completed');

@@ -128,11 +128,7 @@ export class Flights {
     if (running === undefined) return { outcome: await this.#start(request, stored).outcome, collapsed: false };
     this.#waiting++;
     try {
-      // Coalesced only once the answer is known to serve it: one sent to ask on its own was not.
-      if (admits(await running.sharing, request.requestHeaders)) {
-        this.#p.metrics.coalesced();
-        return { outcome: await running.outcome, collapsed: true };
-      }
+      if (admits(await running.sharing, request.requestHeaders)) return { outcome: await running.outcome, collapsed: true };
     } finally {
       this.#waiting--;
     }

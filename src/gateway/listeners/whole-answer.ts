@@ -35,15 +35,10 @@ export function sendWhole(res: ServerResponse, status: number, fields: string[],
 /** Whether node:http takes a head as text (node-http-internals.ts); where it does not, heads go through `writeHead` (deliver.ts). */
 export const canSendHeadText = internals.headText;
 
-const statusLines = new Map<number, string>();
+const STATUS_LINES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(Object.entries(STATUS_CODES).map(([status, reason]) => [status, `HTTP/1.1 ${status} ${reason ?? 'unknown'}\r\n`])));
 
 function statusLine(status: number): string {
-  let line = statusLines.get(status);
-  if (line === undefined) {
-    line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
-    statusLines.set(status, line);
-  }
-  return line;
+  return STATUS_LINES[status] ?? `HTTP/1.1 ${status} unknown\r\n`;
 }
 
 /** The one field Node is handed, so that it frames the body by it and adds no length of its own. */

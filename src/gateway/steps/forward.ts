@@ -112,14 +112,14 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     // An origin that gave up on a body the client never finished sending failed because of the client.
     const failure = request.body !== undefined && !ex.req.complete ? BODY_NOT_RECEIVED : opened.failure.problem;
-    return refuse(ex, label, failure, { ...relaying.outcome, detail: opened.failure.code }, sub);
+    return refuse(ex, label, failure, { ...relaying.outcome, failure: opened.failure.code }, sub);
   }
   const { answer } = opened;
   if (answer.status >= 500 && !relaying.relayServerErrors) {
     discard(answer.body);
     deps.metrics.originAnswer(answer.status, (performance.now() - started) / 1000);
     const failure = originServerError(answer.status);
-    return refuse(ex, label, failure.problem, { ...relaying.outcome, fwdStatus: answer.status, detail: failure.code }, sub);
+    return refuse(ex, label, failure.problem, { ...relaying.outcome, fwdStatus: answer.status, failure: failure.code }, sub);
   }
   await relaying.beforeRelay?.(answer);
   const outcome: CacheOutcome = { ...relaying.outcome, fwdStatus: answer.status };
