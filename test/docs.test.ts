@@ -4,6 +4,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
+import { defaultFile } from '../src/config/default-file.ts';
+import { DEFAULT_CONFIG_FILE } from '../src/config/load.ts';
 import { SCHEMA } from '../src/config/schema.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
@@ -37,6 +39,10 @@ describe('docs', () => {
   test('the configuration table is the one the schema generates (`npm run docs` rewrites it)', () => {
     assert.ok(configuration.includes(configTable()), 'docs/configuration.md has a stale configuration table: run `npm run docs`');
     for (const key of Object.keys(SCHEMA)) assert.ok(configuration.includes(`| \`${key}\` |`), `docs/configuration.md lacks ${key}`);
+  });
+
+  test("config/default.jsonc's comments are the schema's descriptions (`npm run docs` rewrites them)", () => {
+    assert.equal(readFileSync(DEFAULT_CONFIG_FILE, 'utf8'), defaultFile(), 'config/default.jsonc differs from what the schema generates: run `npm run docs`');
   });
 
   test('refer to no issue a reader cannot see, and do not contradict what is built', () => {
