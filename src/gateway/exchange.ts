@@ -11,6 +11,7 @@ import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
+import type { CacheKey } from './store/response-cache.ts';
 import type { TargetFacts } from './target-memo.ts';
 
 /**
@@ -47,6 +48,19 @@ export interface Exchange {
   readonly started: number;
   /** Read on arrival: once the answer is sent, the request may have let go of its socket. */
   readonly peer: Peer;
+
+  // What the states learn on the way (pipeline.ts), in the order they learn it.
+  /** The metric and log route: a catalog route's template, another route's prefix. */
+  label: MetricRoute;
+  /** Where an authenticated request goes: the cache steps, or the origin. */
+  then: 'lookup' | 'pass';
+  /** A refusal the route defers until the request is authenticated (a catalog parameter's 400). */
+  refusal: Problem | undefined;
+  /** On the way to the cache: its key, and the target a fill asks the origin for. */
+  key: CacheKey | undefined;
+  originTarget: string;
+  /** The token's subject, once authenticated; undefined on a route that asks for no token. */
+  sub: string | undefined;
 }
 
 /** How one request was answered: what the log and the metrics record. */

@@ -115,7 +115,7 @@ async function build(parts: ProcessParts, group: string | undefined): Promise<Bu
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
     cached: { cache, negotiator: new Negotiator(), statusValues: new CacheStatusValues(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
-    forward: { origin, hiddenFields: hidden, purger, metrics, logger },
+    forward: { origin, hiddenFields: hidden, purger, keyOf: parts.keyOf, metrics, logger },
     log: {
       metrics,
       accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),

@@ -16,7 +16,7 @@ import { createLogger } from '../shared/logger.ts';
 import { reportNodeHttpInternals } from '../shared/node-http-internals.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
-import { cacheKeyOf } from './pipeline.ts';
+import { cacheKeyOf } from './routes/cache-keys.ts';
 import type { PurgeTaker } from './purge/purger.ts';
 import { LiveConfig } from './reload/live-config.ts';
 import { liveLogLevel, liveTlsFiles } from './reload/live-parts.ts';
@@ -47,7 +47,7 @@ export interface ProcessParts {
   /** The route table of a configuration: one per configuration, whoever asks (a purge by URL, the request path). */
   readonly routesOf: (config: Config) => RouteTable;
   /** The cache key a purge by URL names, by the route table now in force. */
-  keyOf(url: string): CacheKey | undefined;
+  readonly keyOf: (url: string) => CacheKey | undefined;
 }
 
 export function processParts(config: Config, deps: GatewayDeps): ProcessParts {

@@ -19,7 +19,7 @@ import type { Purger, PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
-import { cacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/response-cache.ts';
 import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
 import { originServerError } from '../upstream/upstream-failure.ts';
@@ -37,6 +37,8 @@ export interface RelayDeps {
 export interface ForwardDeps extends RelayDeps {
   /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
   readonly purger: Purger;
+  /** The cache key of a target the answer invalidates, by the route it falls under (routes/cache-keys.ts). */
+  readonly keyOf: (url: string) => CacheKey | undefined;
   /** What `X-Forwarded-For` the origin gets. */
   readonly clients: ClientAddress;
 }
@@ -164,7 +166,8 @@ export function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub
       const stale = invalidatedTargets(ex.method, answer.status, target, [req.headers.host, deps.origin.authority], answer.headers);
       // Before the answer goes out: the next request through any worker or gateway of the fleet
       // must not find what this one changed.
-      if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);
+      const keys = stale.map(deps.keyOf).filter((key) => key !== undefined);
+      if (keys.length > 0) await deps.purger.purge({ kind: 'urls', keys }, false, INVALIDATION);
     },
   });
 }
