@@ -9,6 +9,7 @@ import type { CredentialNames } from '../shared/credentials.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
+import { respondOn } from './respond.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
 import type { CacheKey } from './store/response-cache.ts';
@@ -76,9 +77,7 @@ export type Step = Answered | Promise<Answered>;
 
 /** Ends the request with a problem (RFC 9457); `outcome` says how far it got, when it got to the cache. */
 export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: CacheOutcome = REFUSED, sub?: string): Answered {
-  ex.res.setHeader('x-request-id', ex.reqId);
-  const status = cacheStatus(outcome);
-  if (status !== undefined) ex.res.setHeader('cache-status', status);
+  respondOn(ex.res, cacheStatus(outcome), ex.reqId);
   const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.targetRules.maxBytes, ex.targetRules.credentialNames), ex.isHead);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, outcome, sub };
 }
@@ -88,7 +87,8 @@ export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: Ca
  * request it does not forward (OPTIONS at the end of its Max-Forwards, steps/forward.ts).
  */
 export function answerHere(ex: Exchange, route: MetricRoute, fields: Readonly<Record<string, string>>, sub: string | undefined): Answered {
-  ex.res.writeHead(200, { ...fields, 'content-length': '0', 'x-request-id': ex.reqId });
+  respondOn(ex.res, undefined, ex.reqId);
+  ex.res.writeHead(200, { ...fields, 'content-length': '0' });
   ex.res.end();
   return { route, status: 200, bytes: 0, outcome: REFUSED, sub };
 }

@@ -22,6 +22,7 @@ import { invalidatedTargets } from '../rules/invalidation.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+import { respondFields } from '../respond.ts';
 import { originServerError } from '../upstream/upstream-failure.ts';
 
 /** What relaying a request to the origin uses. */
@@ -125,7 +126,9 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
   }
   await relaying.beforeRelay?.(answer);
   const outcome: CacheOutcome = { ...relaying.outcome, fwdStatus: answer.status };
-  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus(outcome) ?? '', 'x-request-id', ex.reqId]);
+  const added: string[] = [];
+  respondFields(added, 0, undefined, cacheStatus(outcome), ex.reqId);
+  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, added);
   deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (relayed.brokenBody !== undefined) {
     deps.logger.warn({ reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
