@@ -15,9 +15,6 @@
  *   for, in one heap. Not MIN even with one size (an entry asked long ago with a short gap goes
  *   before a recent one asked again later: on a looping block trace it read 9 points below the
  *   first), but on the synthetic catalog traces, whose sizes vary, up to 0.6 points above it.
- *
- * Until 2026-11-27 the replay used the second alone (docs/performance.md, "MIN, exact with one
- * size").
  */
 import type { Trace } from './traces.ts';
 

@@ -25,10 +25,8 @@ const ZIPF_KEYS = 500_000;
 const ZIPF_ALPHA = 0.8;
 
 /**
- * Draws in [0, 1) from a seed. The traces were first made with a linear congruential generator
- * multiplied in floating point, which loses the product's low bits past 2^53 and repeats far
- * sooner than its period; sfc32 does not (docs/performance.md, "Block traces from a sound
- * generator").
+ * Draws in [0, 1) from a seed: sfc32, since a linear congruential generator multiplied in
+ * floating point loses the product's low bits past 2^53 and repeats far sooner than its period.
  */
 function seeded(seed: number): () => number {
   const random = new SeededRandom(seed);

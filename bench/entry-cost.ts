@@ -80,7 +80,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
     const purges = new PurgeLog();
     const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
     const client = new OriginClient(config);
-    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => client.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => client.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
     const fetcher = new Fetcher(client, cache.maker, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
     const fill = async (count: number): Promise<void> => {
       let left = count;

@@ -1,6 +1,6 @@
 /**
  * How few bytes an entry could be counted at, whatever its layout: the floor under the compression
- * issue's "4× the entries" on short answers (docs/performance.md, "Where the entry targets stand").
+ * issue's "4× the entries" on short answers (docs/performance.md, "Entries per MiB").
  *
  *   node bench/entry-floor.ts [--data DIR] [--answers N, default 1000]
  *

@@ -21,7 +21,7 @@ export interface GcPauses {
   /**
    * Full (mark-compact) collections among them: on a server pinned to one core, V8's concurrent
    * marking and sweeping take the core from the requests, and a run with one reads a longer tail
-   * (docs/performance.md, "What set the identity rows' tail").
+   * (docs/performance.md, "How to measure").
    */
   readonly full: number;
 }

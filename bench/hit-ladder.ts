@@ -30,7 +30,7 @@ import { ttlSeconds } from '../src/gateway/rules/freshness.ts';
 import { NO_DIRECTIVES, reuse } from '../src/gateway/rules/reuse.ts';
 import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
-import { createAccessLog, requestId, roundMs } from '../src/shared/access-log.ts';
+import { ArrivalFields, createAccessLog, roundMs } from '../src/shared/access-log.ts';
 import { parseCredentialNames, redactTarget } from '../src/shared/credentials.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
@@ -47,12 +47,13 @@ const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': ori
 const purges = new PurgeLog();
 const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
 const origin = new OriginClient(config);
-const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, originUp: () => true, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');
 const accessLog = createAccessLog(logger, { enabled: true, format: 'json', service: 'catalog-gateway' });
 const maxTargetBytes = config['http.maxTargetBytes'];
 const CREDENTIAL_NAMES = parseCredentialNames(config['http.credentialParameters']);
+const arrivals = new ArrivalFields();
 
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
@@ -90,8 +91,8 @@ const server = createServer((req, res) => {
     sub = auth.principal.subject;
   }
   const now = Date.now();
-  const reqId = requestId(req.headers['x-request-id']);
-  const delivered = deliver(res, response, response.kept, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, outcome: { kind: 'hit', ttl: ttlSeconds(response, now) } });
+  const reqId = arrivals.requestId(req.headers['x-request-id']);
+  const delivered = deliver(res, response, response.kept, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, cacheStatus: cacheStatus({ kind: 'hit', ttl: ttlSeconds(response, now) }) ?? '' });
   if ('kind' in delivered) throw new Error(`an unconditional GET without Range was answered ${delivered.kind}`);
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);

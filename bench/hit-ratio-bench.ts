@@ -85,7 +85,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
       hits++;
       hitBytes += trace.sizes[id] ?? 0;
     } else {
-      cache.put(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, NOT_VARYING, '', held[id] ?? 0), { generation: purges.generation, mark: '' });
+      cache.put(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '', held[id] ?? 0), { generation: purges.generation, mark: '' });
     }
     if (cache.bytes > boundBytes) throw new Error(`the store holds ${cache.bytes} B over its bound of ${boundBytes} B`);
   }

@@ -145,7 +145,7 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     const quiet = await fleet.gateway('gateway-nolog', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false' }, nodeFlags('gateway-nolog'));
     // Misses fill a gateway of their own: 5,000 new entries a run leave the collector a full
     // collection to make, which fell on the next hit run on the same process (the identity
-    // client's, in most rounds) and set its tail (docs/performance.md, "What set the identity rows' tail").
+    // client's, in most rounds) and set its tail (docs/performance.md, "How to measure").
     const filling = await fleet.gateway('gateway-fill', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, nodeFlags('gateway-fill'));
     nginx = await startNginx(join(fleet.logDir, 'nginx'), origin.url);
     // The workers comparison: each server as two processes sharing both cores (with wrk). nginx's

@@ -1,12 +1,18 @@
-/** `npm run docs`: rewrites the generated sections of the docs (today: the configuration table). */
+/** `npm run docs`: rewrites what the docs and the default file take from the schema (src/config/schema.ts). */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configTable, withConfigTable } from '../src/config/config-table.ts';
+import { defaultFile } from '../src/config/default-file.ts';
+import { DEFAULT_CONFIG_FILE } from '../src/config/load.ts';
 
-const path = new URL('configuration.md', import.meta.url);
-const before = readFileSync(path, 'utf8');
-const after = withConfigTable(before, configTable());
-if (after === before) process.stdout.write('docs/configuration.md is up to date\n');
-else {
-  writeFileSync(path, after);
-  process.stdout.write('docs/configuration.md: configuration table rewritten\n');
+function rewrite(path: URL | string, name: string, make: (before: string) => string): void {
+  const before = readFileSync(path, 'utf8');
+  const after = make(before);
+  if (after === before) process.stdout.write(`${name} is up to date\n`);
+  else {
+    writeFileSync(path, after);
+    process.stdout.write(`${name} rewritten\n`);
+  }
 }
+
+rewrite(new URL('configuration.md', import.meta.url), 'docs/configuration.md', (page) => withConfigTable(page, configTable()));
+rewrite(DEFAULT_CONFIG_FILE, 'config/default.jsonc', defaultFile);

@@ -4,6 +4,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { configTable } from '../src/config/config-table.ts';
+import { defaultFile } from '../src/config/default-file.ts';
+import { DEFAULT_CONFIG_FILE } from '../src/config/load.ts';
 import { SCHEMA } from '../src/config/schema.ts';
 import { CatchUpMetrics } from '../src/gateway/events/catch-up-metrics.ts';
 import { DiskMetrics } from '../src/gateway/store/disk-metrics.ts';
@@ -41,6 +43,10 @@ describe('docs', () => {
     for (const key of Object.keys(SCHEMA)) assert.ok(configuration.includes(`| \`${key}\` |`), `docs/configuration.md lacks ${key}`);
   });
 
+  test("config/default.jsonc's comments are the schema's descriptions (`npm run docs` rewrites them)", () => {
+    assert.equal(readFileSync(DEFAULT_CONFIG_FILE, 'utf8'), defaultFile(), 'config/default.jsonc differs from what the schema generates: run `npm run docs`');
+  });
+
   test('refer to no issue a reader cannot see, and do not contradict what is built', () => {
     const pages = ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
     for (const page of pages) {
@@ -59,7 +65,7 @@ describe('docs', () => {
   test('lists every metric of the gateway and the origin', async () => {
     const gateway = new Registry();
     const origin = new Registry();
-    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
+    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
     new FleetMetrics(gateway, () => true, () => false);
     new EventMetrics(gateway);
     new CatchUpMetrics(gateway);

@@ -2,7 +2,8 @@
  * Loads the configuration once at start-up: the default file, then an optional file, then
  * environment variables, then flags. Each value is validated against the schema; the first bad
  * one stops start-up with a ConfigError naming the key, where the value came from and what was
- * expected. The result is frozen. This is the only module that reads `process.env`.
+ * expected. The result is frozen. This is the only module that reads configuration from `process.env`
+ * (GATEWAY_NODE_HTTP, a switch for tests, is read by shared/node-http-internals.ts).
  *
  * Every `CATALOG_*` variable belongs to this loader (one per key, and CATALOG_CONFIG), so one
  * it does not know is a typo and is refused like an unknown file key: a misspelt variable that

@@ -1,7 +1,8 @@
 /**
- * Every configuration key, its type, its bounds and what it means. `config/default.jsonc` holds
- * the defaults; the configuration table of docs/configuration.md is checked against this schema by a test. The
- * config type is derived from it, so a key cannot be read that is not declared here.
+ * Every configuration key, its type, its bounds and what it means: the one description of each
+ * option. `config/default.jsonc` holds the defaults, its comments and the configuration table of
+ * docs/configuration.md are generated from the `doc`s here (`npm run docs`) and held by a test.
+ * The config type is derived from it, so a key cannot be read that is not declared here.
  */
 
 interface IntegerSpec {
@@ -177,7 +178,7 @@ export const SCHEMA = {
   'gateway.events.unregisterOnStop': { type: 'boolean', doc: 'At stop, remove this gateway\'s own registration (not one shared under `receiverUrl`): for replicas that go for good (a scale-down), not for a gateway that restarts and wants the events queued meanwhile.' },
   'gateway.events.pollMs': { type: 'integer', min: 0, max: 3_600_000, doc: 'How often the gateway reads the origin\'s event log (`GET /v1/events`) for events after the last it applied, a backstop for webhook deliveries lost or late; 0 turns the poll off (docs/caching.md, "After downtime").' },
   'gateway.events.softPurge': { type: 'boolean', doc: 'Events mark the entries they concern stale (soft purge) instead of removing them.' },
-  'gateway.routes': { type: 'routes', doc: 'Ordered route table: `prefix`, `mode` (`catalog`, `http`, `pass`), `auth` (`required`, `off`), optional `scope`, `staleWhileRevalidateSeconds`, `staleIfErrorSeconds`, `staleIfDisconnectedSeconds`, `requestCacheControl` (`honour`, `ignore`). JSON in env.' },
+  'gateway.routes': { type: 'routes', doc: 'Ordered route table; the first `prefix` that matches the path wins (docs/caching.md, "Routes"). `mode`: `catalog` (the contract\'s parameters, canonical keys and errors), `http` (a generic RFC 9111 shared cache) or `pass` (forwarded, never stored); `auth`: `required` (a token with `scope`, by default `auth.requiredScope`) or `off`; optional `staleWhileRevalidateSeconds` and `staleIfErrorSeconds` (windows used when the origin names none), `staleIfDisconnectedSeconds` (the longest staleness served while the origin is unreachable, closes or times out, RFC 9111 §4.2.4; 0, the default, only what stale-if-error allows) and `requestCacheControl` (`honour`, the default, or `ignore` the client\'s Cache-Control). JSON in env.' },
 } as const satisfies Record<string, KeySpec>;
 
 export type ConfigKey = keyof typeof SCHEMA;

@@ -4,6 +4,9 @@
  * `Cache-Status` field (RFC 9211), the access log's `cache` field and the metric label are all
  * derived from it here, so they always tell the same story.
  */
+import { BoundedMemo } from '../shared/bounded-memo.ts';
+import type { NotStoredReason } from './rules/storage.ts';
+import type { NotKept } from './store/tier.ts';
 
 /** The cache's identifier, the first member of every `Cache-Status` value (RFC 9211 §2). */
 export const CACHE_NAME = 'catalog-gateway';
@@ -25,8 +28,24 @@ export type Forward = 'miss' | 'vary-miss' | 'stale' | 'request' | 'method' | 'b
  */
 export type OutcomeKind = 'hit' | 'stale' | 'revalidated' | 'miss' | 'pass' | 'none';
 
-export interface CacheOutcome {
-  readonly kind: OutcomeKind;
+/**
+ * Why a stale response was sent: its stale-while-revalidate or stale-if-error window (RFC 5861),
+ * the request's max-stale (RFC 9111 §5.2.1.2), or the origin out of reach (§4.2.4).
+ */
+export const STALE_REASONS = ['stale-while-revalidate', 'stale-if-error', 'max-stale', 'disconnected'] as const;
+export type StaleReason = (typeof STALE_REASONS)[number];
+
+/** How a validation of a stored response ended (RFC 9111 §4.3.3, §4.3.4): 304, a new answer, or no answer. */
+export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
+
+/**
+ * §2.8 `detail` besides a stale response's reason: why an answer was not stored (a rule's reason,
+ * or the store's), `shared` a hit in the fleet's shared tier, `disk` a hit in the host's disk
+ * tier, `not-acceptable` a stored response in a coding the request does not accept, relayed instead.
+ */
+export type OutcomeDetail = NotStoredReason | NotKept | 'shared' | 'disk' | 'not-acceptable';
+
+interface OutcomeFields {
   /** Set when the origin was asked (or, for `pass`, the request relayed). */
   readonly fwd?: Forward | undefined;
   /** §2.3 `fwd-status`: the origin's status, when it answered. */
@@ -37,9 +56,13 @@ export interface CacheOutcome {
   readonly collapsed?: boolean | undefined;
   /** §2.4 `ttl`, when a stored response was sent. */
   readonly ttl?: number | undefined;
-  /** §2.8 `detail`: why it was not stored, what failed, why a stale response was sent, or `shared`. */
-  readonly detail?: string | undefined;
+  /** The upstream failure's code (upstream-failure.ts), written as §2.8 `detail`. */
+  readonly failure?: string | undefined;
 }
+
+export type CacheOutcome =
+  | (OutcomeFields & { readonly kind: 'stale'; readonly detail: StaleReason })
+  | (OutcomeFields & { readonly kind: Exclude<OutcomeKind, 'stale'>; readonly detail?: OutcomeDetail | undefined });
 
 /** The access log's `cache` field and the metric label. */
 export type CacheResult = OutcomeKind | 'collapsed';
@@ -67,9 +90,6 @@ export function cacheLabel(outcome: CacheOutcome): CacheResult {
 /** A refusal before the cache: no `Cache-Status`. */
 export const REFUSED: CacheOutcome = { kind: 'none' };
 
-let lastHitTtl = Number.NaN;
-let lastHit = '';
-
 /**
  * The `Cache-Status` value: §2.1 `hit` (with `ttl`, and `detail` for why a stale one was
  * allowed) when the origin was not asked, §2.2 `fwd` with its parameters when it was; none for
@@ -77,21 +97,30 @@ let lastHit = '';
  */
 export function cacheStatus(o: CacheOutcome): string | undefined {
   if (o.kind === 'none') return undefined;
+  // What failed says more than why the request went to the origin (a relay for a coding not accepted).
+  const detail = o.failure ?? o.detail;
   if (o.fwd === undefined) {
-    const ttl = o.ttl ?? 0;
-    // Hits of one second share a ttl: the plain hit's value is made once a second, not per hit.
-    if (o.detail === undefined && ttl === lastHitTtl) return lastHit;
-    const hit = `${CACHE_NAME}; hit; ttl=${ttl}`;
-    if (o.detail !== undefined) return `${hit}; detail=${o.detail}`;
-    lastHitTtl = ttl;
-    lastHit = hit;
-    return hit;
+    const hit = `${CACHE_NAME}; hit; ttl=${o.ttl ?? 0}`;
+    return detail === undefined ? hit : `${hit}; detail=${detail}`;
   }
   let value = `${CACHE_NAME}; fwd=${o.fwd}`;
   if (o.stored === true) value += '; stored';
   if (o.collapsed === true) value += '; collapsed';
   if (o.fwdStatus !== undefined) value += `; fwd-status=${o.fwdStatus}`;
   if (o.ttl !== undefined) value += `; ttl=${o.ttl}`;
-  if (o.detail !== undefined) value += `; detail=${o.detail}`;
+  if (detail !== undefined) value += `; detail=${detail}`;
   return value;
+}
+
+/** Plain hits' `Cache-Status` values a pipeline keeps, by ttl: under load many hits share one. */
+const HIT_VALUES_KEPT = 1024;
+
+/** `cacheStatus`, with the values of plain hits kept per ttl, so that a hit makes no string of its own. */
+export class CacheStatusValues {
+  readonly #hits = new BoundedMemo<number, string>(HIT_VALUES_KEPT);
+
+  of(o: CacheOutcome): string | undefined {
+    if (o.kind !== 'hit' || o.fwd !== undefined || o.detail !== undefined || o.ttl === undefined) return cacheStatus(o);
+    return this.#hits.get(o.ttl) ?? this.#hits.keep(o.ttl, `${CACHE_NAME}; hit; ttl=${o.ttl}`);
+  }
 }

@@ -10,7 +10,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import { problem, type Problem } from '../shared/problem.ts';
-import { cacheStatus, type CacheOutcome } from './cache-outcome.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
 import { preconditionStatus, type Conditions, type Validators } from './rules/validation.ts';
@@ -18,6 +17,7 @@ import type { FieldText } from './store/field-shapes.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
 import { canSendHeadText, sendHeadText, sendWhole } from './listeners/whole-answer.ts';
 import { http2Stream } from '../shared/http2-stream.ts';
+import { respondFields, respondText } from './respond.ts';
 
 export interface DeliverContext {
   readonly isHead: boolean;
@@ -25,7 +25,8 @@ export interface DeliverContext {
   /** A GET's Range and If-Range (RFC 9110 §14.2); undefined without Range, and for HEAD. */
   readonly range: RangeRequest | undefined;
   readonly requestId: string;
-  readonly outcome: CacheOutcome;
+  /** The `Cache-Status` value (cache-outcome.ts). */
+  readonly cacheStatus: string;
   readonly now: number;
 }
 
@@ -64,13 +65,7 @@ function sendFields(response: StoredResponse, representation: Representation, co
     fields[at++] = name;
     fields[at++] = value;
   }
-  fields[at++] = 'age';
-  fields[at++] = String(ageSeconds(response, context.now));
-  fields[at++] = 'cache-status';
-  fields[at++] = cacheStatus(context.outcome) ?? '';
-  fields[at++] = 'x-request-id';
-  fields[at++] = context.requestId;
-  fields.length = at;
+  fields.length = respondFields(fields, at, ageSeconds(response, context.now), context.cacheStatus, context.requestId);
   return fields;
 }
 
@@ -79,7 +74,7 @@ function sendText(text: FieldText, response: StoredResponse, representation: Rep
   const { pieces, slots } = text;
   let head = pieces[0] ?? '';
   for (let j = 0; j < slots.length; j++) head += representation.ownValue(slots[j] ?? 0) + (pieces[j + 1] ?? '');
-  return `${head}age: ${ageSeconds(response, context.now)}\r\ncache-status: ${cacheStatus(context.outcome) ?? ''}\r\nx-request-id: ${context.requestId}\r\n`;
+  return head + respondText(ageSeconds(response, context.now), context.cacheStatus, context.requestId);
 }
 
 const PRECONDITION_FAILED = problem('precondition-failed', 'If-Match or If-Unmodified-Since does not hold for the stored response (RFC 9110 §13.1.1, §13.1.4)');

@@ -5,11 +5,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessRecord, Peer } from '../shared/access-log.ts';
+import type { CredentialNames } from '../shared/credentials.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
+import { respondOn } from './respond.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
+import type { CacheKey } from './store/response-cache.ts';
 import type { TargetFacts } from './target-memo.ts';
 
 /**
@@ -19,7 +22,7 @@ import type { TargetFacts } from './target-memo.ts';
  */
 export interface TargetRules {
   readonly maxBytes: number;
-  readonly credentialNames: readonly string[];
+  readonly credentialNames: CredentialNames;
 }
 
 /** The gateway's access-log line: the shared fields plus how the cache answered. */
@@ -46,6 +49,19 @@ export interface Exchange {
   readonly started: number;
   /** Read on arrival: once the answer is sent, the request may have let go of its socket. */
   readonly peer: Peer;
+
+  // What the states learn on the way (pipeline.ts), in the order they learn it.
+  /** The metric and log route: a catalog route's template, another route's prefix. */
+  label: MetricRoute;
+  /** Where an authenticated request goes: the cache steps, or the origin. */
+  then: 'lookup' | 'pass';
+  /** A refusal the route defers until the request is authenticated (a catalog parameter's 400). */
+  refusal: Problem | undefined;
+  /** On the way to the cache: its key, and the target a fill asks the origin for. */
+  key: CacheKey | undefined;
+  originTarget: string;
+  /** The token's subject, once authenticated; undefined on a route that asks for no token. */
+  sub: string | undefined;
 }
 
 /** How one request was answered: what the log and the metrics record. */
@@ -61,9 +77,7 @@ export type Step = Answered | Promise<Answered>;
 
 /** Ends the request with a problem (RFC 9457); `outcome` says how far it got, when it got to the cache. */
 export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: CacheOutcome = REFUSED, sub?: string): Answered {
-  ex.res.setHeader('x-request-id', ex.reqId);
-  const status = cacheStatus(outcome);
-  if (status !== undefined) ex.res.setHeader('cache-status', status);
+  respondOn(ex.res, cacheStatus(outcome), ex.reqId);
   const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.targetRules.maxBytes, ex.targetRules.credentialNames), ex.isHead);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, outcome, sub };
 }
@@ -73,7 +87,8 @@ export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: Ca
  * request it does not forward (OPTIONS at the end of its Max-Forwards, steps/forward.ts).
  */
 export function answerHere(ex: Exchange, route: MetricRoute, fields: Readonly<Record<string, string>>, sub: string | undefined): Answered {
-  ex.res.writeHead(200, { ...fields, 'content-length': '0', 'x-request-id': ex.reqId });
+  respondOn(ex.res, undefined, ex.reqId);
+  ex.res.writeHead(200, { ...fields, 'content-length': '0' });
   ex.res.end();
   return { route, status: 200, bytes: 0, outcome: REFUSED, sub };
 }

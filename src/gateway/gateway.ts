@@ -18,6 +18,7 @@ import { compressionPolicy } from '../shared/encoding/policy.ts';
 import type { RunningAdmin } from './admin.ts';
 import { Negotiator } from './encoding/negotiator.ts';
 import { resumption } from './events/resume.ts';
+import { CacheStatusValues } from './cache-outcome.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
 import { createListener } from './listeners/listener.ts';
@@ -101,7 +102,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
-  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, fillWaiting: (): number => flights.waiting, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
   const purger = new Purger({ tiers, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];
@@ -129,11 +130,12 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
   const hidden = hiddenFields(tags);
   const pipeline = livePipeline(live, {
     credentialNames,
+    routesOf: parts.routesOf,
     now,
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
-    cached: { tiers, negotiator: new Negotiator(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
-    forward: { origin, hiddenFields: hidden, purger, metrics, logger },
+    cached: { tiers, negotiator: new Negotiator(), statusValues: new CacheStatusValues(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
+    forward: { origin, hiddenFields: hidden, purger, keyOf: parts.keyOf, metrics, logger },
     log: {
       metrics,
       accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),

@@ -5,18 +5,14 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics, type ProcessMetricsOptions } from '../shared/process-metrics.ts';
-import type { CacheResult } from './cache-outcome.ts';
+import type { CacheResult, RevalidationOutcome, StaleReason } from './cache-outcome.ts';
+import { INVALIDATION_CAUSES, type InvalidationCause, type PurgeSelector } from './purge/purge-log.ts';
 import { RequestSeries } from './request-series.ts';
 
 
 /** A route label: a catalog route template, or the prefix of a configured route; bounded either way. */
 export type MetricRoute = string;
 
-export type RevalidationOutcome = 'not-modified' | 'replaced' | 'failed';
-export type StaleReason = 'stale-while-revalidate' | 'stale-if-error' | 'max-stale' | 'disconnected';
-export type PurgeKind = 'tags' | 'urls' | 'prefix' | 'all';
-/** What invalidated a target: the answer to an unsafe request (§4.4), or a validation that retired it (§4.3.3). */
-export type InvalidationCause = 'unsafe-request' | 'validation';
 
 export interface CacheGauges {
   readonly entries: number;
@@ -37,6 +33,8 @@ export interface LiveState {
   readonly cache: () => CacheGauges;
   /** Requests being answered now. */
   readonly inFlight: () => number;
+  /** Requests waiting on a fill another request leads (Flights#waiting). */
+  readonly fillWaiting: () => number;
   /** The last origin health probe's verdict. */
   readonly originUp: () => boolean;
   /** The origin connections (OriginClient#connections). */
@@ -169,7 +167,7 @@ export class GatewayMetrics {
       labelNames: ['cause'],
       registers,
     });
-    for (const cause of ['unsafe-request', 'validation']) this.#invalidations.inc({ cause }, 0);
+    for (const cause of INVALIDATION_CAUSES) this.#invalidations.inc({ cause }, 0);
     this.#purges = new Counter({
       name: 'catalog_gateway_purges_total',
       help: 'Purges applied, by selector kind (tags, urls, prefix, all) and mode (hard: removed, soft: marked stale).',
@@ -194,6 +192,14 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(live.inFlight());
+      },
+    });
+    new Gauge({
+      name: 'catalog_gateway_fill_waiting_requests',
+      help: 'Requests waiting on a fill already in flight for their key, until its answer serves them or sends them to ask on their own.',
+      registers,
+      collect() {
+        this.set(live.fillWaiting());
       },
     });
     new Gauge({
@@ -265,7 +271,7 @@ export class GatewayMetrics {
   }
 
   /** A purge taken here (by the API or an event), once, whatever processes it reaches. */
-  purge(kind: PurgeKind, soft: boolean): void {
+  purge(kind: PurgeSelector['kind'], soft: boolean): void {
     this.#purges.inc({ kind, mode: soft ? 'soft' : 'hard' });
   }
 

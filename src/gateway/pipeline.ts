@@ -1,47 +1,52 @@
 /**
- * The gateway's request path (after Varnish: recv → hash → hit/miss/pass → fetch → deliver, then
- * log and count). The route table picks, once, which steps a request goes through:
+ * The gateway's request path, as a list of states run by one loop (after Varnish's
+ * `cache_req_fsm.c`: recv → hash → hit/miss/pass → fetch → deliver, then log and count). Each
+ * state is a small function of the request's exchange that returns the next state, or how the
+ * request was answered; the loop runs them until one answers, waiting only where a state returns
+ * a promise (a signature to check, the origin), so a hit runs through without one.
  *
- *   edge    strict framing (400), credentials in the target (400), per-address rate limit (429)
- *   route   the first `gateway.routes` prefix that matches the path (404 when none does)
- *   catalog parse by the contract (414/404/405) → authenticate (401/403) → parameters (400)
- *           → cache steps with the canonical target as key
- *   http    authenticate as configured → GET/HEAD: cache steps with the target as key;
- *           other methods: forward, relay, invalidate (RFC 9111 §4.4)
- *   pass    authenticate as configured → forward and relay, never stored
- *   cache   look up the variant → fresh: deliver; stale-while-revalidate: deliver and refresh in
- *           the background; otherwise fill (one per key, validating what is stored) → deliver,
- *           stale-if-error, or 502/504
- *   log     one access-log line and the request metrics, whatever happened
+ *   receive       the exchange made as Node hands the request over (`createPipeline`)
+ *   edge          strict framing (400), credentials in the target (400), per-address rate limit (429)
+ *   route         the first `gateway.routes` prefix that matches the path (404 when none does),
+ *                 whose mode admits the request: catalog parses it by the contract (414/404/405;
+ *                 its 400 waits for the token) and keys it by the canonical target; http refuses
+ *                 a target past the bound (414) and sends GET/HEAD to the cache, other methods
+ *                 to the origin; pass sends everything to the origin
+ *   authenticate  the route's scope (401/403), then the token's rate limit (429)
+ *   lookup        the cache steps (steps/cached.ts): look up the variant → fresh: deliver;
+ *                 stale-while-revalidate: deliver and refresh in the background; otherwise fill
+ *                 (one per key, validating what is stored) → deliver, stale-if-error, or 502/504
+ *   pass          forward and relay, never stored; invalidate what an unsafe method changed
+ *   log and count one access-log line and the request metrics, whatever happened (`finish`)
  *
  * Each request goes through these at the end of the event loop's turn it arrived in, with the
- * others of that turn (end-of-turn.ts).
- *
- * Steps return values; only `deliver`, `relay`, `refuse` and `answerHere` write to the response.
+ * others of that turn (end-of-turn.ts). Only `deliver`, `relay`, `refuse` and `answerHere` write
+ * to the response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
-import { CLIENT_CLOSED, clientGone, peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import { ArrivalFields, CLIENT_CLOSED, clientGone, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { Logger } from '../shared/logger.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
-import { framingProblem } from '../shared/framing.ts';
-import { originForm, problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
-import { refuse, type Answered, type Exchange, type GatewayAccessRecord, type Step, type TargetRules } from './exchange.ts';
+import { Framing } from '../shared/framing.ts';
+import { problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
+import { refuse, type Answered, type Exchange, type GatewayAccessRecord, type TargetRules } from './exchange.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { catalogKey, serveCatalogRoute } from './routes/catalog.ts';
-import { httpKey, httpRoute } from './routes/http.ts';
-import { passRoute } from './routes/pass.ts';
-import type { Route, RouteTable, StepDeps } from './routes/route-table.ts';
+import { CATALOG } from './routes/catalog.ts';
+import { HTTP } from './routes/http.ts';
+import { PASS } from './routes/pass.ts';
+import type { RouteSteps, StepDeps } from './routes/route-table.ts';
+import { admitted, verdictFor } from './steps/authenticate.ts';
+import { serveCached } from './steps/cached.ts';
+import { forward } from './steps/forward.ts';
 import type { TokenBuckets } from './steps/token-bucket.ts';
-import type { CacheKey } from './store/response-cache.ts';
 import { cacheLabel } from './cache-outcome.ts';
 import type { TargetMemo } from './target-memo.ts';
 import { servedAtEndOfTurn } from './end-of-turn.ts';
 import { forgoDrain, forgoEndSignal } from './listeners/request-teardown.ts';
-
-type Serve = (ex: Exchange, route: Route, steps: StepDeps) => Step;
+import type { AuthVerdict } from '../shared/auth.ts';
 
 /** What the edge checks use, before a route is chosen. */
 export interface EdgeDeps {
@@ -60,24 +65,9 @@ export interface EdgeDeps {
 
 /** What the log-and-count step uses, and `fail` for a request that threw. */
 export interface LogDeps {
-  readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent'>;
+  readonly metrics: Pick<GatewayMetrics, 'request' | 'bodySent' | 'staleServed' | 'coalesced'>;
   readonly accessLog: AccessLog<GatewayAccessRecord>;
   readonly logger: Logger;
-}
-
-/** The key a GET of a target is stored under, by mode; undefined when the mode stores nothing for it. */
-const KEYS: Readonly<Record<RouteMode, (target: string, maxTargetBytes: number) => CacheKey | undefined>> = {
-  catalog: catalogKey,
-  // The http route refuses a longer target with 414, so no entry has such a key.
-  http: (target, maxTargetBytes) => (Buffer.byteLength(target) > maxTargetBytes ? undefined : httpKey(target)),
-  pass: () => undefined,
-};
-
-/** The cache key a purge by URL names (a path and query, or an absolute URL), by the route it falls under. */
-export function cacheKeyOf(routes: RouteTable, url: string, maxTargetBytes: number): CacheKey | undefined {
-  const target = originForm(url);
-  const route = routes.match(target);
-  return route === undefined ? undefined : KEYS[route.mode](target, maxTargetBytes);
 }
 
 const NO_ROUTE = problem('not-found', 'no resource at this path');
@@ -88,8 +78,12 @@ function finish(ex: Exchange, log: LogDeps, answered: Answered): void {
   // The client went away (or a drain cut it) before its answer was sent.
   const gone = clientGone(res);
   const status = gone ? CLIENT_CLOSED : answered.status;
-  const cache = cacheLabel(answered.outcome);
+  const { outcome } = answered;
+  const cache = cacheLabel(outcome);
   log.metrics.request(answered.route, ex.method, status, cache, durationMs / 1000);
+  // Counted from the outcome the client got: a waiter the fill could not serve was not coalesced.
+  if (outcome.collapsed === true) log.metrics.coalesced();
+  if (outcome.kind === 'stale') log.metrics.staleServed(outcome.detail);
   if (answered.encoding !== undefined && !gone) log.metrics.bodySent(answered.encoding, answered.bytes);
   log.accessLog({
     reqId: ex.reqId,
@@ -125,43 +119,123 @@ export interface PipelineSettings {
   readonly log: LogDeps;
 }
 
-const MODES: Readonly<Record<RouteMode, Serve>> = { catalog: serveCatalogRoute, http: httpRoute, pass: passRoute };
+const MODES: Readonly<Record<RouteMode, RouteSteps>> = { catalog: CATALOG, http: HTTP, pass: PASS };
+
+/** A request's states, in the order a hit goes through them; `receive` and `log and count` are the loop's ends. */
+type State = 'edge' | 'route' | 'authenticate' | 'lookup' | 'pass';
+
+/** What a state returns: the next state, or how the request was answered; a promise when it has to wait. */
+type Next = State | Answered | Promise<State | Answered>;
+
+function edge(ex: Exchange, { edge }: PipelineSettings, framing: Framing): Next {
+  const refused = framing.problem(ex.req) ?? ex.facts.refused ?? edge.ipLimits.take(ex.peer.remote ?? '');
+  return refused === undefined ? 'route' : refuse(ex, UNMATCHED_ROUTE, refused);
+}
+
+function route(ex: Exchange): Next {
+  const { route } = ex.facts;
+  if (route === undefined) return refuse(ex, UNMATCHED_ROUTE, NO_ROUTE);
+  return MODES[route.mode].admit(ex, route) ?? 'authenticate';
+}
+
+function authenticate(ex: Exchange, { steps }: PipelineSettings): Next {
+  const verdict = verdictFor(ex, steps.authenticate, routeOf(ex));
+  // A closure only for a verdict still to come: a hit's token was verified before.
+  return verdict instanceof Promise ? verdict.then((v) => afterAuthentication(ex, steps, v)) : afterAuthentication(ex, steps, verdict);
+}
+
+function afterAuthentication(ex: Exchange, steps: StepDeps, verdict: AuthVerdict): State | Answered {
+  const refused = admitted(ex, steps.authenticate, verdict) ?? ex.refusal;
+  return refused === undefined ? ex.then : refuse(ex, ex.label, refused, undefined, ex.sub);
+}
+
+function lookup(ex: Exchange, { steps }: PipelineSettings): Next {
+  const route = routeOf(ex);
+  const { key } = ex;
+  if (key === undefined) return 'pass';
+  const mode = MODES[route.mode];
+  return serveCached(ex, steps.cached, { key, label: ex.label, route, originTarget: ex.originTarget, originHeaders: mode.originHeaders, relayServerErrors: mode.relayServerErrors, compress: mode.compress, sub: ex.sub });
+}
+
+function pass(ex: Exchange, { steps }: PipelineSettings): Next {
+  return forward(ex, steps.forward, ex.label, ex.sub, MODES[routeOf(ex).mode].forward);
+}
+
+/** The route the `route` state found: every later state runs only once it has. */
+function routeOf(ex: Exchange): NonNullable<Exchange['facts']['route']> {
+  const { route } = ex.facts;
+  if (route === undefined) throw new Error('a request went past the route state without a route');
+  return route;
+}
+
+/**
+ * Runs the states from `next` until one answers. Every state but `edge` takes the same two
+ * arguments; `edge` also takes the pipeline's framing check.
+ */
+function advance(ex: Exchange, settings: PipelineSettings, framing: Framing, next: Next): Answered | Promise<Answered> {
+  let at = next;
+  for (;;) {
+    switch (at) {
+      case 'edge':
+        at = edge(ex, settings, framing);
+        break;
+      case 'route':
+        at = route(ex);
+        break;
+      case 'authenticate':
+        at = authenticate(ex, settings);
+        break;
+      case 'lookup':
+        at = lookup(ex, settings);
+        break;
+      case 'pass':
+        at = pass(ex, settings);
+        break;
+      default:
+        return at instanceof Promise ? at.then((later) => advance(ex, settings, framing, later)) : at;
+    }
+  }
+}
 
 export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
+  const framing = new Framing();
+  const arrivals = new ArrivalFields();
   const served = servedAtEndOfTurn((req: IncomingMessage, res: ServerResponse, arrivedAt) => {
-    const { edge, steps, log } = settings();
+    const current = settings();
+    const { edge, log } = current;
     forgoDrain(req);
     const method = req.method ?? 'GET';
     const rawTarget = req.url ?? '/';
-    const facts = edge.targets.factsOf(rawTarget);
     const ex: Exchange = {
       targetRules: edge.targetRules,
       req,
       res,
-      reqId: requestId(req.headers['x-request-id']),
+      reqId: arrivals.requestId(req.headers['x-request-id']),
       method,
       rawTarget,
-      facts,
+      facts: edge.targets.factsOf(rawTarget),
       isHead: method === 'HEAD',
       started: arrivedAt,
-      peer: peerFields(req, edge.clients),
+      peer: arrivals.peer(req, edge.clients),
+      label: UNMATCHED_ROUTE,
+      then: 'lookup',
+      refusal: undefined,
+      key: undefined,
+      originTarget: rawTarget,
+      sub: undefined,
     };
     try {
       if (edge.isDraining()) res.shouldKeepAlive = false;
-      const refused = framingProblem(req) ?? facts.refused ?? edge.ipLimits.take(ex.peer.remote ?? '');
-      const { route } = facts;
-      let step: Step;
-      if (refused !== undefined) step = refuse(ex, UNMATCHED_ROUTE, refused);
-      else step = route === undefined ? refuse(ex, UNMATCHED_ROUTE, NO_ROUTE) : MODES[route.mode](ex, route, steps);
-      if (step instanceof Promise) {
-        // Only an answer still to come can meet a drain. A hit's was sent before the step
+      const answered = advance(ex, current, framing, 'edge');
+      if (answered instanceof Promise) {
+        // Only an answer still to come can meet a drain. A hit's was sent before the states
         // returned; adding and deleting it anyway made the set's table reallocate, in the old
         // space, every few requests: a full collection every 3 s under load.
         edge.unfinished.add(res);
-        step.then(
-          (answered) => {
+        answered.then(
+          (later) => {
             edge.unfinished.delete(res);
-            finish(ex, log, answered);
+            finish(ex, log, later);
           },
           (err: unknown) => {
             edge.unfinished.delete(res);
@@ -169,7 +243,7 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
           },
         );
       } else {
-        finish(ex, log, step);
+        finish(ex, log, answered);
       }
     } catch (err) {
       fail(ex, log, err);

@@ -10,12 +10,13 @@ import type { DestinationStream, Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
-import { parseCredentialNames } from '../shared/credentials.ts';
+import { parseCredentialNames, type CredentialNames } from '../shared/credentials.ts';
 import { httpLimits, reportRefusals, type Refusal } from '../shared/http-server.ts';
 import { createLogger } from '../shared/logger.ts';
+import { reportNodeHttpInternals } from '../shared/node-http-internals.ts';
 import { createVerifier } from '../shared/signing-key.ts';
 import { startAdmin, type RunningAdmin } from './admin.ts';
-import { cacheKeyOf } from './pipeline.ts';
+import { cacheKeyOf } from './routes/cache-keys.ts';
 import type { PurgeTaker } from './purge/purger.ts';
 import { LiveConfig } from './reload/live-config.ts';
 import { liveLogLevel, liveTlsFiles } from './reload/live-parts.ts';
@@ -42,24 +43,28 @@ export interface ProcessParts {
   readonly verifier: TokenVerifier;
   readonly health: OriginHealth;
   /** `http.credentialParameters`, parsed. */
-  readonly credentialNames: readonly string[];
+  readonly credentialNames: CredentialNames;
+  /** The route table of a configuration: one per configuration, whoever asks (a purge by URL, the request path). */
+  readonly routesOf: (config: Config) => RouteTable;
   /** The cache key a purge by URL names, by the route table now in force. */
-  keyOf(url: string): CacheKey | undefined;
+  readonly keyOf: (url: string) => CacheKey | undefined;
 }
 
 export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
   const logger = createLogger(config, 'catalog-gateway', deps.logDestination);
+  reportNodeHttpInternals(logger);
   const live = new LiveConfig(config, logger);
   liveLogLevel(live, logger);
-  let routes = new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']);
-  live.add({
-    prepare(next) {
-      const built = new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']);
-      return () => {
-        routes = built;
-      };
-    },
-  });
+  // Keyed by the configuration object, which a reload replaces whole: the old table goes with it.
+  const tables = new WeakMap<Config, RouteTable>();
+  const routesOf = (c: Config): RouteTable => {
+    let table = tables.get(c);
+    if (table === undefined) {
+      table = new RouteTable(c['gateway.routes'], c['auth.requiredScope'], c['gateway.cache.targetedFields']);
+      tables.set(c, table);
+    }
+    return table;
+  };
   const now = deps.now ?? wallClock;
   liveTlsFiles(live, now);
   return {
@@ -71,7 +76,8 @@ export function processParts(config: Config, deps: GatewayDeps): ProcessParts {
     verifier: createVerifier(config, now),
     health: new OriginHealth(config),
     credentialNames: parseCredentialNames(config['http.credentialParameters']),
-    keyOf: (url) => cacheKeyOf(routes, url, live.current['http.maxTargetBytes']),
+    routesOf,
+    keyOf: (url) => cacheKeyOf(routesOf(live.current), url, live.current['http.maxTargetBytes']),
   };
 }
 

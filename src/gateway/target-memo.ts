@@ -12,6 +12,7 @@
  * and still fit the bound is never a 414; a longer one is worked out on every request and not
  * kept, so what is kept stays small.
  */
+import { BoundedMemo } from '../shared/bounded-memo.ts';
 import { credentialsInTarget, redactTarget, type RedactedTarget } from '../shared/credentials.ts';
 import type { Problem } from '../shared/problem.ts';
 import { originForm, parseRequestTarget, type TargetVerdict } from '../shared/request-target.ts';
@@ -34,7 +35,7 @@ const MAX_KEPT = 4096;
 export class TargetMemo {
   readonly #routes: RouteTable;
   readonly #rules: TargetRules;
-  readonly #kept = new Map<string, TargetFacts>();
+  readonly #kept = new BoundedMemo<string, TargetFacts>(MAX_KEPT);
 
   constructor(routes: RouteTable, rules: TargetRules) {
     this.#routes = routes;
@@ -46,10 +47,7 @@ export class TargetMemo {
     let facts = keep ? this.#kept.get(rawTarget) : undefined;
     if (facts === undefined) {
       facts = this.#learn(rawTarget, keep);
-      if (keep) {
-        if (this.#kept.size >= MAX_KEPT) this.#kept.clear();
-        this.#kept.set(rawTarget, facts);
-      }
+      if (keep) this.#kept.keep(rawTarget, facts);
     }
     return facts;
   }

@@ -30,7 +30,7 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * objects `process.nextTick` makes (computed keys, short-lived, so none is alive then) lose their
  * map's transitions, and from then on every tick object is made in V8's runtime: a bare node:http
  * server went from 12.7 to 16.3–17.4 µs of CPU a request for good after its first idle collection,
- * a gateway hit from 21 to 25.5–27 (docs/performance.md, "A server that idled"). Without that
+ * a gateway hit from 21 to 25.5–27 (docs/performance.md, "V8 flags of every gateway process"). Without that
  * mode the reducer still collects when the server is quiet, and no process slowed.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory'];

@@ -18,10 +18,10 @@
  * nothing about the API beyond its paths and methods. Any exception becomes a logged 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CLIENT_CLOSED, clientGone, peerFields, requestId, roundMs, type AccessLog } from '../shared/access-log.ts';
+import { ArrivalFields, CLIENT_CLOSED, clientGone, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
-import { credentialsInTarget, redactTarget } from '../shared/credentials.ts';
-import { framingProblem } from '../shared/framing.ts';
+import { credentialsInTarget, redactTarget, type CredentialNames } from '../shared/credentials.ts';
+import { Framing } from '../shared/framing.ts';
 import { bodyLeftUnread } from '../shared/request-content.ts';
 import type { TokenVerifier } from '../shared/auth.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -47,7 +47,7 @@ export interface HandlerContext {
   readonly accessLog: AccessLog;
   readonly maxTargetBytes: number;
   /** `http.credentialParameters`, parsed: refused in targets and redacted when one is written. */
-  readonly credentialNames: readonly string[];
+  readonly credentialNames: CredentialNames;
   readonly clients: ClientAddress;
   /** `Cache-Control`, and `CDN-Cache-Control` when set (see `cachingFields` in origin.ts). */
   readonly cachingFields: Readonly<Record<string, string>>;
@@ -83,8 +83,8 @@ async function answerWrite(ctx: HandlerContext, req: IncomingMessage, handled: H
   return answered;
 }
 
-async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handled): Promise<Answer> {
-  const refused = framingProblem(req) ?? credentialsInTarget(req.url ?? '/', ctx.credentialNames);
+async function answer(ctx: HandlerContext, framing: Framing, req: IncomingMessage, handled: Handled): Promise<Answer> {
+  const refused = framing.problem(req) ?? credentialsInTarget(req.url ?? '/', ctx.credentialNames);
   if (refused !== undefined) return { kind: 'problem', problem: refused };
   const target = originForm(req.url ?? '/');
   const qmark = target.indexOf('?');
@@ -115,11 +115,13 @@ async function answer(ctx: HandlerContext, req: IncomingMessage, handled: Handle
 }
 
 export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage, res: ServerResponse) => void {
+  const framing = new Framing();
+  const arrivals = new ArrivalFields();
   return (req, res) => {
     const started = performance.now();
-    const id = requestId(req.headers['x-request-id']);
+    const id = arrivals.requestId(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
-    const peer = peerFields(req, ctx.clients);
+    const peer = arrivals.peer(req, ctx.clients);
     const shownTarget = redactTarget(req.url ?? '/', ctx.credentialNames);
     const handled: Handled = { route: UNMATCHED_ROUTE, subject: undefined, isHead: req.method === 'HEAD' };
     const send = (a: Answer): number => {
@@ -134,7 +136,7 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
     };
     const respond = async (): Promise<number> => {
       try {
-        return send(await answer(ctx, req, handled));
+        return send(await answer(ctx, framing, req, handled));
       } catch (err) {
         // A client that left in the middle of its body (the request stream's `aborted` error) is
         // no failure of the origin's: no error logged, and its line says CLIENT_CLOSED.

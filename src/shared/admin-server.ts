@@ -7,8 +7,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHttpServer, type HttpLimits, type Refusal } from './http-server.ts';
 import type { Registry } from 'prom-client';
-import { requestId } from './access-log.ts';
-import { framingProblem } from './framing.ts';
+import { ArrivalFields } from './access-log.ts';
+import { Framing } from './framing.ts';
 import { problem, sendProblem } from './problem.ts';
 
 export interface AdminOptions {
@@ -36,12 +36,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 export function createAdminServer(options: AdminOptions): Server {
+  const framing = new Framing();
+  const arrivals = new ArrivalFields();
   return createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const answer = async (): Promise<void> => {
       // The same strict framing as the API listeners: a proxy in front of the purge API reads a
       // request with two Hosts or a coding other than chunked differently too.
-      const refused = framingProblem(req);
+      const refused = framing.problem(req);
       if (refused !== undefined) {
         sendProblem(res, refused, path ?? '/', req.method === 'HEAD');
         return;
@@ -76,7 +78,7 @@ export function createAdminServer(options: AdminOptions): Server {
           } else if (req.method !== 'POST') {
             sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
           } else {
-            res.setHeader('x-request-id', requestId(req.headers['x-request-id']));
+            res.setHeader('x-request-id', arrivals.requestId(req.headers['x-request-id']));
             await endpoint(req, res);
           }
         }

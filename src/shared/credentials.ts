@@ -12,10 +12,40 @@ import { problem, type Problem } from './problem.ts';
 
 export const REDACTED = 'REDACTED';
 
-/** `http.credentialParameters`: comma-separated names, compared case-insensitively. */
-export function parseCredentialNames(setting: string): readonly string[] {
-  return setting.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+/** The scheme, authority's user information and its `@` of an absolute-form target that has any. */
+const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
+
+/**
+ * `http.credentialParameters` parsed, with one regular expression for the cheap test every
+ * target pays: a fragment, a parameter of one of the names, or a parameter name with a
+ * percent-escape (which might decode to one). Only a target it matches is taken apart.
+ */
+export class CredentialNames {
+  /** Lower-case. */
+  readonly names: readonly string[];
+  readonly #suspect: RegExp;
+
+  constructor(names: readonly string[]) {
+    this.names = names;
+    const alternatives = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    this.#suspect = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%|${USERINFO.source}`, 'i');
+  }
+
+  mayCarry(target: string): boolean {
+    return this.#suspect.test(target);
+  }
+
+  named(pair: string): boolean {
+    return this.names.includes(decodedName(pair));
+  }
 }
+
+/** `http.credentialParameters`: comma-separated names, compared case-insensitively. */
+export function parseCredentialNames(setting: string): CredentialNames {
+  return new CredentialNames(setting.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== ''));
+}
+
+export const NO_CREDENTIAL_NAMES = new CredentialNames([]);
 
 function decodedName(pair: string): string {
   const eq = pair.indexOf('=');
@@ -25,49 +55,6 @@ function decodedName(pair: string): string {
   } catch {
     return raw.toLowerCase();
   }
-}
-
-/** The scheme, authority's user information and its `@` of an absolute-form target that has any. */
-const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
-
-// Keyed by the list itself (each gateway parses its own), so no gateway shares another's and a
-// reloaded list takes its expression with it when it goes.
-const suspects = new WeakMap<readonly string[], RegExp>();
-// A target is asked about twice (the refusal check, then its redaction), nearly always for one
-// list: per request on the origin, per new target on the gateway (../gateway/target-memo.ts). A
-// WeakMap lookup per ask was a visible part of a hit before the gateway kept its answers.
-let lastNames: readonly string[] | undefined;
-let lastSuspect = /(?!)/;
-
-/**
- * One regular expression per list of names, for the cheap test every request pays: a fragment,
- * a parameter of one of the names, or a parameter name with a percent-escape (which might
- * decode to one). Only a target it matches is taken apart.
- */
-function suspect(names: readonly string[]): RegExp {
-  if (names === lastNames) return lastSuspect;
-  let re = suspects.get(names);
-  if (re === undefined) {
-    const alternatives = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-    re = new RegExp(`#|[?&](?:${alternatives === '' ? '(?!)' : alternatives})(?:[=&]|$)|[?&][^=&]*%|${USERINFO.source}`, 'i');
-    suspects.set(names, re);
-  }
-  lastNames = names;
-  lastSuspect = re;
-  return re;
-}
-
-// The two asks about one target name the same string: the second one is answered from here.
-let lastTarget = '';
-let lastTargetNames: readonly string[] | undefined;
-let lastCarries = false;
-
-function mayCarry(target: string, names: readonly string[]): boolean {
-  if (target === lastTarget && names === lastTargetNames) return lastCarries;
-  lastTarget = target;
-  lastTargetNames = names;
-  lastCarries = suspect(names).test(target);
-  return lastCarries;
 }
 
 /** A target taken apart: what precedes the query (with its `?`), the query's pairs, and whether a fragment followed. */
@@ -109,17 +96,17 @@ export type RedactedTarget = string & { readonly [redacted]: true };
  * The target with the value of every credential parameter, any fragment and any JWT replaced by
  * `REDACTED`.
  */
-export function redactTarget(target: string, names: readonly string[]): RedactedTarget {
+export function redactTarget(target: string, names: CredentialNames): RedactedTarget {
   return redactJwts(redactNamed(target, names)) as RedactedTarget;
 }
 
-function redactNamed(target: string, names: readonly string[]): string {
-  if (!mayCarry(target, names)) return target;
+function redactNamed(target: string, names: CredentialNames): string {
+  if (!names.mayCarry(target)) return target;
   const userinfo = USERINFO.exec(target)?.[0];
   const scheme = userinfo === undefined ? '' : `${userinfo.slice(0, userinfo.indexOf('://') + 3)}${REDACTED}@`;
   const { head, pairs, fragment } = parts(userinfo === undefined ? target : target.slice(userinfo.length));
   const redacted = pairs.map((pair) => {
-    if (!names.includes(decodedName(pair))) return pair;
+    if (!names.named(pair)) return pair;
     const eq = pair.indexOf('=');
     return `${eq === -1 ? pair : pair.slice(0, eq)}=${REDACTED}`;
   });
@@ -131,8 +118,8 @@ const IN_TARGET = problem('credentials-in-target', 'send the token in the Author
 const USERINFO_IN_TARGET = problem('credentials-in-target', 'a user name or password in the URI is not accepted (RFC 9110 §4.2.4)');
 
 /** A 400 problem when the target carries user information or its query names a credential parameter. */
-export function credentialsInTarget(target: string, names: readonly string[]): Problem | undefined {
-  if (!mayCarry(target, names)) return undefined;
+export function credentialsInTarget(target: string, names: CredentialNames): Problem | undefined {
+  if (!names.mayCarry(target)) return undefined;
   if (USERINFO.test(target)) return USERINFO_IN_TARGET;
-  return parts(target).pairs.some((pair) => names.includes(decodedName(pair))) ? IN_TARGET : undefined;
+  return parts(target).pairs.some((pair) => names.named(pair)) ? IN_TARGET : undefined;
 }

@@ -5,6 +5,7 @@
  * connection, since what follows on it cannot be trusted to start where the server thinks.
  */
 import type { IncomingMessage } from 'node:http';
+import { BoundedMemo } from './bounded-memo.ts';
 import { problem, type Problem } from './problem.ts';
 
 const CLOSE = { connection: 'close' } as const;
@@ -31,42 +32,44 @@ const ABSOLUTE_HTTP = /^https?:\/\//i;
  */
 const HOST_VALUE = /^(?:\[[0-9A-Za-z\-._~!$&'()*+,;=:]+\]|(?:[0-9A-Za-z\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
-// A client sends one Host on every request of a connection, and most traffic comes from a few:
-// the last value's verdict is kept, so a hit runs the expression only when the Host changes.
-let lastHost = '';
-let lastHostValid = true;
+/** Host values whose verdict a server keeps: a client sends one Host on every request, and most traffic names a few. */
+const HOSTS_KEPT = 64;
 
-function validHost(host: string): boolean {
-  if (host !== lastHost) {
-    lastHost = host;
-    lastHostValid = HOST_VALUE.test(host);
-  }
-  return lastHostValid;
-}
+/**
+ * One server's framing checks. It keeps the verdicts of the Host values it saw, so that a hit
+ * runs the expression only for a new one.
+ */
+export class Framing {
+  readonly #hosts = new BoundedMemo<string, boolean>(HOSTS_KEPT);
 
-export function framingProblem(req: IncomingMessage): Problem | undefined {
-  let hosts = 0;
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    // Most clients spell it one of two ways; only another spelling is lower-cased (a new string).
-    if (name === 'Host' || name === 'host' || (name?.length === 4 && name.toLowerCase() === 'host')) hosts++;
+  problem(req: IncomingMessage): Problem | undefined {
+    let hosts = 0;
+    const raw = req.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i];
+      // Most clients spell it one of two ways; only another spelling is lower-cased (a new string).
+      if (name === 'Host' || name === 'host' || (name?.length === 4 && name.toLowerCase() === 'host')) hosts++;
+    }
+    if (hosts > 1) return TWO_HOSTS;
+    if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
+    // Over HTTP/2 the listener has copied `:authority` into Host when the client sent no Host
+    // (listeners/listener.ts); one it did send must name the same authority, or the two hops that
+    // read one or the other would serve different hosts.
+    const { host, ':authority': authority } = req.headers;
+    if (host !== undefined && !this.#validHost(host)) return BAD_HOST;
+    if (typeof authority === 'string' && host !== undefined && host !== authority && host.toLowerCase() !== authority.toLowerCase()) return OTHER_AUTHORITY;
+    const coding = req.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
+    const target = req.url ?? '/';
+    if (target.includes('#')) return FRAGMENT;
+    // Node's parser lets `*` and any scheme's absolute-form through. Forwarded, such a target was
+    // refused by undici as it was dispatched, which leaves a connection of the pool taken for good
+    // (undici 8.12, as with `Expect`, steps/forward.ts): a few `GET *` stopped every origin request.
+    if (target.charCodeAt(0) !== SLASH && !ABSOLUTE_HTTP.test(target)) return TARGET_FORM;
+    return undefined;
   }
-  if (hosts > 1) return TWO_HOSTS;
-  if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
-  // Over HTTP/2 the listener has copied `:authority` into Host when the client sent no Host
-  // (listeners/listener.ts); one it did send must name the same authority, or the two hops that
-  // read one or the other would serve different hosts.
-  const { host, ':authority': authority } = req.headers;
-  if (host !== undefined && !validHost(host)) return BAD_HOST;
-  if (typeof authority === 'string' && host !== undefined && host !== authority && host.toLowerCase() !== authority.toLowerCase()) return OTHER_AUTHORITY;
-  const coding = req.headers['transfer-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') return CODING;
-  const target = req.url ?? '/';
-  if (target.includes('#')) return FRAGMENT;
-  // Node's parser lets `*` and any scheme's absolute-form through. Forwarded, such a target was
-  // refused by undici as it was dispatched, which leaves a connection of the pool taken for good
-  // (undici 8.12, as with `Expect`, steps/forward.ts): a few `GET *` stopped every origin request.
-  if (target.charCodeAt(0) !== SLASH && !ABSOLUTE_HTTP.test(target)) return TARGET_FORM;
-  return undefined;
+
+  #validHost(host: string): boolean {
+    return this.#hosts.get(host) ?? this.#hosts.keep(host, HOST_VALUE.test(host));
+  }
 }

@@ -12,8 +12,9 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Config } from '../config/schema.ts';
-import { redactTarget } from './credentials.ts';
+import { redactTarget, type CredentialNames } from './credentials.ts';
 import type { Logger } from './logger.ts';
+import { answersInFlight } from './node-http-internals.ts';
 import { problem, rawProblemResponse, sendProblem, type Problem } from './problem.ts';
 
 export interface HttpLimits {
@@ -37,7 +38,7 @@ export function httpLimits(config: Config): HttpLimits {
 }
 
 /** Logs a refusal (method, a redacted excerpt of the target, the parser's reason) and counts it. */
-export function reportRefusals(logger: Logger, credentialNames: readonly string[], count: (reason: string) => void): (refusal: Refusal) => void {
+export function reportRefusals(logger: Logger, credentialNames: CredentialNames, count: (reason: string) => void): (refusal: Refusal) => void {
   return ({ reason, method, target }) => {
     count(reason);
     logger.warn({ reason, method, target: target === undefined ? undefined : redactTarget(target, credentialNames) }, 'request refused before parsing completed');
@@ -152,6 +153,7 @@ export function createHttpServer(
  */
 export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   answerUnsupported(server, onRefused);
+  const answerInFlight = answersInFlight(server);
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: Duplex) => {
     // A TLS socket's ALPN protocol stays null until its handshake completes: no HTTP to answer in.
     if (socket instanceof TLSSocket && socket.alpnProtocol === null) {
@@ -166,10 +168,7 @@ export function answerRefusals(server: EventEmitter, onRefused: (refusal: Refusa
       if (refused !== undefined && socket.writable) socket.end(rawProblemResponse(refused, '/'));
       else socket.destroy();
     };
-    // The answer in flight on the connection (no public name: Node keeps it as the socket's
-    // `_httpMessage` until it finishes, then hands the socket to the next one it queued for the
-    // requests pipelined behind it, RFC 9112 §9.3.2).
-    const inFlight = (): ServerResponse | null | undefined => (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const inFlight = (): ServerResponse | null | undefined => answerInFlight(socket);
     // The problem goes after every answer owed to a request read whole before the refused one, and
     // not at all after one that closed the connection (`answer` then finds it no longer writable).
     // When the refused request is the one in flight (its body was refused), the problem is its

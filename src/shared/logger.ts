@@ -12,36 +12,35 @@ export type { Logger } from 'pino';
 // access record has no field that could hold a token anyway.
 const REDACT = ['authorization', 'headers.authorization', 'req.headers.authorization', 'token'];
 
-let stampedAt = 0;
-let stamp = '';
-
 /**
  * pino's isoTime formats a Date for every line; under load many lines share a millisecond, so
- * the formatted stamp (`,"time":"…"`) is reused until the clock moves on. Access lines, which are
- * written without pino, use it too (`timeField`), so every line of a server carries the same time field.
+ * each writer of lines (a logger, an access log) reuses its formatted stamp (`,"time":"…"`) until
+ * the clock moves on. Access lines, which are written without pino, are stamped the same way.
  */
-export function isoTime(): string {
-  return timeField(Date.now());
-}
+export class TimeStamp {
+  #at = Number.NaN;
+  #field = '';
 
-/** The time field of a line about `ms` (since the epoch). */
-export function timeField(ms: number): string {
-  if (ms !== stampedAt) {
-    stampedAt = ms;
-    stamp = `,"time":"${new Date(ms).toISOString()}"`;
+  /** The time field of a line about `ms` (since the epoch). */
+  field(ms: number): string {
+    if (ms !== this.#at) {
+      this.#at = ms;
+      this.#field = `,"time":"${new Date(ms).toISOString()}"`;
+    }
+    return this.#field;
   }
-  return stamp;
 }
 
 export function createLogger(config: Config, name: string, destination?: DestinationStream): Logger {
   const dest = destination ?? new LogSink({ destination: config['log.destination'] });
+  const stamp = new TimeStamp();
   return pino(
     {
       level: config['log.level'],
       // Every line names its server, so origin and gateway lines can be told apart when they share
       // a stream (`npm start`) or a log pipeline.
       base: { service: name },
-      timestamp: isoTime,
+      timestamp: () => stamp.field(Date.now()),
       redact: { paths: REDACT, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -9,7 +9,7 @@
  * canonical target, so a stored response always matches its key.
  */
 import { BRANCH_ID } from './api-types.ts';
-import { redactTarget } from './credentials.ts';
+import { redactTarget, type CredentialNames } from './credentials.ts';
 import { problem, type Problem } from './problem.ts';
 
 export const ROUTE_TEMPLATES = ['/v1/books', '/v1/books/{id}', '/v1/branches', '/v1/branches/{id}'] as const;
@@ -198,7 +198,7 @@ export function canonicalBooksTarget(query: BooksQuery): string {
  * A problem's `instance`: the target as sent, with credentials redacted (credentials.ts); of an
  * over-long one, only its path, redacted too (an absolute-form target's user information).
  */
-export function problemInstance(rawTarget: string, maxTargetBytes: number, credentialNames: readonly string[]): string {
+export function problemInstance(rawTarget: string, maxTargetBytes: number, credentialNames: CredentialNames): string {
   if (Buffer.byteLength(rawTarget) <= maxTargetBytes) return redactTarget(rawTarget, credentialNames);
   const path = rawTarget.split('?', 1)[0] ?? '/';
   return Buffer.byteLength(path) <= maxTargetBytes ? redactTarget(path, credentialNames) : '/';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { CACHE_LABELS, CACHE_NAME, cacheLabel, cacheStatus, type CacheOutcome, type Forward, type OutcomeKind } from '../../src/gateway/cache-outcome.ts';
+import { CACHE_LABELS, CACHE_NAME, cacheLabel, cacheStatus, STALE_REASONS, type CacheOutcome, type Forward, type OutcomeKind } from '../../src/gateway/cache-outcome.ts';
 
 const HEADING = '`Age` and `Cache-Status`';
 
@@ -42,17 +42,18 @@ function outcomeOf(value: string): CacheOutcome {
   const params = new Map(rest.map((p) => p.split('=') as [string, string | undefined]));
   const ttl = params.get('ttl');
   const detail = params.get('detail');
-  if (first === 'hit') {
-    const kind: OutcomeKind = detail === 'stale-while-revalidate' || detail === 'max-stale' ? 'stale' : 'hit';
-    return { kind, ttl: Number(ttl), detail };
-  }
+  const stale = STALE_REASONS.find((reason) => reason === detail);
+  // Any other detail is written as it is, whatever it says: read as free text, an upstream failure's.
+  const failure = stale === undefined ? detail : undefined;
+  if (first === 'hit') return stale === undefined ? { kind: 'hit', ttl: Number(ttl), failure } : { kind: 'stale', ttl: Number(ttl), detail: stale };
   const fwd = first?.slice('fwd='.length) as Forward;
   const fwdStatus = params.has('fwd-status') ? Number(params.get('fwd-status')) : undefined;
-  let kind: OutcomeKind = 'miss';
+  const fields = { fwd, stored: params.has('stored'), collapsed: params.has('collapsed'), fwdStatus, ttl: ttl === undefined ? undefined : Number(ttl) };
+  if (stale !== undefined) return { ...fields, kind: 'stale', detail: stale };
+  let kind: Exclude<OutcomeKind, 'stale'> = 'miss';
   if (fwd === 'method' || fwd === 'bypass') kind = 'pass';
   else if (fwdStatus === 304) kind = 'revalidated';
-  else if (detail === 'stale-if-error' || detail === 'disconnected') kind = 'stale';
-  return { kind, fwd, stored: params.has('stored'), collapsed: params.has('collapsed'), fwdStatus, ttl: ttl === undefined ? undefined : Number(ttl), detail };
+  return { ...fields, kind, failure };
 }
 
 test('every documented Cache-Status value is what the code sends, with the label the code derives', () => {

@@ -9,6 +9,7 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
   const t = useFaultGateway(protocolOverrides(protocol));
 
   const coalesced = async (): Promise<number> => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
+  const waiting = async (): Promise<number> => metricValue(await t.fx.metrics(), 'catalog_gateway_fill_waiting_requests');
 
   test('200 concurrent identical cold requests reach the origin once and all get the same body', async () => {
     const target = '/v1/books?q=coalesce';
@@ -17,11 +18,12 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
     const replies = Array.from({ length: 200 }, () => t.fx.get(target));
     try {
       // Every request has joined the fill before the origin answers: coalescing, not caching.
-      await until(async () => (await coalesced()) - before === 199);
+      await until(async () => (await waiting()) === 199);
     } finally {
       gate.release();
     }
     const all = await Promise.all(replies);
+    assert.equal((await coalesced()) - before, 199);
     assert.equal(t.origin.count(target), 1);
     assert.ok(all.every((r) => r.status === 200 && r.body === all[0]?.body));
     const statuses = all.map((r) => String(r.headers['cache-status']));
@@ -40,13 +42,14 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
       const gate = t.origin.hold();
       const replies = Array.from({ length: 5 }, () => t.fx.get(target));
       try {
-        await until(async () => (await coalesced()) - before === 4);
+        await until(async () => (await waiting()) === 4);
       } finally {
         gate.release();
       }
       const all = await Promise.all(replies);
       assert.ok(all.every((r) => r.status === 200));
       assert.equal(t.origin.count(target), 5, `${name}: each waiter asked the origin for its own answer`);
+      assert.equal((await coalesced()) - before, 0, `${name}: a waiter sent to ask on its own was not coalesced`);
       assert.ok(all.every((r) => !String(r.headers['cache-status']).includes('collapsed')));
     }
   });
@@ -143,11 +146,10 @@ for (const protocol of PROTOCOLS) describe(`gateway cache against a test origin,
     const target = '/v1/books?q=expiry';
     await t.fx.get(target);
     t.fx.clock.advance(61_000);
-    const before = await coalesced();
     const gate = t.origin.hold();
     const replies = Array.from({ length: 20 }, () => t.fx.get(target));
     try {
-      await until(async () => (await coalesced()) - before === 19);
+      await until(async () => (await waiting()) === 19);
     } finally {
       gate.release();
     }

@@ -37,7 +37,7 @@ function cacheWith(entries: Record<string, string>) {
   const log = new PurgeLog();
   const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: false, codec });
   const registry = new Registry();
-  const metrics = new GatewayMetrics(registry, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: false });
+  const metrics = new GatewayMetrics(registry, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: false });
   const purger = new Purger({ tiers: new Tiers(cache, undefined, log), log, metrics, logger: silent, now: Date.now });
   const store = (path: string, tags: string): void => {
     const facts = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };

@@ -55,11 +55,10 @@ describe('gateway when the origin fails', () => {
   test('every waiter of a failed fill gets the same problem, and nothing is stored', async () => {
     const target = '/v1/books?q=failing-together';
     t.behaviours.set(target, { kind: 'json', status: 500 });
-    const before = metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
     const gate = t.origin.hold();
     const replies = Array.from({ length: 10 }, () => t.fx.get(target));
     try {
-      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 9);
+      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_fill_waiting_requests') === 9);
     } finally {
       gate.release();
     }
@@ -73,7 +72,6 @@ describe('gateway when the origin fails', () => {
 
   test('clients that disconnect while waiting do not cancel the fill for the others', async () => {
     const target = '/v1/books?q=walkaway';
-    const before = metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total');
     const gate = t.origin.hold();
     const leaver = new AbortController();
     const waiterLeaver = new AbortController();
@@ -83,7 +81,7 @@ describe('gateway when the origin fails', () => {
     const leavingWaiter = request(`${t.fx.gateway.url}${target}`, { headers, signal: waiterLeaver.signal });
     const stayingWaiter = t.fx.get(target);
     try {
-      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_coalesced_requests_total') - before === 2);
+      await until(async () => metricValue(await t.fx.metrics(), 'catalog_gateway_fill_waiting_requests') === 2);
       leaver.abort();
       waiterLeaver.abort();
       await assert.rejects(leader);

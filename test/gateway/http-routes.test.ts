@@ -159,10 +159,8 @@ for (const protocol of PROTOCOLS) describe(`route table: http (a generic RFC 911
     on('/fields/collapsed', (req, res) => {
       release = () => { answer(req, res, { headers: { 'cache-control': 'max-age=60, private="set-cookie"', 'set-cookie': 'session=leader' } }); };
     });
-    const coalesced = async (): Promise<number> => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total');
-    const before = await coalesced();
     const both = Promise.all([send('/fields/collapsed'), send('/fields/collapsed')]);
-    await until(async () => (await coalesced()) > before && release !== undefined);
+    await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_fill_waiting_requests') === 1 && release !== undefined);
     release?.();
     // undici gives an HTTP/2 answer's Set-Cookie as a list, an HTTP/1.1 one's single field as a string.
     const cookies = (await both).flatMap((r) => r.headers['set-cookie'] ?? []);
@@ -508,7 +506,7 @@ test('a stored answer\'s HTTP/1.1 head, as written from its shape\'s text: one l
   });
   const fx = await startGatewayFixture(origin.url, { 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] });
   try {
-    assert.ok(canSendHeadText, 'the Node this project pins has the step the text is handed to');
+    assert.equal(canSendHeadText, process.env.GATEWAY_NODE_HTTP !== 'public', 'the Node this project pins has the step the text is handed to');
     await get(`${fx.gateway.url}/doc`);
     const request = (method: string, version: string): string => `${method} /doc ${version}\r\nHost: a\r\nX-Request-Id: wire-1\r\n\r\n`;
     // Two requests on one connection: the first answer keeps it open, and the second is read from it.

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { test } from 'node:test';
+import { processParts } from '../../src/gateway/process-parts.ts';
 import { LiveConfig } from '../../src/gateway/reload/live-config.ts';
+import { RouteTable } from '../../src/gateway/routes/route-table.ts';
 import { livePipeline, type SharedDeps } from '../../src/gateway/reload/live-parts.ts';
+import { parseCredentialNames } from '../../src/shared/credentials.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { testConfig } from '../support/config.ts';
 import { captureLogs } from '../support/harness.ts';
@@ -10,7 +13,8 @@ import { captureLogs } from '../support/harness.ts';
 /** Stand-ins for the parts a reload never rebuilds: only their identity is checked. */
 function shared(): SharedDeps {
   return {
-    credentialNames: ['access_token'],
+    credentialNames: parseCredentialNames('access_token'),
+    routesOf: (config) => new RouteTable(config['gateway.routes'], config['auth.requiredScope'], config['gateway.cache.targetedFields']),
     now: () => 0,
     edge: { isDraining: () => false, unfinished: new Set<ServerResponse>() },
     authenticate: {} as SharedDeps['authenticate'],
@@ -48,4 +52,17 @@ test('a reload rebuilds only what the live keys set, in a new settings object; e
   const third = settings();
   assert.notEqual(third.edge.ipLimits, second.edge.ipLimits);
   assert.equal(third.steps.authenticate.tokenLimits, second.steps.authenticate.tokenLimits);
+});
+
+test('one route table per configuration, for the request path and a purge by URL alike', () => {
+  const config = testConfig();
+  const parts = processParts(config, { logDestination: captureLogs() });
+  const table = parts.routesOf(parts.live.current);
+  assert.equal(parts.routesOf(config), table, 'asked again, the same table');
+  const pass = { prefix: '/', mode: 'pass', auth: 'off', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, staleIfDisconnectedSeconds: 0, requestCacheControl: 'honour' } as const;
+  assert.equal(parts.live.apply({ ...config, 'gateway.routes': [pass] }).ok, true);
+  const reloaded = parts.routesOf(parts.live.current);
+  assert.notEqual(reloaded, table);
+  assert.equal(reloaded.match('/v1/books')?.mode, 'pass');
+  assert.equal(parts.keyOf('/v1/books?q=a'), undefined, 'a pass route stores nothing, by the table now in force');
 });

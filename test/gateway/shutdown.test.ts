@@ -18,7 +18,7 @@ for (const protocol of PROTOCOLS) test(`graceful shutdown under load over ${prot
   // 12 distinct fills reach the origin and the other 12 requests wait on them: all 24 are in flight.
   try {
     await origin.receivedAtLeast(12);
-    await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_coalesced_requests_total') === 12);
+    await until(async () => metricValue(await fx.metrics(), 'catalog_gateway_fill_waiting_requests') === 12);
   } catch (err) {
     gate.release();
     throw err;

@@ -119,6 +119,7 @@ const RETIRED: PurgeCause = { kind: 'retired' };
 export class Flights {
   readonly #p: FlightParts;
   readonly #inFlight = new Map<CacheKey, Flight>();
+  #waiting = 0;
 
   constructor(parts: FlightParts) {
     this.#p = parts;
@@ -128,8 +129,12 @@ export class Flights {
   async answer(request: FillRequest, stored: StoredResponse | undefined): Promise<Flown> {
     const running = this.#inFlight.get(request.key);
     if (running === undefined) return { outcome: await this.#start(request, stored).outcome, collapsed: false };
-    this.#p.metrics.coalesced();
-    if (admits(await running.sharing, request.requestHeaders)) return { outcome: await running.outcome, collapsed: true };
+    this.#waiting++;
+    try {
+      if (admits(await running.sharing, request.requestHeaders)) return { outcome: await running.outcome, collapsed: true };
+    } finally {
+      this.#waiting--;
+    }
     return { outcome: await this.#lead(request, stored, SILENT), collapsed: false };
   }
 
@@ -148,6 +153,11 @@ export class Flights {
 
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** Requests waiting on a flight another request leads, until it answers them or sends them away. */
+  get waiting(): number {
+    return this.#waiting;
   }
 
   #start(request: FillRequest, stored: StoredResponse | undefined): Flight {

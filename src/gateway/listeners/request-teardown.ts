@@ -16,27 +16,18 @@
  * Nothing in the gateway listens for them. A request with a body is left as it is. On a bare
  * node:http server answering a prebuilt buffer, the drain forgone took 0.6–1.0 µs of CPU a request
  * and the event about 0.3 more (docs/performance.md, "A request's teardown"). Both use fields of
- * node:http's request that have no public name; where they went away, requests would be drained
- * and signalled as before. Over HTTP/2 the compatibility API's request has neither step.
+ * node:http's request that have no public name (shared/node-http-internals.ts); where they went
+ * away, requests are drained and signalled as before. Over HTTP/2 the compatibility API's request
+ * has neither step.
  */
 import type { IncomingMessage } from 'node:http';
 import { http2Stream } from '../../shared/http2-stream.ts';
+import { forgoReadable, markDrained } from '../../shared/node-http-internals.ts';
 import { hasBody } from '../../shared/request-content.ts';
-
-/** The field `_dump` checks first: set, the call returns at once. */
-interface Dumpable {
-  _dumped?: boolean;
-}
-
-/** The stream's record of a 'readable' event already scheduled or emitted; set, none is scheduled. */
-interface ReadableSignal {
-  readonly _readableState?: { emittedReadable: boolean };
-}
 
 /** Called as node:http hands a request over, while its parser may not have reached the message's end yet. */
 export function forgoEndSignal(req: IncomingMessage): void {
-  const state = (req as ReadableSignal)._readableState;
-  if (state !== undefined && http2Stream(req) === undefined && !hasBody(req)) state.emittedReadable = true;
+  if (http2Stream(req) === undefined && !hasBody(req)) forgoReadable(req);
 }
 
 /**
@@ -44,5 +35,5 @@ export function forgoEndSignal(req: IncomingMessage): void {
  * as it reaches the pipeline); anything else is drained by node:http as before.
  */
 export function forgoDrain(req: IncomingMessage): void {
-  if (req.complete && req.readableLength === 0 && http2Stream(req) === undefined) (req as Dumpable)._dumped = true;
+  if (req.complete && req.readableLength === 0 && http2Stream(req) === undefined) markDrained(req);
 }

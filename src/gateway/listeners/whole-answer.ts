@@ -5,8 +5,9 @@
  * object of its own before the stream builds the frame from that again, and its `end` writes the
  * body and then ends the stream as a second write (docs/performance.md, "HTTP/2 hits").
  */
-import { ServerResponse, STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { http2Stream } from '../../shared/http2-stream.ts';
+import { internals, storeHead } from '../../shared/node-http-internals.ts';
 
 /**
  * Sends `status` with `fields` (flat `[name, value, …]`, lowercase; the caller's own list, which
@@ -31,30 +32,13 @@ export function sendWhole(res: ServerResponse, status: number, fields: string[],
   stream.end(body);
 }
 
-/**
- * The parts of node:http's response that its own `writeHead` uses and its types do not name:
- * `_storeHeader` makes the head from a status line and a field list, adding what the connection
- * needs (`Connection`, `Keep-Alive`, the framing, a `Date` when asked), and is where `writeHead`
- * ends after checking each field and joining it into the line it passes.
- */
-interface Http1Response {
-  _storeHeader(firstLine: string, fields: readonly string[]): void;
-  readonly _expect_continue: boolean;
-  readonly _sent100: boolean;
-}
+/** Whether node:http takes a head as text (node-http-internals.ts); where it does not, heads go through `writeHead` (deliver.ts). */
+export const canSendHeadText = internals.headText;
 
-/** Whether this Node has that step; where it does not, heads go through `writeHead` (deliver.ts). */
-export const canSendHeadText = typeof (ServerResponse.prototype as unknown as Partial<Http1Response>)._storeHeader === 'function';
-
-const statusLines = new Map<number, string>();
+const STATUS_LINES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(Object.entries(STATUS_CODES).map(([status, reason]) => [status, `HTTP/1.1 ${status} ${reason ?? 'unknown'}\r\n`])));
 
 function statusLine(status: number): string {
-  let line = statusLines.get(status);
-  if (line === undefined) {
-    line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
-    statusLines.set(status, line);
-  }
-  return line;
+  return STATUS_LINES[status] ?? `HTTP/1.1 ${status} unknown\r\n`;
 }
 
 /** The one field Node is handed, so that it frames the body by it and adds no length of its own. */
@@ -67,13 +51,10 @@ const lengthField = ['content-length', ''];
  * Node's `Date` unless the text is `dated`.
  */
 export function sendHeadText(res: ServerResponse, status: number, fields: string, dated: boolean, length: number, body: Buffer | undefined): void {
-  const http1 = res as unknown as Http1Response;
   res.statusCode = status;
   res.statusMessage = STATUS_CODES[status] ?? 'unknown';
-  // As `writeHead` does: a client that was to wait for 100 Continue and got an answer instead may send its body next.
-  if (http1._expect_continue && !http1._sent100) res.shouldKeepAlive = false;
   res.sendDate = !dated;
   lengthField[1] = String(length);
-  http1._storeHeader(statusLine(status) + fields, lengthField);
+  storeHead(res, statusLine(status) + fields, lengthField);
   res.end(body);
 }

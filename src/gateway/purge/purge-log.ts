@@ -17,9 +17,12 @@
  * taken as purged: refusing one costs one origin call, keeping a stale one shows a stale loan for
  * up to `max-age`.
  */
-import type { InvalidationCause } from '../metrics.ts';
 import { compareIds, FIRST_ID } from '../fleet/stream-id.ts';
 import type { CacheKey } from '../store/response-cache.ts';
+
+/** What invalidated a target: the answer to an unsafe request (§4.4), or a validation that retired it (§4.3.3). */
+export const INVALIDATION_CAUSES = ['unsafe-request', 'validation'] as const;
+export type InvalidationCause = (typeof INVALIDATION_CAUSES)[number];
 
 export type PurgeSelector =
   | { readonly kind: 'tags'; readonly tags: readonly string[] }

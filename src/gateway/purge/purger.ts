@@ -17,9 +17,9 @@
  */
 import { growingLru } from '../../shared/growing-lru.ts';
 import type { Logger } from 'pino';
-import type { GatewayMetrics, InvalidationCause } from '../metrics.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import type { Tiers } from '../store/tiers.ts';
-import type { Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
+import type { InvalidationCause, Purge, PurgeLog, PurgeSelector } from './purge-log.ts';
 
 /**
  * Who asked for a purge: the purge API (with the token's subject), an availability event, an

@@ -3,13 +3,14 @@
  * (routes, rate limits, target bound, trusted proxies), the API listener's limits, the log level.
  */
 import type { Config, ConfigKey } from '../../config/schema.ts';
+import type { CredentialNames } from '../../shared/credentials.ts';
 import { ClientAddress } from '../../shared/client-address.ts';
 import { httpLimits } from '../../shared/http-server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Listener } from '../listeners/listener.ts';
 import { readTlsIdentity, tlsPaths } from '../listeners/tls-identity.ts';
 import type { EdgeDeps, LogDeps, PipelineSettings } from '../pipeline.ts';
-import { RouteTable } from '../routes/route-table.ts';
+import type { RouteTable } from '../routes/route-table.ts';
 import { TargetMemo } from '../target-memo.ts';
 import type { AuthDeps } from '../steps/authenticate.ts';
 import type { CacheDeps } from '../steps/cached.ts';
@@ -23,7 +24,9 @@ import type { LiveConfig } from './live-config.ts';
  */
 export interface SharedDeps {
   /** `http.credentialParameters`, parsed. */
-  readonly credentialNames: readonly string[];
+  readonly credentialNames: CredentialNames;
+  /** The route table of a configuration (ProcessParts#routesOf). */
+  readonly routesOf: (config: Config) => RouteTable;
   readonly now: () => number;
   readonly edge: Omit<EdgeDeps, 'targetRules' | 'targets' | 'clients' | 'ipLimits'>;
   readonly authenticate: Omit<AuthDeps, 'tokenLimits'>;
@@ -67,7 +70,7 @@ function settingsFor(next: Config, shared: SharedDeps, running?: Running): Pipel
     edge: {
       ...shared.edge,
       targetRules,
-      targets: new TargetMemo(new RouteTable(next['gateway.routes'], next['auth.requiredScope'], next['gateway.cache.targetedFields']), targetRules),
+      targets: new TargetMemo(shared.routesOf(next), targetRules),
       clients,
       ipLimits: buckets(PER_IP, next, shared, running),
     },

@@ -6,13 +6,11 @@
  */
 import type { ClientAddress } from '../../shared/client-address.ts';
 import { problemStatus } from '../../shared/problem.ts';
-import { parseRequestTarget, type TargetVerdict } from '../../shared/request-target.ts';
-import { refuse, type Exchange, type Step } from '../exchange.ts';
-import { whenAuthenticated } from '../steps/authenticate.ts';
-import { serveCached } from '../steps/cached.ts';
+import { parseRequestTarget } from '../../shared/request-target.ts';
+import { refuse, type Answered, type Exchange } from '../exchange.ts';
 import { viaFor } from '../steps/forward.ts';
-import { cacheKey, type CacheKey } from '../store/response-cache.ts';
-import type { Route, StepDeps } from './route-table.ts';
+import { catalogKey } from './cache-keys.ts';
+import type { RouteSteps } from './route-table.ts';
 
 /**
  * What the origin needs of the client's request: it authenticates too, and logs the id and the
@@ -26,30 +24,25 @@ function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, str
   return headers;
 }
 
-/** The key a GET of `target` is stored under: its canonical form; none for a target the contract refuses. */
-export function catalogKey(target: string, maxTargetBytes: number): CacheKey | undefined {
-  const parsed = parseRequestTarget('GET', target, maxTargetBytes);
-  return parsed.ok ? cacheKey(parsed.canonical) : undefined;
-}
-
-/** A catalog request is only ever authenticated and served from the cache. */
-type CatalogSteps = Pick<StepDeps, 'authenticate' | 'cached'>;
-
 /**
  * A catalog request's target, parsed by the contract: a GET's as the edge remembered it
  * (../target-memo.ts), since a repeated query is what a cache serves and the parse was the largest
- * part of a hit after the log line and the socket write (docs/performance.md).
+ * part of a hit after the log line and the socket write (docs/performance.md). Every request goes
+ * to the cache steps; a parameter error waits for authentication.
  */
-export function serveCatalogRoute(ex: Exchange, route: Route, steps: CatalogSteps): Step {
+function admit(ex: Exchange): Answered | undefined {
   const remembered = ex.method === 'GET' ? ex.facts.get : undefined;
-  return serveCatalog(ex, route, steps, remembered ?? parseRequestTarget(ex.method, ex.rawTarget, ex.targetRules.maxBytes));
+  const target = remembered ?? parseRequestTarget(ex.method, ex.rawTarget, ex.targetRules.maxBytes);
+  if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
+  if (target.ok) {
+    ex.label = target.target.route;
+    ex.key = catalogKey(target);
+    ex.originTarget = target.canonical;
+  } else {
+    ex.label = target.route;
+    ex.refusal = target.problem;
+  }
+  return undefined;
 }
 
-function serveCatalog(ex: Exchange, route: Route, steps: CatalogSteps, target: TargetVerdict): Step {
-  if (!target.ok && problemStatus(target.problem) !== 400) return refuse(ex, target.route, target.problem);
-  const label = target.ok ? target.target.route : target.route;
-  return whenAuthenticated(ex, steps.authenticate, route, label, (sub) => {
-    if (!target.ok) return refuse(ex, label, target.problem, undefined, sub);
-    return serveCached(ex, steps.cached, { key: cacheKey(target.canonical), label, route, originTarget: target.canonical, originHeaders, relayServerErrors: false, compress: true, sub });
-  });
-}
+export const CATALOG: RouteSteps = { admit, originHeaders, relayServerErrors: false, compress: true, forward: 'bypass' };

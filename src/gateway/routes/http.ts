@@ -6,13 +6,11 @@
 import type { ClientAddress } from '../../shared/client-address.ts';
 import { problem } from '../../shared/problem.ts';
 import { originForm } from '../../shared/request-target.ts';
-import { refuse, type Exchange, type Step } from '../exchange.ts';
+import { refuse, type Answered, type Exchange } from '../exchange.ts';
 import { CLIENT_CONDITIONS } from '../rules/validation.ts';
-import { whenAuthenticated } from '../steps/authenticate.ts';
-import { serveCached } from '../steps/cached.ts';
-import { forward, forwardedHeaders } from '../steps/forward.ts';
-import { cacheKey, type CacheKey } from '../store/response-cache.ts';
-import type { Route, StepDeps } from './route-table.ts';
+import { forwardedHeaders } from '../steps/forward.ts';
+import { httpKey } from './cache-keys.ts';
+import type { Route, RouteSteps } from './route-table.ts';
 
 /**
  * Fields by which some frameworks let a request name another target or method than its own (IIS
@@ -29,17 +27,16 @@ function originHeaders(ex: Exchange, clients: ClientAddress): Record<string, str
   return forwardedHeaders(ex, clients, NOT_FILLED_WITH);
 }
 
-/** The key a GET of `target` is stored under: the origin-form target as sent. */
-export function httpKey(target: string): CacheKey {
-  return cacheKey(originForm(target));
+function admit(ex: Exchange, route: Route): Answered | undefined {
+  const { maxBytes } = ex.targetRules;
+  ex.label = route.prefix;
+  const key = httpKey(ex.rawTarget, maxBytes);
+  if (key === undefined) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxBytes} bytes`));
+  if (ex.method === 'GET' || ex.method === 'HEAD') {
+    ex.key = key;
+    ex.originTarget = originForm(ex.rawTarget);
+  } else ex.then = 'pass';
+  return undefined;
 }
 
-export function httpRoute(ex: Exchange, route: Route, steps: StepDeps): Step {
-  const { maxBytes } = ex.targetRules;
-  if (Buffer.byteLength(ex.rawTarget) > maxBytes) return refuse(ex, route.prefix, problem('uri-too-long', `the request target is longer than ${maxBytes} bytes`));
-  return whenAuthenticated(ex, steps.authenticate, route, route.prefix, (sub) => {
-    if (ex.method !== 'GET' && ex.method !== 'HEAD') return forward(ex, steps.forward, route.prefix, sub, 'method');
-    const target = originForm(ex.rawTarget);
-    return serveCached(ex, steps.cached, { key: httpKey(target), label: route.prefix, route, originTarget: target, originHeaders, relayServerErrors: true, compress: false, sub });
-  });
-}
+export const HTTP: RouteSteps = { admit, originHeaders, relayServerErrors: true, compress: false, forward: 'method' };

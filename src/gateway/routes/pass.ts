@@ -1,9 +1,12 @@
 /** `pass` routes: authenticated as configured, forwarded, never stored (Varnish's `return (pass)`). */
-import type { Exchange, Step } from '../exchange.ts';
-import { whenAuthenticated } from '../steps/authenticate.ts';
-import { forward } from '../steps/forward.ts';
-import type { Route, StepDeps } from './route-table.ts';
+import type { Answered, Exchange } from '../exchange.ts';
+import type { Route, RouteSteps } from './route-table.ts';
 
-export function passRoute(ex: Exchange, route: Route, steps: Pick<StepDeps, 'authenticate' | 'forward'>): Step {
-  return whenAuthenticated(ex, steps.authenticate, route, route.prefix, (sub) => forward(ex, steps.forward, route.prefix, sub, 'bypass'));
+function admit(ex: Exchange, route: Route): Answered | undefined {
+  ex.label = route.prefix;
+  ex.then = 'pass';
+  return undefined;
 }
+
+/** A pass route never fills, so it sends the origin no fill's fields. */
+export const PASS: RouteSteps = { admit, originHeaders: () => ({}), relayServerErrors: true, compress: false, forward: 'bypass' };

@@ -7,7 +7,9 @@ import type { RouteConfig, RouteMode } from '../../config/schema.ts';
 import { fieldNames } from '../rules/cache-control.ts';
 import type { StoragePolicy } from '../rules/storage.ts';
 import type { AuthDeps } from '../steps/authenticate.ts';
-import type { CacheDeps } from '../steps/cached.ts';
+import type { Forward } from '../cache-outcome.ts';
+import type { Answered, Exchange } from '../exchange.ts';
+import type { CacheDeps, Cacheable } from '../steps/cached.ts';
 import type { ForwardDeps } from '../steps/forward.ts';
 
 export interface Route {
@@ -25,6 +27,24 @@ export interface StepDeps {
   readonly authenticate: AuthDeps;
   readonly cached: CacheDeps;
   readonly forward: ForwardDeps;
+}
+
+/** What a route's mode brings to the request's states (pipeline.ts). */
+export interface RouteSteps {
+  /**
+   * Before authentication: the answer when the route refuses the request at once; otherwise it
+   * says on the exchange where the request goes (`label`, `then`, `key` and `originTarget`, or a
+   * `refusal` for after authentication).
+   */
+  admit(ex: Exchange, route: Route): Answered | undefined;
+  /** The request fields a fill sends the origin. */
+  readonly originHeaders: Cacheable['originHeaders'];
+  /** Whether an origin 5xx is relayed (http routes) or becomes a 502 problem (catalog). */
+  readonly relayServerErrors: boolean;
+  /** Whether answers are compressed for clients that accept it (`gateway.compression`). */
+  readonly compress: boolean;
+  /** Why a request forwarded from this route went to the origin (RFC 9211 `fwd`). */
+  readonly forward: Forward;
 }
 
 /** §4.2.2 leaves the ceiling of a heuristic lifetime to the cache; a day, as RFC 7234 warned past. */

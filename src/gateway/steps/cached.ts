@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ClientAddress } from '../../shared/client-address.ts';
 import { accepts } from '../../shared/encoding/negotiate.ts';
-import type { CacheOutcome, Forward } from '../cache-outcome.ts';
+import type { CacheOutcome, CacheStatusValues, Forward } from '../cache-outcome.ts';
 import { deliver } from '../deliver.ts';
 import { refuse, type Answered, type Exchange, type Step } from '../exchange.ts';
 import type { Negotiator } from '../encoding/negotiator.ts';
@@ -33,6 +33,8 @@ export interface CacheDeps extends RelayDeps {
   readonly tiers: Tiers;
   /** Which representation answers a request's Accept-Encoding, remembered per value. */
   readonly negotiator: Negotiator;
+  /** The `Cache-Status` values it sends, plain hits' kept. */
+  readonly statusValues: CacheStatusValues;
   readonly flights: Flights;
   /**
    * While this process is cut off from the fleet's purges for longer than their bound, the age in
@@ -42,7 +44,7 @@ export interface CacheDeps extends RelayDeps {
   readonly partitionMaxAgeMs: () => number | undefined;
   /** What `X-Forwarded-For` a fill sends the origin. */
   readonly clients: ClientAddress;
-  readonly metrics: Pick<GatewayMetrics, 'staleServed' | 'originAnswer'>;
+  readonly metrics: Pick<GatewayMetrics, 'originAnswer'>;
   readonly now: () => number;
 }
 
@@ -79,11 +81,9 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
       // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
       return sent(ex, deps, c, stored, found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) });
     case 'stale-accepted':
-      deps.metrics.staleServed('max-stale');
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
     case 'stale-while-revalidate':
       deps.flights.refresh(fillRequest(ex, deps, c, NO_DIRECTIVES), stored, ex.reqId);
-      deps.metrics.staleServed('stale-while-revalidate');
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });
     case 'validate':
       // §5.2.1.7: only-if-cached and nothing usable without the origin.
@@ -176,7 +176,7 @@ function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredRespo
     range: rangeOf(ex),
     requestId: ex.reqId,
     now: deps.now(),
-    outcome,
+    cacheStatus: deps.statusValues.of(outcome) ?? '',
   });
   if ('kind' in delivered) return { ...refuse(ex, c.label, delivered, outcome, c.sub), originMs };
   return { route: c.label, status: delivered.status, bytes: delivered.bytes, encoding: delivered.encoding, outcome, sub: c.sub, originMs };
@@ -210,9 +210,8 @@ async function fill(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: Req
 function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Step {
   switch (outcome.kind) {
     case 'failed':
-      return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, detail: outcome.failure.code }, c.sub), originMs: outcome.originMs };
+      return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, failure: outcome.failure.code }, c.sub), originMs: outcome.originMs };
     case 'stale': {
-      deps.metrics.staleServed(outcome.reason);
       const ttl = ttlSeconds(outcome.response, deps.now());
       return sent(ex, deps, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason }, outcome.originMs);
     }

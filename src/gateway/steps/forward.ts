@@ -19,9 +19,10 @@ import type { Purger, PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
-import { cacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/response-cache.ts';
 import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+import { respondFields } from '../respond.ts';
 import { originServerError } from '../upstream/upstream-failure.ts';
 
 /** What relaying a request to the origin uses. */
@@ -37,6 +38,8 @@ export interface RelayDeps {
 export interface ForwardDeps extends RelayDeps {
   /** The one way to forget: RFC 9111 §4.4 invalidation goes through it. */
   readonly purger: Purger;
+  /** The cache key of a target the answer invalidates, by the route it falls under (routes/cache-keys.ts). */
+  readonly keyOf: (url: string) => CacheKey | undefined;
   /** What `X-Forwarded-For` the origin gets. */
   readonly clients: ClientAddress;
 }
@@ -112,18 +115,20 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     // An origin that gave up on a body the client never finished sending failed because of the client.
     const failure = request.body !== undefined && !ex.req.complete ? BODY_NOT_RECEIVED : opened.failure.problem;
-    return refuse(ex, label, failure, { ...relaying.outcome, detail: opened.failure.code }, sub);
+    return refuse(ex, label, failure, { ...relaying.outcome, failure: opened.failure.code }, sub);
   }
   const { answer } = opened;
   if (answer.status >= 500 && !relaying.relayServerErrors) {
     discard(answer.body);
     deps.metrics.originAnswer(answer.status, (performance.now() - started) / 1000);
     const failure = originServerError(answer.status);
-    return refuse(ex, label, failure.problem, { ...relaying.outcome, fwdStatus: answer.status, detail: failure.code }, sub);
+    return refuse(ex, label, failure.problem, { ...relaying.outcome, fwdStatus: answer.status, failure: failure.code }, sub);
   }
   await relaying.beforeRelay?.(answer);
   const outcome: CacheOutcome = { ...relaying.outcome, fwdStatus: answer.status };
-  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, ['cache-status', cacheStatus(outcome) ?? '', 'x-request-id', ex.reqId]);
+  const added: string[] = [];
+  respondFields(added, 0, undefined, cacheStatus(outcome), ex.reqId);
+  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, added);
   deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (relayed.brokenBody !== undefined) {
     deps.logger.warn({ reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
@@ -164,7 +169,8 @@ export function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub
       const stale = invalidatedTargets(ex.method, answer.status, target, [req.headers.host, deps.origin.authority], answer.headers);
       // Before the answer goes out: the next request through any worker or gateway of the fleet
       // must not find what this one changed.
-      if (stale.length > 0) await deps.purger.purge({ kind: 'urls', keys: stale.map(cacheKey) }, false, INVALIDATION);
+      const keys = stale.map(deps.keyOf).filter((key) => key !== undefined);
+      if (keys.length > 0) await deps.purger.purge({ kind: 'urls', keys }, false, INVALIDATION);
     },
   });
 }

@@ -10,6 +10,7 @@
  * that `writeHead` validates and joins again on every send (docs/performance.md, "A stored head
  * written as text").
  */
+import { BoundedMemo } from '../../shared/bounded-memo.ts';
 import { isField } from '../rules/message.ts';
 import { headerListBytes, heapBytes, stringBytes } from './entry-size.ts';
 
@@ -90,7 +91,7 @@ function shapeBytes(shape: FieldShape, name: string): number {
 }
 
 export class FieldShapes {
-  readonly #shapes = new Map<string, FieldShape>();
+  readonly #shapes = new BoundedMemo<string, FieldShape>(SHAPES_LIMIT);
 
   /**
    * The shape of `names` with `values` (undefined where a representation has its own), and the
@@ -102,9 +103,7 @@ export class FieldShapes {
     const name = `${names.join('\n')}\n\n${values.map((v) => (v === undefined ? '\u0000' : v)).join('\n')}`;
     const known = this.#shapes.get(name);
     if (known !== undefined) return { shape: known, bytes: 0 };
-    if (this.#shapes.size >= SHAPES_LIMIT) this.#shapes.clear();
-    const shape = new FieldShape(names, values);
-    this.#shapes.set(name, shape);
+    const shape = this.#shapes.keep(name, new FieldShape(names, values));
     return { shape, bytes: shapeBytes(shape, name) };
   }
 }

@@ -21,7 +21,7 @@ const COUNTERS_PER_WORD = 8;
  * sample spans more distinct keys, and the estimates of keys at the edge of what the cache holds
  * (asked two or three times in a sample) are what collisions blur; 32 replayed up to 0.3 points
  * above 16 on the Zipf and crawler traces at the smaller bounds, 8 0.5–0.7 below
- * (docs/performance.md, "One-hit wonders do not age the sketch").
+ * (docs/performance.md, "Admission: W-TinyLFU").
  */
 const COUNTERS_PER_ENTRY = 32;
 /**

@@ -10,6 +10,7 @@
  * from it when first asked for and kept beside it (docs/performance.md, "Compression"). What one
  * costs is worked out in entry-size.ts.
  */
+import { BoundedMemo } from '../../shared/bounded-memo.ts';
 import type { Codec } from '../../shared/encoding/codec.ts';
 import { codingOf, representationTag, varyWithEncoding, type Coding } from '../../shared/encoding/negotiate.ts';
 import type { EncodingPlan } from '../encoding/plan.ts';
@@ -18,7 +19,7 @@ import { hasNoContent } from '../rules/message.ts';
 import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
-import { currentAgeMs } from '../rules/freshness.ts';
+import { currentAgeMs, type FreshnessFacts } from '../rules/freshness.ts';
 import { HeldBody } from './body-slabs.ts';
 import { headerListBytes, OWN_INLINE, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
 import { FieldShapes, type FieldShape } from './field-shapes.ts';
@@ -103,23 +104,14 @@ export class Representation extends HeldBody {
 
 const NONE_MADE: readonly Representation[] = [];
 
-/** The reuse facts that most stored responses share (no stale windows, no revalidation forced). */
-type Terms = Pick<ReuseFacts, 'staleWhileRevalidateMs' | 'staleIfErrorMs' | 'mustRevalidate' | 'noCache'>;
+/**
+ * The reuse facts that most stored responses share (no stale windows, no revalidation forced),
+ * held as one object per combination (EntryMaker): four fields of every response would cost it 45 B counted.
+ */
+export type Terms = Pick<ReuseFacts, 'staleWhileRevalidateMs' | 'staleIfErrorMs' | 'mustRevalidate' | 'noCache'>;
 
-/** Terms seen, each once; emptied when full (the objects responses hold stay valid). */
-const TERMS = new Map<string, Terms>();
+/** Combinations of terms an EntryMaker keeps; few occur. */
 const TERMS_LIMIT = 256;
-
-/** `facts`' terms as one shared object: four fields of every response would cost it 45 B counted. */
-function termsOf(facts: ReuseFacts): Terms {
-  const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
-  const known = TERMS.get(name);
-  if (known !== undefined) return known;
-  if (TERMS.size >= TERMS_LIMIT) TERMS.clear();
-  const terms: Terms = { staleWhileRevalidateMs: facts.staleWhileRevalidateMs, staleIfErrorMs: facts.staleIfErrorMs, mustRevalidate: facts.mustRevalidate, noCache: facts.noCache };
-  TERMS.set(name, terms);
-  return terms;
-}
 
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
@@ -138,7 +130,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly lifetimeMs: number;
   readonly initialAgeMs: number;
   readonly storedAt: number;
-  /** The other reuse facts, in an object shared by the responses that have the same (termsOf). */
+  /** The other reuse facts, in an object shared by the responses that have the same (EntryMaker). */
   readonly #terms: Terms;
   readonly #key: SecondaryKey;
   /**
@@ -151,7 +143,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
   readonly ownBytes: number;
 
-  constructor(status: number, kept: Representation, originValues: readonly string[] | undefined, offered: readonly Coding[], facts: ReuseFacts, key: SecondaryKey, tagText: string, ownBytes: number, made: readonly Representation[] = []) {
+  constructor(status: number, kept: Representation, originValues: readonly string[] | undefined, offered: readonly Coding[], facts: FreshnessFacts, terms: Terms, key: SecondaryKey, tagText: string, ownBytes: number, made: readonly Representation[] = []) {
     this.status = status;
     this.kept = kept;
     this.originValues = originValues;
@@ -159,7 +151,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
     this.storedAt = facts.storedAt;
-    this.#terms = termsOf(facts);
+    this.#terms = terms;
     // Another response's key is shared, not the response: that would keep it alive.
     this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
     this.tagText = tagText;
@@ -225,7 +217,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   /** The same response, holding `made` too (a representation made from the kept one, EntryMaker.derive). */
   with(made: Representation): StoredResponse {
-    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this, this.tagText, this.ownBytes, [...this.made, made]);
+    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this.#terms, this, this.tagText, this.ownBytes, [...this.made, made]);
+  }
+
+  /** The terms it shares with the responses that have the same. */
+  get terms(): Terms {
+    return this.#terms;
   }
 
   /** The origin's fields as stored, flat `[name, value, …]`, without `Content-Length`: what the rules read, off the hit path. */
@@ -293,7 +290,8 @@ const SHARED_LIMIT = 4096;
  * gateways in a process share a table.
  */
 export class EntryMaker {
-  readonly #shared = new Map<string, string>();
+  readonly #shared = new BoundedMemo<string, string>(SHARED_LIMIT);
+  readonly #terms = new BoundedMemo<string, Terms>(TERMS_LIMIT);
   readonly #shapes = new FieldShapes();
   /** Encodes and decodes bodies, for representations made after the fill. */
   readonly codec: Codec;
@@ -337,10 +335,14 @@ export class EntryMaker {
   /** The shared copy of `text`, or undefined when it is new (it is then added, and its bringer owns it). */
   #share(text: string): string | undefined {
     const known = this.#shared.get(text);
-    if (known !== undefined) return known;
-    if (this.#shared.size >= SHARED_LIMIT) this.#shared.clear();
-    this.#shared.set(text, text);
-    return undefined;
+    if (known === undefined) this.#shared.keep(text, text);
+    return known;
+  }
+
+  /** `facts`' terms as the one object this maker's responses with the same hold. */
+  #termsOf(facts: ReuseFacts): Terms {
+    const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
+    return this.#terms.get(name) ?? this.#terms.keep(name, { staleWhileRevalidateMs: facts.staleWhileRevalidateMs, staleIfErrorMs: facts.staleIfErrorMs, mustRevalidate: facts.mustRevalidate, noCache: facts.noCache });
   }
 
   /**
@@ -375,7 +377,7 @@ export class EntryMaker {
       if (!representation.headers.includes(value)) ownBytes += stringBytes(value);
     }
     for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
-    return new StoredResponse(status, representation, originValues, offered, facts, key, tagText, responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText), made);
+    return new StoredResponse(status, representation, originValues, offered, facts, this.#termsOf(facts), key, tagText, responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText), made);
   }
 
   /**
@@ -471,7 +473,7 @@ export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, o
  */
 export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   const lifetimeMs = Math.min(stored.lifetimeMs, currentAgeMs(stored, now));
-  return new StoredResponse(stored.status, stored.kept, stored.originValues, stored.offered, { ...reuseFacts(stored), lifetimeMs }, stored, stored.tagText, stored.ownBytes, stored.made);
+  return new StoredResponse(stored.status, stored.kept, stored.originValues, stored.offered, { lifetimeMs, initialAgeMs: stored.initialAgeMs, storedAt: stored.storedAt }, stored.terms, stored, stored.tagText, stored.ownBytes, stored.made);
 }
 
 export function reuseFacts(r: StoredResponse): ReuseFacts {

@@ -21,7 +21,7 @@
  * it, as LRU would have fetched and kept it. It used to learn keys only when the cache stored
  * them, which made it an LRU of the cache's misses: a key the cache kept counted as a hit only
  * the cache made at every request, not once, and that lead halved the window now and then on
- * recency-biased requests (docs/performance.md, "Halving from the top").
+ * recency-biased requests (docs/performance.md, "Admission: W-TinyLFU").
  *
  * That same lead was what brought the window down after a popularity shift. With an honest
  * shadow nothing does, since a window as large as LRU's hits as LRU does, so a shift is answered

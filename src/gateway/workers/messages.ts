@@ -62,29 +62,55 @@ export interface Peer {
   off(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
+/** A message to ask with: the asker numbers it. */
+export type Question = Omit<PurgeOrder, 'id'> | Omit<ApplyOrder, 'id'> | Omit<RelayRequest, 'id'>;
+
 /**
- * Sends `message` and resolves to the `purged` its peer answers with the same id, or 0 when none
- * comes in time or the peer goes away.
+ * Asks one peer and hands each `purged` it answers to the asker of the same id, or 0 when none
+ * comes in time or the peer goes away. However many questions are out, it listens to the peer
+ * once (none while none is out): a listener per question would pile up on `process`, past Node's
+ * leak warning at eleven concurrent invalidations.
  */
-export function ask(peer: Peer, message: Exclude<PurgeMessage, Purged>, gone?: Promise<void>): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const onMessage = (answer: unknown): void => {
-      if (isPurgeMessage(answer) && answer.type === 'catalog-gateway:purged' && answer.id === message.id) finish(answer.purged);
-    };
-    const timer = setTimeout(() => {
-      finish(0);
-    }, ANSWER_MS);
-    const finish = (purged: number): void => {
-      clearTimeout(timer);
-      peer.off('message', onMessage);
-      resolve(purged);
-    };
-    peer.on('message', onMessage);
-    void gone?.then(() => {
-      finish(0);
+export class Asker {
+  readonly #peer: Peer;
+  readonly #waiting = new Map<number, (purged: number) => void>();
+  #ids = 0;
+
+  constructor(peer: Peer) {
+    this.#peer = peer;
+  }
+
+  ask(question: Question): Promise<number> {
+    const id = ++this.#ids;
+    return new Promise<number>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#answer(id, 0);
+      }, ANSWER_MS);
+      if (this.#waiting.size === 0) this.#peer.on('message', this.#onMessage);
+      this.#waiting.set(id, (purged) => {
+        clearTimeout(timer);
+        resolve(purged);
+      });
+      this.#peer.send({ ...question, id });
     });
-    peer.send(message);
-  });
+  }
+
+  /** The peer went away: nothing it was asked will be answered. */
+  gone(): void {
+    for (const id of [...this.#waiting.keys()]) this.#answer(id, 0);
+  }
+
+  readonly #onMessage = (message: unknown): void => {
+    if (isPurgeMessage(message) && message.type === 'catalog-gateway:purged') this.#answer(message.id, message.purged);
+  };
+
+  #answer(id: number, purged: number): void {
+    const resolve = this.#waiting.get(id);
+    if (resolve === undefined) return;
+    this.#waiting.delete(id);
+    if (this.#waiting.size === 0) this.#peer.off('message', this.#onMessage);
+    resolve(purged);
+  }
 }
 
 /** Primary → worker: the configuration a reload loaded and validated; what is live applies. */

@@ -20,7 +20,7 @@ import { claim, diskPath } from '../store/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
-import { ask, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged } from './messages.ts';
+import { Asker, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged, type Question } from './messages.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
 export function workerCount(setting: number | 'auto'): number {
@@ -69,6 +69,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   const parts = processParts(config, { registry: new PrimaryRegistry() });
   const { logger, registry, health } = parts;
   const live = new Set<Worker>();
+  const askers = new Map<Worker, Asker>();
   const listening = new Set<Worker>();
   const startedAt = new Map<Worker, number>();
   // The rolling restart's own: new workers until they listen (one that dies stops the restart),
@@ -107,6 +108,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       logger.warn({ pid: worker.process.pid, err: err.message }, 'a message to a worker failed');
     });
     live.add(worker);
+    askers.set(worker, new Asker(worker));
     startedAt.set(worker, Date.now());
     worker.on('listening', (address) => {
       listening.add(worker);
@@ -118,6 +120,8 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
 
   cluster.on('exit', (worker, code, signal) => {
     live.delete(worker);
+    askers.get(worker)?.gone();
+    askers.delete(worker);
     listening.delete(worker);
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
@@ -140,28 +144,22 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     }, respawnDelay).unref();
   });
 
-  let orders = 0;
   const connected = (): Worker[] => [...live].filter((w) => w.isConnected());
-  const exited = (worker: Worker): Promise<void> =>
-    new Promise((resolve) => {
-      worker.once('exit', () => {
-        resolve();
-      });
-    });
+  const ask = (worker: Worker, question: Question): Promise<number> => askers.get(worker)?.ask(question) ?? Promise.resolve(0);
   // A purge the primary takes goes to one worker, which applies it, has it relayed to the others
   // (below) and sends it to the fleet, as it would an invalidation of its own.
   const purger: PurgeTaker = {
     purge: async (selector: PurgeSelector, soft: boolean, cause: PurgeCause) => {
       const [worker] = connected();
       if (worker === undefined) return 0;
-      return ask(worker, { type: 'catalog-gateway:purge', id: ++orders, purge: { selector, soft, at: Date.now() }, cause }, exited(worker));
+      return ask(worker, { type: 'catalog-gateway:purge', purge: { selector, soft, at: Date.now() }, cause });
     },
   };
   cluster.on('message', (from, message: unknown) => {
     if (isListenFailure(message)) cannotListen ??= message;
     if (!isPurgeMessage(message) || message.type !== 'catalog-gateway:relay') return;
     const others = connected().filter((w) => w !== from);
-    void Promise.all(others.map((w) => ask(w, { type: 'catalog-gateway:apply', id: ++orders, purge: message.purge }, exited(w)))).then((purged) => {
+    void Promise.all(others.map((w) => ask(w, { type: 'catalog-gateway:apply', purge: message.purge }))).then((purged) => {
       if (from.isConnected()) from.send({ type: 'catalog-gateway:purged', id: message.id, purged: purged.reduce((a, b) => a + b, 0) } satisfies Purged);
     });
   });

@@ -5,15 +5,13 @@
  */
 import type { Purge } from '../purge/purge-log.ts';
 import type { Purger } from '../purge/purger.ts';
-import { ask, isPurgeMessage, type Peer, type Purged } from './messages.ts';
+import { Asker, isPurgeMessage, type Purged } from './messages.ts';
 
-let relays = 0;
-
-const primary: Peer = {
+const primary = new Asker({
   send: (message) => process.send?.(message),
   on: (event, listener) => process.on(event, listener),
   off: (event, listener) => process.off(event, listener),
-};
+});
 
 function answer(id: number, purged: number): void {
   process.send?.({ type: 'catalog-gateway:purged', id, purged } satisfies Purged);
@@ -22,7 +20,7 @@ function answer(id: number, purged: number): void {
 /** The fan-out of a worker's Purger to the other workers of its host, through the primary. */
 export function relayToSiblings(purge: Purge): Promise<number> {
   if (process.send === undefined) return Promise.resolve(0);
-  return ask(primary, { type: 'catalog-gateway:relay', id: ++relays, purge });
+  return primary.ask({ type: 'catalog-gateway:relay', purge });
 }
 
 /** Acts on an order from the primary; anything else is not for it. */

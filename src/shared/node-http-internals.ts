@@ -1,0 +1,129 @@
+/**
+ * Every use of node:http's private fields, in one file. Each saves work the public API cannot
+ * (docs/performance.md) or learns what it does not say; none is needed for a correct answer.
+ * Each field is looked for once, at start-up, on a request and a response node:http makes for a
+ * socket that never connects; one that is missing (a Node that renamed it) is replaced by the
+ * public API, and `reportNodeHttpInternals` logs which. `GATEWAY_NODE_HTTP=public` in the
+ * environment forces every replacement, so that the suites can be run as such a Node would run
+ * them (test/gateway/node-http-internals.test.ts).
+ *
+ *   field                        used for                           without it
+ *   request `_readableState`     a GET's 'readable' event forgone   node:http schedules it
+ *   request `_dumped`            a GET's drain forgone              node:http drains the stream
+ *   response `_storeHeader`,     a stored head's text sent as it    `writeHead` with a field list
+ *     `_expect_continue`,        is, with what `writeHead` adds
+ *     `_sent100`
+ *   socket `_httpMessage`        the answer in flight on an         the server's own record of
+ *                                HTTP/1.1 connection                its unfinished answers
+ */
+import type { EventEmitter } from 'node:events';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from './logger.ts';
+
+interface PrivateRequest {
+  /** The stream's record of a 'readable' event already scheduled or emitted; set, none is scheduled. */
+  readonly _readableState?: { emittedReadable?: boolean };
+  /** The field the request's `_dump` checks first: set, the call returns at once. */
+  _dumped?: boolean;
+}
+
+/**
+ * The parts of node:http's response that its own `writeHead` uses: `_storeHeader` makes the head
+ * from a status line and a field list, adding what the connection needs (`Connection`,
+ * `Keep-Alive`, the framing, a `Date` when asked); the other two say whether a client that was to
+ * wait for 100 Continue got it.
+ */
+interface PrivateResponse {
+  _storeHeader?(firstLine: string, fields: readonly string[]): void;
+  readonly _expect_continue?: boolean;
+  readonly _sent100?: boolean;
+}
+
+/** Node keeps the answer being written on a connection as its socket's `_httpMessage`. */
+interface PrivateSocket {
+  readonly _httpMessage?: ServerResponse | null;
+}
+
+/** Which of the private fields this process uses. */
+export interface NodeHttpInternals {
+  readonly endSignal: boolean;
+  readonly drain: boolean;
+  readonly headText: boolean;
+  readonly inFlight: boolean;
+}
+
+function probe(): NodeHttpInternals {
+  const socket = new Socket();
+  const req = new IncomingMessage(socket) as IncomingMessage & PrivateRequest;
+  const res = new ServerResponse(req) as ServerResponse & PrivateResponse;
+  res.assignSocket(socket);
+  const inFlight = (socket as Socket & PrivateSocket)._httpMessage === res;
+  res.detachSocket(socket);
+  socket.destroy();
+  return {
+    endSignal: typeof req._readableState?.emittedReadable === 'boolean',
+    drain: typeof req._dumped === 'boolean',
+    headText: typeof res._storeHeader === 'function' && typeof res._expect_continue === 'boolean' && typeof res._sent100 === 'boolean',
+    inFlight,
+  };
+}
+
+const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false };
+
+export const internals: NodeHttpInternals = process.env.GATEWAY_NODE_HTTP === 'public' ? NONE : probe();
+
+/** One warning per field missing, once a logger exists. */
+export function reportNodeHttpInternals(logger: Logger): void {
+  for (const [use, present] of Object.entries(internals)) {
+    if (!present) logger.warn({ use }, "a node:http private field is missing here (or GATEWAY_NODE_HTTP=public): its public replacement is used");
+  }
+}
+
+/** Marks `req`'s 'readable' event as emitted, so that its parser's end schedules none. */
+export function forgoReadable(req: IncomingMessage): void {
+  const state = (req as IncomingMessage & PrivateRequest)._readableState;
+  if (internals.endSignal && state !== undefined) state.emittedReadable = true;
+}
+
+/** Marks `req` as drained, so that node:http does not resume its stream after the answer. */
+export function markDrained(req: IncomingMessage): void {
+  if (internals.drain) (req as IncomingMessage & PrivateRequest)._dumped = true;
+}
+
+/**
+ * Hands node:http the head of `res` as `firstLine` (status line and fields, CRLF-ended) and the
+ * field list `fields` it adds to, as `writeHead` does after checking each field; only when
+ * `internals.headText`. As `writeHead` does, a client that was to wait for 100 Continue and got
+ * an answer instead may send its body next, so the connection then closes after it.
+ */
+export function storeHead(res: ServerResponse, firstLine: string, fields: readonly string[]): void {
+  const http1 = res as ServerResponse & PrivateResponse;
+  if (http1._expect_continue === true && http1._sent100 !== true) res.shouldKeepAlive = false;
+  http1._storeHeader?.(firstLine, fields);
+}
+
+/**
+ * A reader of the answer in flight on an HTTP/1.1 connection of `server`: the one being written,
+ * or, between two, the next one queued for the requests pipelined behind it (RFC 9112 §9.3.2).
+ */
+export function answersInFlight(server: EventEmitter): (socket: Duplex) => ServerResponse | null | undefined {
+  if (internals.inFlight) return (socket) => (socket as Duplex & PrivateSocket)._httpMessage;
+  // node:http answers a connection's requests in the order they came: the first unfinished is in flight.
+  const unfinished = new WeakMap<Duplex, ServerResponse[]>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const { socket } = req;
+    let answers = unfinished.get(socket);
+    if (answers === undefined) unfinished.set(socket, (answers = []));
+    const queued = answers;
+    queued.push(res);
+    const done = (): void => {
+      const at = queued.indexOf(res);
+      if (at !== -1) queued.splice(at, 1);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  });
+  return (socket) => unfinished.get(socket)?.[0];
+}

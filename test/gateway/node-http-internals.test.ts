@@ -1,0 +1,43 @@
+/**
+ * node:http's private fields (src/shared/node-http-internals.ts): the pinned Node has every one,
+ * and the suites that cover what they serve pass as well with all of them replaced by the public
+ * API, as on a Node that renamed them, each replacement reported by a log line.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { test } from 'node:test';
+import { internals } from '../../src/shared/node-http-internals.ts';
+import { NODE } from '../support/cli-process.ts';
+
+const SUITES = ['test/gateway/request-teardown.test.ts', 'test/shared/client-errors.test.ts', 'test/gateway/hostile-requests.test.ts', 'test/gateway/http-routes.test.ts', 'test/gateway/edge.test.ts', 'test/gateway/caching.test.ts'];
+
+/** `node args` with every private field replaced; its exit code and output. */
+async function publicOnly(args: readonly string[]): Promise<{ code: number | null; output: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_NODE_HTTP: 'public' };
+  // Otherwise the child's test runner reports to this one instead of printing.
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(NODE, ['--import', 'tsx', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, output };
+}
+
+test('the pinned Node has every private field the gateway uses', () => {
+  assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true });
+});
+
+test('each field replaced is reported by a warning', async () => {
+  const script = "import pino from 'pino'; import { reportNodeHttpInternals } from './src/shared/node-http-internals.ts'; reportNodeHttpInternals(pino());";
+  const { code, output } = await publicOnly(['--input-type=module', '-e', script]);
+  assert.equal(code, 0, output);
+  const uses = output.trim().split('\n').map((line) => (JSON.parse(line) as { use: string; level: number }));
+  assert.deepEqual(uses.map((u) => u.use), ['endSignal', 'drain', 'headText', 'inFlight']);
+  assert.ok(uses.every((u) => u.level === 40));
+});
+
+test('the suites that cover them pass with the public API alone', { timeout: 600_000 }, async () => {
+  const { code, output } = await publicOnly(['--test', '--test-concurrency=1', '--test-reporter=dot', ...SUITES]);
+  assert.equal(code, 0, output.slice(-4000));
+});
