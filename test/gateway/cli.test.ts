@@ -54,6 +54,15 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
   assert.equal(code, 0);
+
+  // The second `npm start` of the README: the same search, answered from the disk tier.
+  const again = run(['start'], env);
+  t.after(() => again.child.kill('SIGKILL'));
+  const [, , againUrl = ''] = /^curl -i -H 'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/\S+)'$/.exec(await again.line((l) => l.startsWith('curl '))) ?? [];
+  assert.equal(new URL(againUrl).search, new URL(url).search, 'the banner suggests the same search');
+  const warm = await get(againUrl, { authorization: `Bearer ${token}` });
+  assert.equal(warm.body, first.body);
+  assert.match(String(warm.headers['cache-status']), /^catalog-gateway; hit; ttl=\d+; detail=disk$/);
 });
 
 test('`start --tls` makes a local certificate and prints a curl over HTTPS and HTTP/2 that trusts it', async (t) => {
