@@ -185,8 +185,7 @@ export class Flights {
     const shared = async (): Promise<FillOutcome | undefined> => {
       const response = await fleet.find(request, stored);
       if (response === undefined) return undefined;
-      tiers.keep(request.key, response, stamp);
-      return { kind: 'shared', response };
+      return this.#keep(request.key, { kind: 'shared', response }, stored, stamp);
     };
     const fromOrigin = async (): Promise<FillOutcome> => {
       const outcome = await this.#fetch(request, stored, announce);
@@ -257,12 +256,28 @@ export class Flights {
     return outcome;
   }
 
-  /** Keeps what the rules let be stored; the outcome then says whether the tiers kept it. */
+  /**
+   * The one place fills are written: keeps in the local tiers what the rules let be stored — an
+   * origin's answer, a 304's freshened response, an entry from the fleet's tier — and says in the
+   * outcome whether the tiers kept it.
+   */
   #keep(key: CacheKey, outcome: FillOutcome, stored: StoredResponse | undefined, stamp: FillStamp): FillOutcome {
-    if (outcome.kind === 'revalidated' && outcome.stored && stored !== undefined) this.#p.tiers.replace(key, stored, outcome.shared, stamp);
-    if (outcome.kind !== 'response' || !outcome.stored) return outcome;
-    const notKept = this.#p.tiers.keep(key, outcome.shared, stamp);
-    return notKept === undefined ? outcome : { ...outcome, stored: false, notStored: notKept };
+    const { tiers } = this.#p;
+    switch (outcome.kind) {
+      case 'shared':
+        tiers.keep(key, outcome.response, stamp);
+        return outcome;
+      case 'revalidated':
+        if (outcome.stored && stored !== undefined) tiers.replace(key, stored, outcome.shared, stamp);
+        return outcome;
+      case 'response': {
+        if (!outcome.stored) return outcome;
+        const notKept = tiers.keep(key, outcome.shared, stamp);
+        return notKept === undefined ? outcome : { ...outcome, stored: false, notStored: notKept };
+      }
+      default:
+        return outcome;
+    }
   }
 }
 
