@@ -112,6 +112,8 @@ export const SCHEMA = {
   'http.h2c': { type: 'boolean', doc: 'Without TLS, the gateway API listener speaks HTTP/2 with prior knowledge (h2c, for a load balancer that speaks it) instead of HTTP/1.1.' },
   'http.http2.maxConcurrentStreams': { type: 'integer', min: 1, max: 10_000, doc: 'Streams (requests) one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).' },
   'http.http2.maxHeaderListBytes': { type: 'integer', min: 1024, max: 1024 * 1024, doc: 'Largest HTTP/2 request header list, uncompressed (SETTINGS_MAX_HEADER_LIST_SIZE); larger requests are refused.' },
+  'http.http2.sendTimeoutMs': { type: 'integer', min: 100, max: 3_600_000, doc: 'How long an HTTP/2 answer may hold bytes it cannot send (the client gives its stream no flow-control window) before its stream is reset, and a connection whose socket cannot write before it is closed: nginx\'s `send_timeout`.' },
+  'http.http2.maxQueuedBytes': { type: 'integer', min: 64 * 1024, max: 1024 * 1024 * 1024, doc: 'Bytes of answers one HTTP/2 connection may hold unsent; while it holds more, its new streams are refused (REFUSED_STREAM, which a client may retry).' },
   'http.http2.maxResetsPerSecond': { type: 'integer', min: 1, max: 1_000_000, doc: 'Streams of one HTTP/2 connection that may end reset within a second; past it the connection gets GOAWAY (ENHANCE_YOUR_CALM) and is closed: the rapid-reset attack (CVE-2023-44487).' },
   'origin.host': { type: 'string', doc: 'Address the origin listens on.' },
   'origin.port': { ...PORT, doc: 'Origin API port (0 picks a free one).' },
