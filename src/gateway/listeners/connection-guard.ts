@@ -16,8 +16,8 @@
  *                  client it may retry them (RFC 9113 §8.7).
  *
  * So a client that stops reading costs a bounded number of bytes for a bounded time. Progress is
- * read from Node's count of a stream's unsent bytes (`bufferSize`, which falls as each write goes
- * whole to the connection) and the socket's `bytesWritten`, by a sweep a few times per deadline:
+ * read from a stream's unsent bytes (its `writableLength`, which falls as each write goes whole to
+ * the connection) and the bytes its socket holds unwritten, by a sweep a few times per deadline:
  * the request path only adds its stream to a set.
  */
 import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
@@ -27,6 +27,16 @@ import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
 
 /** nghttp2's NGHTTP2_ERR_BAD_CLIENT_MAGIC, the `errno` of Node's error for a bad preface (not among `http2.constants`). */
 const BAD_CLIENT_MAGIC = -903;
+
+/**
+ * Bytes the connection's socket holds that the kernel has not taken. Node's HTTP/2 session writes
+ * to the socket's handle itself, which the socket's `writableLength` never sees: the handle's
+ * `writeQueueSize` (libuv's, no public name) does; where it is missing, the stream deadlines and the
+ * connection's idle timeout still bound a stalled reader.
+ */
+function unwrittenBytes(session: ServerHttp2Session): number {
+  return (session.socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+}
 
 export interface GuardLimits {
   readonly prefaceTimeoutMs: number;
@@ -48,7 +58,8 @@ class Connection {
   readonly streams = new Set<ServerHttp2Stream>();
   readonly stalls = new Map<ServerHttp2Stream, Stall>();
   readonly resets: ResetRate;
-  written = 0;
+  /** What the socket held unwritten at the last sweep, and when it last wrote some or held none. */
+  unwritten = 0;
   writtenAt: number;
 
   constructor(session: ServerHttp2Session, maxResetsPerSecond: number, now: number) {
@@ -168,11 +179,10 @@ export class ConnectionGuard {
     for (const connection of this.#connections) {
       const { session } = connection;
       if (session.destroyed) continue;
-      const socket = session.socket;
-      if (socket.bytesWritten !== connection.written || socket.writableLength === 0) {
-        connection.written = socket.bytesWritten;
-        connection.writtenAt = now;
-      } else if (now - connection.writtenAt >= sendTimeoutMs) {
+      const unwritten = unwrittenBytes(session);
+      if (unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
+      connection.unwritten = unwritten;
+      if (now - connection.writtenAt >= sendTimeoutMs) {
         this.#refusals.refused('send-timeout', 'connection', connection.remoteAddress);
         session.destroy();
         continue;
@@ -180,7 +190,7 @@ export class ConnectionGuard {
       let queued = 0;
       const expired: ServerHttp2Stream[] = [];
       for (const stream of connection.streams) {
-        const pending = stream.bufferSize;
+        const pending = stream.writableLength;
         queued += pending;
         const stall = connection.stalls.get(stream);
         if (pending === 0) {

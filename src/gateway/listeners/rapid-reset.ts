@@ -16,9 +16,13 @@ import { constants, type ServerHttp2Session, type ServerHttp2Stream } from 'node
 const WINDOW_MS = 1000;
 const RAPID_RESET = new Error('too many streams reset within a second (rapid reset)');
 
-/** Whether `stream`, now closed, ended before the whole of its answer had been handed to the connection. */
+/**
+ * Whether `stream`, now closed, ended before the whole of its answer had been handed to the
+ * connection: reset with an error code, closed before the answer was ended (`aborted`: Node then
+ * ends it itself, empty), or with bytes of it still unsent.
+ */
 export function endedEarly(stream: ServerHttp2Stream): boolean {
-  return stream.rstCode !== constants.NGHTTP2_NO_ERROR || !stream.writableFinished;
+  return stream.rstCode !== constants.NGHTTP2_NO_ERROR || stream.aborted || !stream.writableFinished;
 }
 
 /** One connection's resets within the current window. */
