@@ -109,6 +109,7 @@ export const SCHEMA = {
   'http.tls.key': { type: 'string', nullable: true, doc: 'PEM file with the private key of `http.tls.cert`; set both or neither.' },
   'http.tls.clientCertificates': { type: 'enum', values: ['off', 'required'], doc: '`required`: mutual TLS, a client without a certificate signed by `http.tls.clientCa` is refused at the handshake.' },
   'http.tls.clientCa': { type: 'string', nullable: true, doc: 'PEM file of the CAs that sign client certificates, for `http.tls.clientCertificates`.' },
+  'http.tls.ticketKeyRotationMs': { type: 'integer', min: 1000, max: 7 * 86_400_000, doc: 'How often the key that encrypts TLS session tickets is replaced; the workers of a host share it (the primary hands it out), so a client resumes its session whichever worker takes the connection. A ticket issued under the previous key makes a full handshake instead.' },
   'http.h2c': { type: 'boolean', doc: 'Without TLS, the gateway API listener speaks HTTP/2 with prior knowledge (h2c, for a load balancer that speaks it) instead of HTTP/1.1.' },
   'http.http2.maxConcurrentStreams': { type: 'integer', min: 1, max: 10_000, doc: 'Streams (requests) one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).' },
   'http.http2.maxHeaderListBytes': { type: 'integer', min: 1024, max: 1024 * 1024, doc: 'Largest HTTP/2 request header list, uncompressed (SETTINGS_MAX_HEADER_LIST_SIZE); larger requests are refused.' },

@@ -29,6 +29,7 @@ import { CertificateReload } from './certificate-reload.ts';
 import { ConnectionGuard, type GuardLimits } from './connection-guard.ts';
 import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
+import { keepTicketKeys, useTicketKeys } from './ticket-keys.ts';
 import { tlsPaths } from './tls-identity.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -115,6 +116,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   };
   let server: Http2SecureServer | Http2Server;
   let reload: CertificateReload | undefined;
+  let stopTicketKeys: (() => void) | undefined;
   if (paths === undefined) {
     server = createServer(options, h2Handler);
     answerUnsupported(server, deps.onRefused);
@@ -122,7 +124,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     const tls = new CertificateReload(
       paths,
       (identity) => {
-        tlsServer.setSecureContext(identity.context);
+        tlsServer.setSecureContext(keepTicketKeys(tlsServer, identity.context));
       },
       metrics,
       deps.logger,
@@ -135,6 +137,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     answerRefusals(tlsServer, deps.onRefused);
     server = tlsServer;
     reload = tls;
+    stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
   }
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
   // says nothing for as long as a whole request may take is closed. HTTP/1.1 over TLS keeps the
@@ -160,6 +163,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     applyLimits,
     async drain(deadlineMs) {
       reload?.stop();
+      stopTicketKeys?.();
       guard.stop();
       if (!server.listening) return;
       // close() sends every HTTP/2 session GOAWAY and closes idle HTTP/1.1 connections; busy ones

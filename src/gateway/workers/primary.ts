@@ -18,6 +18,7 @@ import { openAdmin, processParts } from '../process-parts.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
+import { shareTicketKeys } from '../listeners/ticket-keys.ts';
 import { ask, isPurgeMessage, type ConfigOrder, type Purged } from './messages.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
@@ -162,6 +163,8 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       };
     },
   });
+  // One TLS session ticket key for all the workers (listeners/ticket-keys.ts).
+  const ticketKeys = config['http.tls.cert'] === null ? undefined : shareTicketKeys(config['http.tls.ticketKeyRotationMs']);
   for (let i = 0; i < count; i++) fork();
   await health.start();
   const url = await firstUrl;
@@ -207,6 +210,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     },
     async stop() {
       stopping = true;
+      ticketKeys?.stop();
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close()]);
       logger.info('stopped');
