@@ -155,7 +155,8 @@ export class ConnectionGuard {
     // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
     session.prependListener('stream', (stream: ServerHttp2Stream) => {
       connection.streams.add(stream);
-      stream.once('close', () => {
+      // 'close' comes once: `on` spares every stream the wrapper `once` would make.
+      stream.on('close', () => {
         connection.stalls.delete(stream);
         if (!connection.streams.delete(stream) || session.destroyed || !endedEarly(stream)) return;
         if (!connection.resets.exceeded(performance.now())) return;
