@@ -5,13 +5,15 @@
  * comes) ends the connection; every refusal shows in one counter.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { connect as h2connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, test } from 'node:test';
-import { useFaultGateway } from '../support/gateway-fixture.ts';
+import { useFaultGateway, type FaultGateway } from '../support/gateway-fixture.ts';
+import { protocolOverrides } from '../support/protocols.ts';
 import { FRAME, getRequest, PREFACE, RawH2, rstStream, settings } from '../support/h2-frames.ts';
 import { metricValue, until } from '../support/harness.ts';
 
@@ -42,8 +44,33 @@ function stalledGet(session: ClientHttp2Session, path: string, token: string): {
   return { stream, headers, closed };
 }
 
+const SEND_TIMEOUT_MS = 1500;
+
+/**
+ * A raw client with its windows wide open asks for 32 answers of 1 MB and reads none: they fill
+ * the gateway's socket, not flow control. The gateway counts a send timeout no sooner than the
+ * deadline, and has closed the connection when the client reads again.
+ */
+async function stopReading(gateway: FaultGateway, ca?: Buffer): Promise<void> {
+  const { fx } = gateway;
+  const token = await fx.token();
+  const raw = await RawH2.open(fx.gateway.url, false, ca);
+  const window = Buffer.alloc(4);
+  window.writeUInt32BE(0x7fffffff - 65_535);
+  raw.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings([[0x4, 0x7fffffff]]), Buffer.from([0, 0, 4, FRAME.WINDOW_UPDATE, 0, 0, 0, 0, 0]), window]));
+  raw.socket.pause();
+  const before = await refused(fx.metrics(), 'send-timeout');
+  for (let id = 1; id < 2 * 32; id += 2) gateway.behaviours.set(`/v1/books?q=big${id}`, { kind: 'json', padBytes: 1_000_000 });
+  for (let id = 1; id < 2 * 32; id += 2) raw.write(getRequest(id, `/v1/books?q=big${id}`, [['authorization', `Bearer ${token}`]]));
+  const started = performance.now();
+  await until(async () => (await refused(fx.metrics(), 'send-timeout')) > before, SEND_TIMEOUT_MS * 4);
+  assert.ok(performance.now() - started >= SEND_TIMEOUT_MS, 'not before the deadline');
+  raw.socket.resume();
+  await until(() => Promise.resolve(raw.closed), 5000);
+  raw.close();
+}
+
 describe('the send deadline (http.http2.sendTimeoutMs)', () => {
-  const SEND_TIMEOUT_MS = 1500;
   const gateway = useFaultGateway({ 'http.h2c': true, 'http.http2.sendTimeoutMs': SEND_TIMEOUT_MS, 'http.http2.maxConcurrentStreams': 128 });
 
   /** 8 connections x 128 streams that get no flow-control window; resolves when the gateway has reset them all. */
@@ -79,24 +106,15 @@ describe('the send deadline (http.http2.sendTimeoutMs)', () => {
   });
 
   test('a connection whose client reads nothing is closed at the deadline', async () => {
-    const { fx } = gateway;
-    const token = await fx.token();
-    // A raw client with windows wide open, so that the answers fill the socket and the client's
-    // receive buffer: nothing is left for flow control to hold back, only the socket.
-    const raw = await RawH2.open(fx.gateway.url, false);
-    const window = Buffer.alloc(4);
-    window.writeUInt32BE(0x7fffffff - 65_535);
-    raw.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings([[0x4, 0x7fffffff]]), Buffer.from([0, 0, 4, FRAME.WINDOW_UPDATE, 0, 0, 0, 0, 0]), window]));
-    raw.socket.pause();
-    const before = await refused(fx.metrics(), 'send-timeout');
-    for (let id = 1; id < 2 * 32; id += 2) gateway.behaviours.set(`/v1/books?q=big${id}`, { kind: 'json', padBytes: 1_000_000 });
-    for (let id = 1; id < 2 * 32; id += 2) raw.write(getRequest(id, `/v1/books?q=big${id}`, [['authorization', `Bearer ${token}`]]));
-    const started = performance.now();
-    await until(async () => (await refused(fx.metrics(), 'send-timeout')) > before, SEND_TIMEOUT_MS * 4);
-    assert.ok(performance.now() - started >= SEND_TIMEOUT_MS, 'not before the deadline');
-    raw.socket.resume();
-    await until(() => Promise.resolve(raw.closed), 5000);
-    raw.close();
+    await stopReading(gateway);
+  });
+});
+
+describe('the send deadline over TLS', () => {
+  const gateway = useFaultGateway({ ...protocolOverrides('h2'), 'http.http2.sendTimeoutMs': SEND_TIMEOUT_MS });
+
+  test('a connection whose client reads nothing is closed at the deadline', async () => {
+    await stopReading(gateway, readFileSync(gateway.fx.config['http.tls.cert'] ?? ''));
   });
 });
 

@@ -5,7 +5,9 @@
  * (RFC 7541 §6.2.2), which every decoder takes; frames coming back are parsed far enough to tell
  * what the server did to each stream (HEADERS, RST_STREAM) and to the connection (GOAWAY).
  */
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 
 export const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
 
@@ -117,14 +119,14 @@ export class RawH2 {
     });
   }
 
-  /** Connects to `url` (h2c) and, unless `preface` is false, sends the preface and empty SETTINGS. */
-  static async open(url: string, preface = true): Promise<RawH2> {
-    const { hostname, port } = new URL(url);
-    const socket = connect(Number(port), hostname);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
+  /**
+   * Connects to `url` (h2c, or over TLS with ALPN `h2` for `https:`, trusting `ca`) and, unless
+   * `preface` is false, sends the preface and empty SETTINGS.
+   */
+  static async open(url: string, preface = true, ca?: Buffer): Promise<RawH2> {
+    const { protocol, hostname, port } = new URL(url);
+    const socket = protocol === 'https:' ? tlsConnect({ host: hostname, port: Number(port), ca, servername: 'localhost', ALPNProtocols: ['h2'] }) : connect(Number(port), hostname);
+    await once(socket, protocol === 'https:' ? 'secureConnect' : 'connect');
     const raw = new RawH2(socket, preface);
     if (preface) socket.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings()]));
     return raw;

@@ -181,7 +181,8 @@ export class ConnectionGuard {
       const { session } = connection;
       if (session.destroyed) continue;
       const unwritten = unwrittenBytes(session);
-      if (unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
+      // Counted from the first sweep that sees bytes held, as a stream's stall is: never cut before the deadline.
+      if (unwritten === 0 || connection.unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
       connection.unwritten = unwritten;
       if (now - connection.writtenAt >= sendTimeoutMs) {
         this.#refusals.refused('send-timeout', 'connection', connection.remoteAddress);
