@@ -95,7 +95,8 @@ describe('the send deadline (http.http2.sendTimeoutMs)', () => {
     const before = await settledMemory();
     const { codes, tookMs } = await stall(fx.gateway.url, token);
     assert.deepEqual(codes, new Set([constants.NGHTTP2_CANCEL]), 'each reset by the gateway');
-    assert.ok(tookMs < SEND_TIMEOUT_MS * 1.5, `all reset ${Math.round(tookMs)} ms after their heads, deadline ${SEND_TIMEOUT_MS} ms`);
+    // The deadline, a sweep (a quarter of it) to notice, and room for a loaded machine to send 1,024 resets.
+    assert.ok(tookMs < SEND_TIMEOUT_MS * 2, `all reset ${Math.round(tookMs)} ms after their heads, deadline ${SEND_TIMEOUT_MS} ms`);
     assert.equal(await refused(fx.metrics(), 'send-timeout'), 2048);
     assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_http2_rapid_reset_total'), 0, 'the gateway\'s own resets are not the client\'s');
     const lines = fx.logs.lines().filter((l) => l.msg === 'HTTP/2 refused');

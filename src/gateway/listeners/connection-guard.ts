@@ -93,11 +93,9 @@ export class ConnectionGuard {
     this.#schedule();
   }
 
-  /** Limits for the connections accepted from now on, and deadlines for all from the next sweep. */
+  /** Limits for the connections accepted from now on, and for every connection's streams from the next sweep. */
   applyLimits(limits: GuardLimits): void {
-    const interval = this.#limits.sendTimeoutMs !== limits.sendTimeoutMs;
     this.#limits = limits;
-    if (interval) this.#schedule();
   }
 
   stop(): void {
@@ -116,9 +114,8 @@ export class ConnectionGuard {
     return true;
   }
 
-  /** A sweep reads progress a few times per deadline, so that a stalled answer is cut within a quarter of it past the deadline. */
+  /** A sweep reads progress a few times per deadline (the first one's), so that a stalled answer is cut within a quarter of it past the deadline. */
   #schedule(): void {
-    clearInterval(this.#sweep);
     this.#sweep = setInterval(() => {
       this.#check();
     }, Math.min(1000, Math.max(25, Math.floor(this.#limits.sendTimeoutMs / 4))));

@@ -139,10 +139,10 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     reload = tls;
     stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
   }
+  guard.watch(server);
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
   // says nothing for as long as a whole request may take is closed. HTTP/1.1 over TLS keeps the
   // limits it was made with (http1Options) until a restart.
-  guard.watch(server);
   const applyLimits = (limits: HttpLimits): void => {
     server.maxConnections = limits.maxConnections;
     server.setTimeout(limits.requestTimeoutMs);
