@@ -14,6 +14,11 @@ const run = promisify(execFile);
 
 export interface H2loadRun {
   readonly url: string;
+  /**
+   * A file of URLs, one a line, that each client asks for in turn (h2load `-i`; the first line's
+   * scheme and authority serve for all) instead of `url` alone.
+   */
+  readonly urlFile?: string | undefined;
   /** `Bearer …`, sent on every request. */
   readonly authorization: string;
   readonly cpu: number | undefined;
@@ -82,7 +87,7 @@ export function p99FromLog(text: string): number {
 }
 
 async function h2load(options: H2loadRun, shape: readonly string[]): Promise<H2loadResult> {
-  const args = ['-t1', ...shape, '-H', `authorization: ${options.authorization}`, options.url];
+  const args = ['-t1', ...shape, '-H', `authorization: ${options.authorization}`, ...(options.urlFile === undefined ? [options.url] : ['-i', options.urlFile])];
   const [command, argv] = options.cpu === undefined ? ['h2load', args] : ['taskset', ['-c', String(options.cpu), 'h2load', ...args]];
   const { stdout } = await run(command, argv, { env: { PATH: process.env.PATH }, maxBuffer: 1 << 20 });
   return parse(stdout);

@@ -7,6 +7,7 @@
  *
  *   hits        one warmed URL, 8 connections × 8 streams (64 requests in flight, as wrk's 64
  *               connections), for --duration seconds
+ *   hits-1000   the same over 1,000 warmed URLs, each client asking for them in turn
  *   handshakes  batches of clients that each open a connection (a full TLS handshake: h2load
  *               resumes no session), make one request and go, for --duration seconds
  *
@@ -32,10 +33,10 @@ const CONNECTIONS = 8;
 const STREAMS = 8;
 /** Clients per handshake batch: below the listen backlog (511), so no SYN waits for a retry. */
 const HANDSHAKE_BATCH = 200;
-const WARM_URLS = 100;
+const WARM_URLS = 1000;
 
 type Server = 'gateway' | 'nginx' | 'bare';
-type Workload = 'hits' | 'handshakes';
+type Workload = 'hits' | 'hits-1000' | 'handshakes';
 
 interface Scenario {
   readonly id: string;
@@ -48,6 +49,9 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'gateway-h2-hits', label: 'gateway hit over TLS + HTTP/2 (auth + access log + metrics)', server: 'gateway', workload: 'hits' },
   { id: 'nginx-h2-hits', label: 'nginx http2 + proxy_cache + access log', server: 'nginx', workload: 'hits' },
   { id: 'bare-h2-hits', label: 'bare node:http2, prebuilt hit bytes by stream.respond + end (ceiling)', server: 'bare', workload: 'hits' },
+  { id: 'gateway-h2-hits-1000', label: 'gateway hit over TLS + HTTP/2, 1,000 URLs', server: 'gateway', workload: 'hits-1000' },
+  { id: 'nginx-h2-hits-1000', label: 'nginx http2 + proxy_cache + access log, 1,000 URLs', server: 'nginx', workload: 'hits-1000' },
+  { id: 'bare-h2-hits-1000', label: 'bare node:http2, the same bytes for 1,000 URLs (ceiling)', server: 'bare', workload: 'hits-1000' },
   { id: 'gateway-handshakes', label: 'gateway: new TLS connection + one request', server: 'gateway', workload: 'handshakes' },
   { id: 'nginx-handshakes', label: 'nginx: new TLS connection + one request', server: 'nginx', workload: 'handshakes' },
 ];
@@ -86,8 +90,8 @@ export interface Http2Report {
   readonly scenarios: readonly Http2ScenarioResult[];
   /** The gateway's figure over nginx's, same workload, same round. */
   readonly vsNginx: { readonly hitRps: Spread; readonly hitCpu: Spread; readonly handshakesPerSecond: Spread; readonly handshakeCpu: Spread };
-  /** The gateway's hit over the bare node:http2 server's, same round. */
-  readonly vsBare: { readonly hitRps: Spread; readonly hitP99: Spread };
+  /** The gateway's hit over the bare node:http2 server's, same round: one URL, and 1,000. */
+  readonly vsBare: { readonly hitRps: Spread; readonly hitP99: Spread; readonly hit1000Rps: Spread; readonly hit1000P99: Spread };
 }
 
 /** Handshake batches until `seconds` of h2load time have passed, summed into one result. */
@@ -107,7 +111,7 @@ async function handshakeRun(target: H2loadRun, seconds: number): Promise<H2loadR
 
 async function measure(scenario: Scenario, target: H2loadRun, pid: number, seconds: number, round: number): Promise<Http2Run> {
   const cpuBefore = cpuSeconds(pid);
-  const result = scenario.workload === 'hits' ? await h2loadSustained(target, CONNECTIONS, STREAMS, seconds) : await handshakeRun(target, seconds);
+  const result = scenario.workload === 'handshakes' ? await handshakeRun(target, seconds) : await h2loadSustained(target, CONNECTIONS, STREAMS, seconds);
   const cpu = cpuSeconds(pid) - cpuBefore;
   return { round, requests: result.requests, requestsPerSecond: result.requestsPerSecond, meanMs: result.meanMs, p99Ms: result.p99Ms, serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests, non2xx: result.non2xx, errors: result.errors, tls: result.tls };
 }
@@ -140,24 +144,34 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     const warmed = [hotTarget, ...Array.from({ length: WARM_URLS - 1 }, () => space.take())];
     for (const url of [gateway.url, nginx.url]) await warmCache(url, warmed, authorization, 8, trusting);
     const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization, trusting);
-    if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a gateway hit after warming (Cache-Status: ${hit.cacheStatus})`);
-    const nginxHit = await captureResponse(`${nginx.url}${hotTarget}`, authorization, trusting);
-    if (nginxHit.cacheStatus !== 'HIT') throw new Error(`nginx does not serve the hot URL from its cache (Cache-Status: ${nginxHit.cacheStatus})`);
+    // The hot URL and the last warmed: the 1,000 URLs fit both caches.
+    for (const warm of [hotTarget, warmed.at(-1) ?? hotTarget]) {
+      const ours = warm === hotTarget ? hit : await captureResponse(`${gateway.url}${warm}`, authorization, trusting);
+      if (!ours.cacheStatus.includes('hit')) throw new Error(`${warm} is not a gateway hit after warming (Cache-Status: ${ours.cacheStatus})`);
+      const theirs = await captureResponse(`${nginx.url}${warm}`, authorization, trusting);
+      if (theirs.cacheStatus !== 'HIT') throw new Error(`nginx does not serve ${warm} from its cache (Cache-Status: ${theirs.cacheStatus})`);
+    }
     const responseFile = join(fleet.logDir, 'h2-hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
     const bare = await fleet.script('bare-h2-server', 'bare-h2-server.ts', [responseFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
     const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx, bare };
     for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
-    const target = (server: Server): H2loadRun => ({ url: `${servers[server].url}${hotTarget}`, authorization, cpu: CORES?.generator });
+    const urlFiles = new Map<Server, string>();
+    for (const [server, { url }] of Object.entries(servers) as [Server, { url: string }][]) {
+      const file = join(fleet.logDir, `h2-urls-${server}.txt`);
+      writeFileSync(file, `${warmed.map((t) => `${url}${t}`).join('\n')}\n`);
+      urlFiles.set(server, file);
+    }
+    const target = (s: Scenario): H2loadRun => ({ url: `${servers[s.server].url}${hotTarget}`, urlFile: s.workload === 'hits-1000' ? urlFiles.get(s.server) : undefined, authorization, cpu: CORES?.generator });
 
     log('warming up each server for 2 s…');
-    for (const s of SCENARIOS) await measure(s, target(s.server), servers[s.server].pid, 2, 0);
+    for (const s of SCENARIOS) await measure(s, target(s), servers[s.server].pid, 2, 0);
     const runs = new Map<string, Http2Run[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
       for (const s of order) {
         if (s === undefined) continue;
-        const run = await measure(s, target(s.server), servers[s.server].pid, options.duration, round);
+        const run = await measure(s, target(s), servers[s.server].pid, options.duration, round);
         runs.get(s.id)?.push(run);
         log(`round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`);
       }
@@ -190,6 +204,8 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
       vsBare: {
         hitRps: perRound(scenarios, 'hits', (r) => r.requestsPerSecond, 'bare'),
         hitP99: perRound(scenarios, 'hits', (r) => r.p99Ms, 'bare'),
+        hit1000Rps: perRound(scenarios, 'hits-1000', (r) => r.requestsPerSecond, 'bare'),
+        hit1000P99: perRound(scenarios, 'hits-1000', (r) => r.p99Ms, 'bare'),
       },
     };
   } finally {
@@ -215,7 +231,7 @@ export function http2Markdown(report: Http2Report): string {
     ...rows,
     '',
     `Gateway over nginx, same round: hits over TLS + HTTP/2 req/s ${ratio(v.hitRps)}, server CPU per hit ${ratio(v.hitCpu)}; new TLS handshakes per second ${ratio(v.handshakesPerSecond)}, server CPU per handshake ${ratio(v.handshakeCpu)}.`,
-    `Gateway over bare node:http2, same round: hits req/s ${ratio(report.vsBare.hitRps)}, p99 ${ratio(report.vsBare.hitP99)}.`,
+    `Gateway over bare node:http2, same round: hits req/s ${ratio(report.vsBare.hitRps)} / ${ratio(report.vsBare.hit1000Rps)} (one URL / 1,000), p99 ${ratio(report.vsBare.hitP99)} / ${ratio(report.vsBare.hit1000P99)}.`,
     `Hot URL \`${report.hotTarget}\`. ${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}; ${report.settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;
