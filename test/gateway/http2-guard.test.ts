@@ -14,7 +14,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, test } from 'node:test';
 import { useFaultGateway, type FaultGateway } from '../support/gateway-fixture.ts';
 import { protocolOverrides } from '../support/protocols.ts';
-import { FRAME, getRequest, PREFACE, RawH2, rstStream, settings } from '../support/h2-frames.ts';
+import { FRAME, frame, getRequest, headerBlock, PREFACE, RawH2, rstStream, settings } from '../support/h2-frames.ts';
 import { metricValue, until } from '../support/harness.ts';
 
 setFlagsFromString('--expose-gc');
@@ -221,5 +221,34 @@ describe('RFC 9113 §3.4: the connection preface', () => {
     assert.equal(await raw.streamOutcome(1), 'headers');
     raw.write(rstStream(1, constants.NGHTTP2_NO_ERROR));
     raw.close();
+  });
+});
+
+describe('frames nghttp2 refuses end the connection with their own code, counted', () => {
+  const gateway = useFaultGateway({ 'http.h2c': true });
+  const head = (): Buffer => headerBlock([[':method', 'GET'], [':scheme', 'http'], [':authority', 'localhost'], [':path', '/v1/books?q=frames']]);
+
+  test('RFC 9113 §5.3.1: a HEADERS frame making its stream depend on itself gets GOAWAY PROTOCOL_ERROR', async () => {
+    const { fx } = gateway;
+    const raw = await RawH2.open(fx.gateway.url);
+    const dependency = Buffer.alloc(5);
+    dependency.writeUInt32BE(1);
+    dependency[4] = 15;
+    // END_STREAM | END_HEADERS | PRIORITY
+    raw.write(frame(FRAME.HEADERS, 0x1 | 0x4 | 0x20, 1, Buffer.concat([dependency, head()])));
+    assert.equal(await raw.goaway(), constants.NGHTTP2_PROTOCOL_ERROR);
+    raw.close();
+    await until(async () => (await refused(fx.metrics(), 'protocol-error')) === 1);
+  });
+
+  test('a CONTINUATION flood gets GOAWAY ENHANCE_YOUR_CALM, where Node would send INTERNAL_ERROR', async () => {
+    const { fx } = gateway;
+    const raw = await RawH2.open(fx.gateway.url);
+    // A header section that never ends: HEADERS without END_HEADERS, then CONTINUATION after CONTINUATION.
+    raw.write(frame(FRAME.HEADERS, 0x1, 1, head()));
+    for (let i = 0; i < 20; i++) raw.write(frame(FRAME.CONTINUATION, 0, 1, headerBlock([[`x-more-${i}`, 'y']])));
+    assert.equal(await raw.goaway(), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    raw.close();
+    await until(async () => (await refused(fx.metrics(), 'flood')) === 1);
   });
 });

@@ -11,7 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 
 export const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
 
-export const FRAME = { DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8 } as const;
+export const FRAME = { DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
 const END_STREAM = 0x1;
 const END_HEADERS = 0x4;
 const ACK = 0x1;

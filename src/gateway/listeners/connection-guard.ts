@@ -5,6 +5,9 @@
  *   preface        a connection has `http.headersTimeoutMs` to send its preface (the magic and its
  *                  SETTINGS), as a TLS client has for its handshake; bytes that are no preface get
  *                  GOAWAY PROTOCOL_ERROR (RFC 9113 §3.4), where Node would send INTERNAL_ERROR.
+ *   bad frames     a connection nghttp2 ends for what the client sent (a stream made to depend on
+ *                  itself, a malformed frame, a CONTINUATION flood) is counted, and a flood gets
+ *                  ENHANCE_YOUR_CALM where Node would send INTERNAL_ERROR.
  *   resets         rapid-reset.ts: a stream that ended before its answer, past a rate, ends the
  *                  connection with ENHANCE_YOUR_CALM.
  *   send deadline  an answer with bytes queued that sends none of them for
@@ -22,11 +25,21 @@
  */
 import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
-import type { Http2Refusals } from './http2-refusals.ts';
+import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
 import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
 
-/** nghttp2's NGHTTP2_ERR_BAD_CLIENT_MAGIC, the `errno` of Node's error for a bad preface (not among `http2.constants`). */
-const BAD_CLIENT_MAGIC = -903;
+/**
+ * nghttp2's errors (the `errno` of the error Node destroys a session with; not among
+ * `http2.constants`) that a client's bytes cause: what each counts as, and the GOAWAY code it gets.
+ * Where nghttp2 has sent its own GOAWAY first (NGHTTP2_ERR_PROTO: a self-dependency, a frame of the
+ * wrong size), that one, with its precise code, is the one the client reads.
+ */
+const CLIENT_ERRORS: ReadonlyMap<number, readonly [Http2Refusal, number]> = new Map([
+  [-505, ['protocol-error', constants.NGHTTP2_PROTOCOL_ERROR]], // NGHTTP2_ERR_PROTO
+  [-903, ['bad-preface', constants.NGHTTP2_PROTOCOL_ERROR]], // NGHTTP2_ERR_BAD_CLIENT_MAGIC
+  [-904, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_FLOODED
+  [-905, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
+]);
 
 /**
  * Bytes the connection's socket holds that the kernel has not taken. Node's HTTP/2 session writes
@@ -138,16 +151,17 @@ export class ConnectionGuard {
       this.#connections.delete(connection);
       this.#overBudget.delete(session);
     });
-    // Node ends a session on a bad preface by destroying it with nghttp2's error and no code, which
-    // becomes INTERNAL_ERROR in the GOAWAY; the error is the client's, so the code is PROTOCOL_ERROR.
+    // Node ends a session on nghttp2's error by destroying it with that error and no code, which
+    // becomes INTERNAL_ERROR in the GOAWAY; where the error is the client's, the code says so.
     const destroy = session.destroy.bind(session);
     session.destroy = (error?: Error, code?: number): void => {
-      if (code === undefined && (error as { errno?: number } | undefined)?.errno === BAD_CLIENT_MAGIC) {
-        this.#refusals.refused('bad-preface', 'connection', connection.remoteAddress);
-        destroy(error, constants.NGHTTP2_PROTOCOL_ERROR);
+      const known = code === undefined ? CLIENT_ERRORS.get((error as { errno?: number } | undefined)?.errno ?? 0) : undefined;
+      if (known === undefined) {
+        destroy(error, code);
         return;
       }
-      destroy(error, code);
+      this.#refusals.refused(known[0], 'connection', connection.remoteAddress);
+      destroy(error, known[1]);
     };
     // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
     session.prependListener('stream', (stream: ServerHttp2Stream) => {

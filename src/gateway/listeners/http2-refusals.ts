@@ -9,7 +9,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { ListenerMetrics } from './listener-metrics.ts';
 
 /** Why; bounded, a metric label. */
-export type Http2Refusal = 'send-timeout' | 'queue-full' | 'rapid-reset' | 'bad-preface' | 'preface-timeout';
+export type Http2Refusal = 'send-timeout' | 'queue-full' | 'rapid-reset' | 'bad-preface' | 'preface-timeout' | 'protocol-error' | 'flood';
 
 const LOG_INTERVAL_MS = 1000;
 
