@@ -251,4 +251,19 @@ describe('frames nghttp2 refuses end the connection with their own code, counted
     raw.close();
     await until(async () => (await refused(fx.metrics(), 'flood')) === 1);
   });
+
+  test('a PING flood from a client that reads none of the acknowledgements ends its connection, counted', async () => {
+    const { fx } = gateway;
+    const before = await refused(fx.metrics(), 'flood');
+    const raw = await RawH2.open(fx.gateway.url);
+    raw.socket.pause();
+    const pings = Buffer.concat(Array.from({ length: 10_000 }, () => frame(FRAME.PING, 0, 0, Buffer.alloc(8))));
+    // nghttp2 holds at most 1,000 acknowledgements unsent; the socket's buffers take the rest first.
+    for (let i = 0; i < 60 && !raw.closed && (await refused(fx.metrics(), 'flood')) === before; i++) {
+      raw.write(pings);
+      await sleep(20);
+    }
+    await until(async () => (await refused(fx.metrics(), 'flood')) === before + 1, 5000);
+    raw.close();
+  });
 });
