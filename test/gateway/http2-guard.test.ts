@@ -1,12 +1,13 @@
 /**
  * What an HTTP/2 client connection may cost (listeners/connection-guard.ts): stalled answers are
  * cut at the send deadline and their memory returns, a connection's unsent bytes are bounded,
- * resets of any code count toward the rapid-reset rate, and a preface that is not one (or never
- * comes) ends the connection; every refusal shows in one counter.
+ * resets of any code count toward the rapid-reset rate, a preface that is not one (or never
+ * comes) and frames nghttp2 refuses end the connection with the code that says why; every refusal
+ * shows in one counter.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect as h2connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { connect as h2connect, constants, type ClientHttp2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
@@ -36,12 +37,12 @@ async function settledMemory(): Promise<number> {
 }
 
 /** Opens a GET stream that the client never reads: with no flow-control window, its answer's body stays with the server. */
-function stalledGet(session: ClientHttp2Session, path: string, token: string): { stream: ClientHttp2Stream; headers: Promise<number>; closed: Promise<number> } {
+function stalledGet(session: ClientHttp2Session, path: string, token: string): { headers: Promise<number>; closed: Promise<number> } {
   const stream = session.request({ ':path': path, authorization: `Bearer ${token}` });
   stream.on('error', () => undefined);
   const headers = new Promise<number>((resolve) => stream.once('response', (h) => { resolve(Number(h[':status'])); }));
   const closed = new Promise<number>((resolve) => stream.once('close', () => { resolve(stream.rstCode); }));
-  return { stream, headers, closed };
+  return { headers, closed };
 }
 
 const SEND_TIMEOUT_MS = 1500;
@@ -57,7 +58,8 @@ async function stopReading(gateway: FaultGateway, ca?: Buffer): Promise<void> {
   const raw = await RawH2.open(fx.gateway.url, false, ca);
   const window = Buffer.alloc(4);
   window.writeUInt32BE(0x7fffffff - 65_535);
-  raw.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings([[0x4, 0x7fffffff]]), Buffer.from([0, 0, 4, FRAME.WINDOW_UPDATE, 0, 0, 0, 0, 0]), window]));
+  // SETTINGS_INITIAL_WINDOW_SIZE (0x4) for every stream, a WINDOW_UPDATE for the connection.
+  raw.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings([[0x4, 0x7fffffff]]), frame(FRAME.WINDOW_UPDATE, 0, 0, window)]));
   raw.socket.pause();
   const before = await refused(fx.metrics(), 'send-timeout');
   for (let id = 1; id < 2 * 32; id += 2) gateway.behaviours.set(`/v1/books?q=big${id}`, { kind: 'json', padBytes: 1_000_000 });
