@@ -71,8 +71,9 @@ Flags:
                        the gateway, interleaved) for docs/performance.md
   --shared-tier        instead: three gateways sharing one Redis: a hit from Redis against a local
                        hit, how fast a purge reaches the others, one origin call per cold query
-  --http2              instead: the gateway and nginx (http2, proxy_cache) on one self-signed
-                       certificate, with h2load: hits over TLS + HTTP/2, and new TLS handshakes
+  --http2              instead: the gateway, nginx (http2, proxy_cache) and a bare node:http2
+                       server (the ceiling) on one self-signed certificate, with h2load: hits
+                       over TLS + HTTP/2 (p99 from h2load's per-request log), new TLS handshakes
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU,
                        with W-TinyLFU admission and with Bélády's offline optimum (MIN), and
                        report request and byte hit ratios per trace and bound

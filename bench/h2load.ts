@@ -5,12 +5,20 @@
  * request and go (every request pays a full TLS handshake: h2load keeps no session to resume).
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
 export interface H2loadRun {
   readonly url: string;
+  /**
+   * A file of URLs, one a line, that each client asks for in turn (h2load `-i`; the first line's
+   * scheme and authority serve for all) instead of `url` alone.
+   */
+  readonly urlFile?: string | undefined;
   /** `Bearer …`, sent on every request. */
   readonly authorization: string;
   readonly cpu: number | undefined;
@@ -28,8 +36,13 @@ export interface H2loadResult {
    * the requests still in flight counted here, at most connections × streams.
    */
   readonly errors: number;
-  /** Mean time per request, ms (h2load reports no percentiles). */
+  /** Mean time per request, ms. */
   readonly meanMs: number;
+  /**
+   * The 99th percentile of the time per answered request, ms, from h2load's per-request log (its
+   * summary has no percentiles); NaN where no log was asked for.
+   */
+  readonly p99Ms: number;
   /** The TLS version and cipher negotiated, as h2load names them. */
   readonly tls: string;
 }
@@ -52,20 +65,44 @@ function parse(stdout: string): H2loadResult {
     // h2load's "failed" also holds the non-2xx answers; "errored" and "timeout" are the unanswered.
     errors: Number(counts[5]) + Number(counts[6]),
     meanMs: mean === null ? Number.NaN : Number(mean[1]) * (UNIT_MS[mean[2] ?? 'ms'] ?? 1),
+    p99Ms: Number.NaN,
     tls,
   };
 }
 
+/**
+ * The 99th percentile, ms, of `--log-file`'s rows: start (µs since the epoch), status (-1 for a
+ * stream that failed, left out), µs until the answer ended.
+ */
+export function p99FromLog(text: string): number {
+  const durations: number[] = [];
+  for (const row of text.split('\n')) {
+    const [, status, micros] = row.split('\t');
+    if (status === undefined || micros === undefined || status === '-1') continue;
+    durations.push(Number(micros));
+  }
+  if (durations.length === 0) return Number.NaN;
+  durations.sort((a, b) => a - b);
+  return (durations[Math.min(durations.length - 1, Math.ceil(durations.length * 0.99) - 1)] ?? Number.NaN) / 1000;
+}
+
 async function h2load(options: H2loadRun, shape: readonly string[]): Promise<H2loadResult> {
-  const args = ['-t1', ...shape, '-H', `authorization: ${options.authorization}`, options.url];
+  const args = ['-t1', ...shape, '-H', `authorization: ${options.authorization}`, ...(options.urlFile === undefined ? [options.url] : ['-i', options.urlFile])];
   const [command, argv] = options.cpu === undefined ? ['h2load', args] : ['taskset', ['-c', String(options.cpu), 'h2load', ...args]];
   const { stdout } = await run(command, argv, { env: { PATH: process.env.PATH }, maxBuffer: 1 << 20 });
   return parse(stdout);
 }
 
-/** `connections` connections with `streams` requests in flight on each, for `seconds`. */
-export function h2loadSustained(options: H2loadRun, connections: number, streams: number, seconds: number): Promise<H2loadResult> {
-  return h2load(options, [`-c${connections}`, `-m${streams}`, `-D${seconds}`, '--warm-up-time=1']);
+/** `connections` connections with `streams` requests in flight on each, for `seconds`; p99 from its per-request log. */
+export async function h2loadSustained(options: H2loadRun, connections: number, streams: number, seconds: number): Promise<H2loadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'h2load-'));
+  const log = join(dir, 'requests.tsv');
+  try {
+    const result = await h2load(options, [`-c${connections}`, `-m${streams}`, `-D${seconds}`, '--warm-up-time=1', `--log-file=${log}`]);
+    return { ...result, p99Ms: p99FromLog(readFileSync(log, 'utf8')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** `clients` clients at once, each one new connection (one TLS handshake) and one request. */

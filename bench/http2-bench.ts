@@ -1,21 +1,26 @@
 /**
- * `npm run bench -- --http2`: the gateway at the edge against nginx at the edge, both over TLS
- * and HTTP/2 on the same self-signed certificate (P-256), both with an access log, both pinned to
- * one core with h2load on the other. Two workloads, interleaved by round as the main bench does:
+ * `npm run bench -- --http2`: the gateway at the edge against nginx at the edge and against the
+ * ceiling, a bare node:http2 server answering the gateway's hit bytes (bare-h2-server.ts), all over
+ * TLS and HTTP/2 on the same self-signed certificate (P-256), the gateway and nginx with an access
+ * log, all pinned to one core with h2load on the other. Two workloads, interleaved by round as the
+ * main bench does:
  *
  *   hits        one warmed URL, 8 connections × 8 streams (64 requests in flight, as wrk's 64
  *               connections), for --duration seconds
+ *   hits-1000   the same over 1,000 warmed URLs, each client asking for them in turn
  *   handshakes  batches of clients that each open a connection (a full TLS handshake: h2load
  *               resumes no session), make one request and go, for --duration seconds
  *
- * Each figure is the gateway's over nginx's in the same round, then the median over rounds.
+ * Each figure is the gateway's over nginx's (or the bare server's) in the same round, then the
+ * median over rounds; a hit's p99 comes from h2load's per-request log.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { Fleet } from './fleet.ts';
 import { h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
@@ -28,10 +33,10 @@ const CONNECTIONS = 8;
 const STREAMS = 8;
 /** Clients per handshake batch: below the listen backlog (511), so no SYN waits for a retry. */
 const HANDSHAKE_BATCH = 200;
-const WARM_URLS = 100;
+const WARM_URLS = 1000;
 
-type Server = 'gateway' | 'nginx';
-type Workload = 'hits' | 'handshakes';
+type Server = 'gateway' | 'nginx' | 'bare';
+type Workload = 'hits' | 'hits-1000' | 'handshakes';
 
 interface Scenario {
   readonly id: string;
@@ -43,6 +48,10 @@ interface Scenario {
 const SCENARIOS: readonly Scenario[] = [
   { id: 'gateway-h2-hits', label: 'gateway hit over TLS + HTTP/2 (auth + access log + metrics)', server: 'gateway', workload: 'hits' },
   { id: 'nginx-h2-hits', label: 'nginx http2 + proxy_cache + access log', server: 'nginx', workload: 'hits' },
+  { id: 'bare-h2-hits', label: 'bare node:http2, prebuilt hit bytes by stream.respond + end (ceiling)', server: 'bare', workload: 'hits' },
+  { id: 'gateway-h2-hits-1000', label: 'gateway hit over TLS + HTTP/2, 1,000 URLs', server: 'gateway', workload: 'hits-1000' },
+  { id: 'nginx-h2-hits-1000', label: 'nginx http2 + proxy_cache + access log, 1,000 URLs', server: 'nginx', workload: 'hits-1000' },
+  { id: 'bare-h2-hits-1000', label: 'bare node:http2, the same bytes for 1,000 URLs (ceiling)', server: 'bare', workload: 'hits-1000' },
   { id: 'gateway-handshakes', label: 'gateway: new TLS connection + one request', server: 'gateway', workload: 'handshakes' },
   { id: 'nginx-handshakes', label: 'nginx: new TLS connection + one request', server: 'nginx', workload: 'handshakes' },
 ];
@@ -52,6 +61,8 @@ export interface Http2Run {
   readonly requests: number;
   readonly requestsPerSecond: number;
   readonly meanMs: number;
+  /** From h2load's per-request log; NaN for handshakes. */
+  readonly p99Ms: number;
   /** The server's CPU time per request (per handshake in the handshake workload), µs. */
   readonly serverCpuUs: number;
   readonly non2xx: number;
@@ -64,6 +75,7 @@ export interface Http2ScenarioResult extends Scenario {
   readonly runs: readonly Http2Run[];
   readonly requestsPerSecond: Spread;
   readonly meanMs: Spread;
+  readonly p99Ms: Spread;
   readonly serverCpuUs: Spread;
 }
 
@@ -78,6 +90,8 @@ export interface Http2Report {
   readonly scenarios: readonly Http2ScenarioResult[];
   /** The gateway's figure over nginx's, same workload, same round. */
   readonly vsNginx: { readonly hitRps: Spread; readonly hitCpu: Spread; readonly handshakesPerSecond: Spread; readonly handshakeCpu: Spread };
+  /** The gateway's hit over the bare node:http2 server's, same round: one URL, and 1,000. */
+  readonly vsBare: { readonly hitRps: Spread; readonly hitP99: Spread; readonly hit1000Rps: Spread; readonly hit1000P99: Spread };
 }
 
 /** Handshake batches until `seconds` of h2load time have passed, summed into one result. */
@@ -92,22 +106,22 @@ async function handshakeRun(target: H2loadRun, seconds: number): Promise<H2loadR
     total.meanWeighted += batch.meanMs * batch.requests;
     total.tls = batch.tls;
   }
-  return { requests: total.requests, seconds: total.seconds, requestsPerSecond: total.requests / total.seconds, non2xx: total.non2xx, errors: total.errors, meanMs: total.meanWeighted / total.requests, tls: total.tls };
+  return { requests: total.requests, seconds: total.seconds, requestsPerSecond: total.requests / total.seconds, non2xx: total.non2xx, errors: total.errors, meanMs: total.meanWeighted / total.requests, p99Ms: Number.NaN, tls: total.tls };
 }
 
 async function measure(scenario: Scenario, target: H2loadRun, pid: number, seconds: number, round: number): Promise<Http2Run> {
   const cpuBefore = cpuSeconds(pid);
-  const result = scenario.workload === 'hits' ? await h2loadSustained(target, CONNECTIONS, STREAMS, seconds) : await handshakeRun(target, seconds);
+  const result = scenario.workload === 'handshakes' ? await handshakeRun(target, seconds) : await h2loadSustained(target, CONNECTIONS, STREAMS, seconds);
   const cpu = cpuSeconds(pid) - cpuBefore;
-  return { round, requests: result.requests, requestsPerSecond: result.requestsPerSecond, meanMs: result.meanMs, serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests, non2xx: result.non2xx, errors: result.errors, tls: result.tls };
+  return { round, requests: result.requests, requestsPerSecond: result.requestsPerSecond, meanMs: result.meanMs, p99Ms: result.p99Ms, serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests, non2xx: result.non2xx, errors: result.errors, tls: result.tls };
 }
 
-/** Per round, the gateway's value over nginx's. */
-function perRound(results: readonly Http2ScenarioResult[], workload: Workload, value: (run: Http2Run) => number): Spread {
+/** Per round, the gateway's value over `peer`'s. */
+function perRound(results: readonly Http2ScenarioResult[], workload: Workload, value: (run: Http2Run) => number, peer: Server = 'nginx'): Spread {
   const of = (server: Server): readonly Http2Run[] => results.find((r) => r.server === server && r.workload === workload)?.runs ?? [];
-  const nginx = new Map(of('nginx').map((run) => [run.round, value(run)]));
+  const theirsByRound = new Map(of(peer).map((run) => [run.round, value(run)]));
   return spread(of('gateway').flatMap((run) => {
-    const theirs = nginx.get(run.round);
+    const theirs = theirsByRound.get(run.round);
     return theirs === undefined || theirs === 0 ? [] : [value(run) / theirs];
   }));
 }
@@ -130,28 +144,41 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     const warmed = [hotTarget, ...Array.from({ length: WARM_URLS - 1 }, () => space.take())];
     for (const url of [gateway.url, nginx.url]) await warmCache(url, warmed, authorization, 8, trusting);
     const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization, trusting);
-    if (!hit.cacheStatus.includes('hit')) throw new Error(`the hot URL is not a gateway hit after warming (Cache-Status: ${hit.cacheStatus})`);
-    const nginxHit = await captureResponse(`${nginx.url}${hotTarget}`, authorization, trusting);
-    if (nginxHit.cacheStatus !== 'HIT') throw new Error(`nginx does not serve the hot URL from its cache (Cache-Status: ${nginxHit.cacheStatus})`);
-    const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx };
+    // The hot URL and the last warmed: the 1,000 URLs fit both caches.
+    for (const warm of [hotTarget, warmed.at(-1) ?? hotTarget]) {
+      const ours = warm === hotTarget ? hit : await captureResponse(`${gateway.url}${warm}`, authorization, trusting);
+      if (!ours.cacheStatus.includes('hit')) throw new Error(`${warm} is not a gateway hit after warming (Cache-Status: ${ours.cacheStatus})`);
+      const theirs = await captureResponse(`${nginx.url}${warm}`, authorization, trusting);
+      if (theirs.cacheStatus !== 'HIT') throw new Error(`nginx does not serve ${warm} from its cache (Cache-Status: ${theirs.cacheStatus})`);
+    }
+    const responseFile = join(fleet.logDir, 'h2-hit-response.json');
+    writeFileSync(responseFile, JSON.stringify(hit));
+    const bare = await fleet.script('bare-h2-server', 'bare-h2-server.ts', [responseFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
+    const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx, bare };
     for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
-    const target = (server: Server): H2loadRun => ({ url: `${servers[server].url}${hotTarget}`, authorization, cpu: CORES?.generator });
+    const urlFiles = new Map<Server, string>();
+    for (const [server, { url }] of Object.entries(servers) as [Server, { url: string }][]) {
+      const file = join(fleet.logDir, `h2-urls-${server}.txt`);
+      writeFileSync(file, `${warmed.map((t) => `${url}${t}`).join('\n')}\n`);
+      urlFiles.set(server, file);
+    }
+    const target = (s: Scenario): H2loadRun => ({ url: `${servers[s.server].url}${hotTarget}`, urlFile: s.workload === 'hits-1000' ? urlFiles.get(s.server) : undefined, authorization, cpu: CORES?.generator });
 
     log('warming up each server for 2 s…');
-    for (const s of SCENARIOS) await measure(s, target(s.server), servers[s.server].pid, 2, 0);
+    for (const s of SCENARIOS) await measure(s, target(s), servers[s.server].pid, 2, 0);
     const runs = new Map<string, Http2Run[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
       for (const s of order) {
         if (s === undefined) continue;
-        const run = await measure(s, target(s.server), servers[s.server].pid, options.duration, round);
+        const run = await measure(s, target(s), servers[s.server].pid, options.duration, round);
         runs.get(s.id)?.push(run);
         log(`round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`);
       }
     }
     const scenarios = SCENARIOS.map((s): Http2ScenarioResult => {
       const own = runs.get(s.id) ?? [];
-      return { ...s, runs: own, requestsPerSecond: spread(own.map((r) => r.requestsPerSecond)), meanMs: spread(own.map((r) => r.meanMs)), serverCpuUs: spread(own.map((r) => r.serverCpuUs)) };
+      return { ...s, runs: own, requestsPerSecond: spread(own.map((r) => r.requestsPerSecond)), meanMs: spread(own.map((r) => r.meanMs)), p99Ms: spread(own.map((r) => r.p99Ms)), serverCpuUs: spread(own.map((r) => r.serverCpuUs)) };
     });
     return {
       tool: 'catalog-gateway bench',
@@ -174,6 +201,12 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
         handshakesPerSecond: perRound(scenarios, 'handshakes', (r) => r.requestsPerSecond),
         handshakeCpu: perRound(scenarios, 'handshakes', (r) => r.serverCpuUs),
       },
+      vsBare: {
+        hitRps: perRound(scenarios, 'hits', (r) => r.requestsPerSecond, 'bare'),
+        hitP99: perRound(scenarios, 'hits', (r) => r.p99Ms, 'bare'),
+        hit1000Rps: perRound(scenarios, 'hits-1000', (r) => r.requestsPerSecond, 'bare'),
+        hit1000P99: perRound(scenarios, 'hits-1000', (r) => r.p99Ms, 'bare'),
+      },
     };
   } finally {
     await trusting.close();
@@ -188,15 +221,17 @@ export function http2Markdown(report: Http2Report): string {
   const ratio = (s: Spread): string => range(s, (n) => `${n.toFixed(2)}×`);
   const rows = report.scenarios.map((s) => {
     const failures = s.runs.reduce((n, r) => n + r.non2xx + r.errors, 0);
-    return `| ${s.label} | ${range(s.requestsPerSecond, whole)} | ${s.meanMs.median.toFixed(2)} | ${s.serverCpuUs.median.toFixed(0)} | ${failures} | ${s.runs[0]?.tls ?? ''} |`;
+    const p99 = Number.isNaN(s.p99Ms.median) ? '—' : range(s.p99Ms, (n) => n.toFixed(2));
+    return `| ${s.label} | ${range(s.requestsPerSecond, whole)} | ${s.meanMs.median.toFixed(2)} | ${p99} | ${s.serverCpuUs.median.toFixed(0)} | ${failures} | ${s.runs[0]?.tls ?? ''} |`;
   });
   const v = report.vsNginx;
   return `${[
-    '| scenario | req/s median (min–max) | mean ms | server CPU µs/req | non-2xx + errors | TLS |',
-    '|---|---:|---:|---:|---:|---|',
+    '| scenario | req/s median (min–max) | mean ms | p99 ms (min–max) | server CPU µs/req | non-2xx + errors | TLS |',
+    '|---|---:|---:|---:|---:|---:|---|',
     ...rows,
     '',
     `Gateway over nginx, same round: hits over TLS + HTTP/2 req/s ${ratio(v.hitRps)}, server CPU per hit ${ratio(v.hitCpu)}; new TLS handshakes per second ${ratio(v.handshakesPerSecond)}, server CPU per handshake ${ratio(v.handshakeCpu)}.`,
+    `Gateway over bare node:http2, same round: hits req/s ${ratio(report.vsBare.hitRps)} / ${ratio(report.vsBare.hit1000Rps)} (one URL / 1,000), p99 ${ratio(report.vsBare.hitP99)} / ${ratio(report.vsBare.hit1000P99)}.`,
     `Hot URL \`${report.hotTarget}\`. ${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}; ${report.settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;

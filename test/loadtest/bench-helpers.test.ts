@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseBenchArgs } from '../../bench/args.ts';
 import { GcTrace, parseGcLine } from '../../bench/gc-trace.ts';
+import { p99FromLog } from '../../bench/h2load.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
 import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
@@ -110,4 +111,12 @@ test('a --trace-gc line gives its pause and, for a full collection, the incremen
     { full: true, ms: 8.75 },
   );
   assert.equal(parseGcLine('{"level":"info","msg":"listening"}'), undefined);
+});
+
+test('the HTTP/2 bench reads p99 from h2load\'s per-request log, leaving failed streams out', () => {
+  // start (µs since the epoch), status (-1: the stream failed), µs until the answer ended.
+  const rows = Array.from({ length: 200 }, (_, i) => `1795910000000000\t200\t${(i + 1) * 100}`);
+  rows.push('1795910000000000\t-1\t999999999');
+  assert.equal(p99FromLog(`${rows.join('\n')}\n`), 19.8);
+  assert.ok(Number.isNaN(p99FromLog('')));
 });

@@ -26,9 +26,11 @@ import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { CertificateReload } from './certificate-reload.ts';
+import { ConnectionGuard, type GuardLimits } from './connection-guard.ts';
+import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
 import { answerPlainHttp } from './plain-http.ts';
-import { guardRapidReset } from './rapid-reset.ts';
+import { keepTicketKeys, useTicketKeys } from './ticket-keys.ts';
 import { tlsPaths } from './tls-identity.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -88,7 +90,17 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const options: SecureServerOptions = {
     settings: { maxConcurrentStreams: config['http.http2.maxConcurrentStreams'], maxHeaderListSize: maxHeaderList },
   };
+  const guardLimits = (limits: HttpLimits): GuardLimits => ({
+    prefaceTimeoutMs: limits.headersTimeoutMs,
+    sendTimeoutMs: config['http.http2.sendTimeoutMs'],
+    maxQueuedBytes: config['http.http2.maxQueuedBytes'],
+    maxResetsPerSecond: config['http.http2.maxResetsPerSecond'],
+  });
+  const guard = new ConnectionGuard(guardLimits(deps.limits), new Http2Refusals(metrics, deps.logger), () => {
+    metrics.rapidReset();
+  });
   const h2Handler = (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse): void => {
+    if (req.httpVersionMajor === 2 && guard.refuses((req as Http2ServerRequest).stream)) return;
     // The limit is a setting the client learns from the first SETTINGS frame, and nghttp2 holds a
     // client to it only once the client has acknowledged it: the requests a client sends before
     // that are held to it here.
@@ -105,6 +117,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   };
   let server: Http2SecureServer | Http2Server;
   let reload: CertificateReload | undefined;
+  let stopTicketKeys: (() => void) | undefined;
   if (paths === undefined) {
     server = createServer(options, h2Handler);
     answerUnsupported(server, deps.onRefused);
@@ -112,7 +125,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     const tls = new CertificateReload(
       paths,
       (identity) => {
-        tlsServer.setSecureContext(identity.context);
+        tlsServer.setSecureContext(keepTicketKeys(tlsServer, identity.context));
       },
       metrics,
       deps.logger,
@@ -126,18 +139,18 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     answerPlainHttp(tlsServer, deps.limits.headersTimeoutMs, deps.onRefused);
     server = tlsServer;
     reload = tls;
+    stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
   }
+  guard.watch(server);
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
   // says nothing for as long as a whole request may take is closed. HTTP/1.1 over TLS keeps the
   // limits it was made with (http1Options) until a restart.
   const applyLimits = (limits: HttpLimits): void => {
     server.maxConnections = limits.maxConnections;
     server.setTimeout(limits.requestTimeoutMs);
+    guard.applyLimits(guardLimits(limits));
   };
   applyLimits(deps.limits);
-  guardRapidReset(server, config['http.http2.maxResetsPerSecond'], () => {
-    metrics.rapidReset();
-  });
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -152,6 +165,8 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     applyLimits,
     async drain(deadlineMs) {
       reload?.stop();
+      stopTicketKeys?.();
+      guard.stop();
       if (!server.listening) return;
       // close() sends every HTTP/2 session GOAWAY and closes idle HTTP/1.1 connections; busy ones
       // close after their answer, which the pipeline marks as the last once draining.

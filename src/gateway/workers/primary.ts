@@ -20,6 +20,7 @@ import { claim, diskPath } from '../store/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
+import { shareTicketKeys } from '../listeners/ticket-keys.ts';
 import { Asker, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged, type Question } from './messages.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
@@ -185,12 +186,15 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     countRefusal: () => undefined,
   });
   const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
+  // One TLS session ticket key for all the workers (listeners/ticket-keys.ts).
+  const ticketKeys = config['http.tls.cert'] === null ? undefined : shareTicketKeys(config['http.tls.ticketKeyRotationMs']);
   for (let i = 0; i < count; i++) fork();
   const started = firstUrl.catch(async (err: unknown) => {
     // None serves, so the rest are stopped with it: no worker outlives a primary that failed to start.
     stopping = true;
     await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
     await Promise.all([admin.stop(), health.close()]);
+    ticketKeys?.stop();
     releaseDisk?.();
     throw err;
   });
@@ -230,6 +234,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     },
     async stop() {
       stopping = true;
+      ticketKeys?.stop();
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close(), resume?.stop()]);
       releaseDisk?.();

@@ -1,0 +1,223 @@
+/**
+ * What one HTTP/2 client connection may cost the listener, and for how long, past what nghttp2
+ * bounds itself (streams at once, header list size, flood of control frames):
+ *
+ *   preface        a connection has `http.headersTimeoutMs` to send its preface (the magic and its
+ *                  SETTINGS), as a TLS client has for its handshake; bytes that are no preface get
+ *                  GOAWAY PROTOCOL_ERROR (RFC 9113 §3.4), where Node would send INTERNAL_ERROR.
+ *   bad frames     a connection nghttp2 ends for what the client sent (a stream made to depend on
+ *                  itself, a malformed frame, a CONTINUATION flood) is counted, and a flood gets
+ *                  ENHANCE_YOUR_CALM where Node would send INTERNAL_ERROR.
+ *   resets         rapid-reset.ts: a stream that ended before its answer, past a rate, ends the
+ *                  connection with ENHANCE_YOUR_CALM.
+ *   send deadline  an answer with bytes queued that sends none of them for
+ *                  `http.http2.sendTimeoutMs` (the client gives its stream no flow-control window)
+ *                  is reset (CANCEL), and a connection whose socket cannot write what it holds for
+ *                  as long (the client reads nothing) is closed: nginx's `send_timeout`.
+ *   budget         while a connection holds more than `http.http2.maxQueuedBytes` of answers
+ *                  unsent, its new streams are refused with REFUSED_STREAM, which tells the
+ *                  client it may retry them (RFC 9113 §8.7).
+ *
+ * So a client that stops reading costs a bounded number of bytes for a bounded time. Progress is
+ * read from a stream's unsent bytes (its `writableLength`, which falls as each write goes whole to
+ * the connection) and the bytes its socket holds unwritten, by a sweep a few times per deadline:
+ * the request path only adds its stream to a set.
+ */
+import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { performance } from 'node:perf_hooks';
+import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
+import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
+
+/**
+ * nghttp2's errors (the `errno` of the error Node destroys a session with; not among
+ * `http2.constants`) that a client's bytes cause: what each counts as, and the GOAWAY code it gets.
+ * Where nghttp2 has sent its own GOAWAY first (NGHTTP2_ERR_PROTO: a self-dependency, a frame of the
+ * wrong size), that one, with its precise code, is the one the client reads.
+ */
+const CLIENT_ERRORS: ReadonlyMap<number, readonly [Http2Refusal, number]> = new Map([
+  [-505, ['protocol-error', constants.NGHTTP2_PROTOCOL_ERROR]], // NGHTTP2_ERR_PROTO
+  [-903, ['bad-preface', constants.NGHTTP2_PROTOCOL_ERROR]], // NGHTTP2_ERR_BAD_CLIENT_MAGIC
+  [-904, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_FLOODED
+  [-905, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
+]);
+
+/**
+ * Bytes the connection's socket holds that the kernel has not taken. Node's HTTP/2 session writes
+ * to the socket's handle itself, which the socket's `writableLength` never sees: the handle's
+ * `writeQueueSize` (libuv's, no public name) does; where it is missing, the stream deadlines and the
+ * connection's idle timeout still bound a stalled reader.
+ */
+function unwrittenBytes(session: ServerHttp2Session): number {
+  return (session.socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+}
+
+export interface GuardLimits {
+  readonly prefaceTimeoutMs: number;
+  readonly sendTimeoutMs: number;
+  readonly maxQueuedBytes: number;
+  readonly maxResetsPerSecond: number;
+}
+
+/** Unsent bytes of a stream at the last sweep, and since when none went out. */
+interface Stall {
+  pending: number;
+  since: number;
+}
+
+class Connection {
+  readonly session: ServerHttp2Session;
+  readonly remoteAddress: string | undefined;
+  /** Open streams; one the guard itself resets is taken out first, so that its reset is not the client's. */
+  readonly streams = new Set<ServerHttp2Stream>();
+  readonly stalls = new Map<ServerHttp2Stream, Stall>();
+  readonly resets: ResetRate;
+  /** What the socket held unwritten at the last sweep, and when it last wrote some or held none. */
+  unwritten = 0;
+  writtenAt: number;
+
+  constructor(session: ServerHttp2Session, maxResetsPerSecond: number, now: number) {
+    this.session = session;
+    this.remoteAddress = session.socket.remoteAddress;
+    this.resets = new ResetRate(maxResetsPerSecond);
+    this.writtenAt = now;
+  }
+}
+
+export class ConnectionGuard {
+  #limits: GuardLimits;
+  readonly #refusals: Http2Refusals;
+  readonly #onRapidReset: () => void;
+  readonly #connections = new Set<Connection>();
+  /** Connections over their byte budget at the last sweep. */
+  readonly #overBudget = new Map<ServerHttp2Session, Connection>();
+  #sweep: NodeJS.Timeout | undefined;
+
+  constructor(limits: GuardLimits, refusals: Http2Refusals, onRapidReset: () => void) {
+    this.#limits = limits;
+    this.#refusals = refusals;
+    this.#onRapidReset = onRapidReset;
+  }
+
+  /** Guards the connections `server` accepts from now on. */
+  watch(server: Http2Server | Http2SecureServer): void {
+    server.on('session', (session: ServerHttp2Session) => {
+      this.#watch(session);
+    });
+    this.#schedule();
+  }
+
+  /** Limits for the connections accepted from now on, and for every connection's streams from the next sweep. */
+  applyLimits(limits: GuardLimits): void {
+    this.#limits = limits;
+  }
+
+  stop(): void {
+    clearInterval(this.#sweep);
+  }
+
+  /**
+   * Refuses `stream` (REFUSED_STREAM) when its connection was over its byte budget at the last
+   * sweep; true when it did, and the request is to be left alone.
+   */
+  refuses(stream: ServerHttp2Stream): boolean {
+    if (this.#overBudget.size === 0) return false;
+    const connection = this.#overBudget.get(stream.session as ServerHttp2Session);
+    if (connection === undefined) return false;
+    this.#reset(connection, stream, constants.NGHTTP2_REFUSED_STREAM, 'queue-full');
+    return true;
+  }
+
+  /** A sweep reads progress a few times per deadline (the first one's), so that a stalled answer is cut within a quarter of it past the deadline. */
+  #schedule(): void {
+    this.#sweep = setInterval(() => {
+      this.#check();
+    }, Math.min(1000, Math.max(25, Math.floor(this.#limits.sendTimeoutMs / 4))));
+    this.#sweep.unref();
+  }
+
+  #watch(session: ServerHttp2Session): void {
+    const { prefaceTimeoutMs, maxResetsPerSecond } = this.#limits;
+    const connection = new Connection(session, maxResetsPerSecond, performance.now());
+    this.#connections.add(connection);
+    const preface = setTimeout(() => {
+      this.#refusals.refused('preface-timeout', 'connection', connection.remoteAddress);
+      session.destroy();
+    }, prefaceTimeoutMs);
+    session.once('remoteSettings', () => {
+      clearTimeout(preface);
+    });
+    session.once('close', () => {
+      clearTimeout(preface);
+      this.#connections.delete(connection);
+      this.#overBudget.delete(session);
+    });
+    // Node ends a session on nghttp2's error by destroying it with that error and no code, which
+    // becomes INTERNAL_ERROR in the GOAWAY; where the error is the client's, the code says so.
+    const destroy = session.destroy.bind(session);
+    session.destroy = (error?: Error, code?: number): void => {
+      const known = code === undefined ? CLIENT_ERRORS.get((error as { errno?: number } | undefined)?.errno ?? 0) : undefined;
+      if (known === undefined) {
+        destroy(error, code);
+        return;
+      }
+      this.#refusals.refused(known[0], 'connection', connection.remoteAddress);
+      destroy(error, known[1]);
+    };
+    // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
+    session.prependListener('stream', (stream: ServerHttp2Stream) => {
+      connection.streams.add(stream);
+      // 'close' comes once: `on` spares every stream the wrapper `once` would make.
+      stream.on('close', () => {
+        connection.stalls.delete(stream);
+        if (!connection.streams.delete(stream) || session.destroyed || !endedEarly(stream)) return;
+        if (!connection.resets.exceeded(performance.now())) return;
+        this.#onRapidReset();
+        this.#refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
+        calmDown(session);
+      });
+    });
+  }
+
+  #reset(connection: Connection, stream: ServerHttp2Stream, code: number, reason: 'queue-full' | 'send-timeout'): void {
+    connection.streams.delete(stream);
+    connection.stalls.delete(stream);
+    this.#refusals.refused(reason, 'stream', connection.remoteAddress);
+    stream.close(code);
+  }
+
+  #check(): void {
+    const now = performance.now();
+    const { sendTimeoutMs, maxQueuedBytes } = this.#limits;
+    for (const connection of this.#connections) {
+      const { session } = connection;
+      if (session.destroyed) continue;
+      const unwritten = unwrittenBytes(session);
+      // Counted from the first sweep that sees bytes held, as a stream's stall is: never cut before the deadline.
+      if (unwritten === 0 || connection.unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
+      connection.unwritten = unwritten;
+      if (now - connection.writtenAt >= sendTimeoutMs) {
+        this.#refusals.refused('send-timeout', 'connection', connection.remoteAddress);
+        session.destroy();
+        continue;
+      }
+      let queued = 0;
+      const expired: ServerHttp2Stream[] = [];
+      for (const stream of connection.streams) {
+        const pending = stream.writableLength;
+        queued += pending;
+        const stall = connection.stalls.get(stream);
+        if (pending === 0) {
+          if (stall !== undefined) connection.stalls.delete(stream);
+        } else if (stall === undefined || pending < stall.pending) {
+          connection.stalls.set(stream, { pending, since: now });
+        } else {
+          stall.pending = pending;
+          if (now - stall.since >= sendTimeoutMs) expired.push(stream);
+        }
+      }
+      if (queued > maxQueuedBytes) this.#overBudget.set(session, connection);
+      else this.#overBudget.delete(session);
+      for (const stream of expired) this.#reset(connection, stream, constants.NGHTTP2_CANCEL, 'send-timeout');
+    }
+  }
+}
