@@ -27,6 +27,8 @@ export interface BenchOptions {
   readonly tiers: boolean;
   /** The disk tier's bound in MiB (`--tiers`, `--memory`). */
   readonly diskMib: number;
+  /** `--ab DIR`: the other checkout this gateway is measured against. */
+  readonly abBase?: string;
   /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
   readonly traceFiles: readonly string[];
   /** Entry size of a trace line without one. */
@@ -89,6 +91,8 @@ Flags:
   --distinct N         distinct searches of the synthetic traces (default 1000000)
   --tiers              instead: replay the Zipf and crawler traces through memory (--cache-mib)
                        over the disk tier (--disk-mib), against memory alone and an unbounded cache
+  --ab DIR             instead: this gateway against the one in checkout DIR (its own npm ci), one
+                       URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts)
   --disk-mib N         the disk tier's bound in --tiers and --memory modes (default 4096)
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
@@ -128,6 +132,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         http2: { type: 'boolean' },
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
+        ab: { type: 'string' },
         'disk-mib': { type: 'string' },
         trace: { type: 'string', multiple: true },
         traces: { type: 'string' },
@@ -150,6 +155,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   if (values.help === true) return 'help';
   const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
   const data = text('data');
+  const ab = text('ab');
   if (data?.trim() === '') throw new UsageError('--data must not be empty');
   const list = text('scenarios')?.split(',').map((id) => id.trim());
   const unknown = list?.find((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
@@ -181,6 +187,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     save: values['no-save'] !== true,
     updateCommitted: values['update-committed'] === true,
     ...(traceNames === undefined ? {} : { traceNames: [...new Set(traceNames)] }),
+    ...(ab === undefined ? {} : { abBase: ab }),
     ...(list === undefined ? {} : { scenarios: [...new Set(['bare-hot', 'bare-zipf', ...list])] }),
   };
 }

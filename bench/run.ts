@@ -15,6 +15,7 @@ import { saveResults } from './results-file.ts';
 import { sharedTierBench, sharedTierMarkdown } from './shared-tier-bench.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
 import { tiersBench, tiersMarkdown } from './tiers-bench.ts';
+import { abBench, abMarkdown } from './ab-bench.ts';
 
 type Bench<R> = (options: BenchOptions, command: string, log: (message: string) => void) => Promise<R>;
 
@@ -58,6 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
+    if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
     if (options.tiers) return await run(tiersBench, tiersMarkdown, 'tiers-latest.json', 'tiers');
     if (options.memory) return await run(memoryBench, memoryMarkdown, 'memory-latest.json', 'memory');
     return await run(throughputBench, throughputMarkdown, 'latest.json', 'throughput');

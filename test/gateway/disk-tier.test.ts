@@ -268,3 +268,18 @@ test('a second gateway pointed at a directory a live one uses is refused at star
     assert.match(stderr, new RegExp(`gateway\\.cache\\.disk\\.path ${join(dataDir, 'cache').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another gateway \\(pid \\d+\\)`));
   }
 });
+
+test('the workers of a host opening a new disk tier at once all open it: one makes the layout, the others find it', async () => {
+  const dir = tempDir();
+  const startAt = Date.now() + 3000;
+  const opened = await Promise.all(
+    Array.from({ length: 6 }, async () => {
+      const child = spawn('node_modules/.bin/node', ['--import', 'tsx', 'test/support/open-disk-tier.ts', dir, String(process.pid), String(startAt)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return { code, stderr };
+    }),
+  );
+  assert.deepEqual(opened.filter((o) => o.code !== 0), [], 'every process opened it');
+});

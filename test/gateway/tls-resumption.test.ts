@@ -55,6 +55,8 @@ function useTwoWorkers(env: Record<string, string> = {}): () => TwoWorkers {
       CATALOG_DATA_DIR: dataDir,
       CATALOG_LOG_LEVEL: 'info',
       CATALOG_GATEWAY_ACCESS_LOG: 'false',
+      // A worker is told apart by what its own memory holds: the host's disk tier would hold it for both.
+      CATALOG_GATEWAY_CACHE_DISK_ENABLED: 'false',
       CATALOG_HTTP_TLS_CERT: live.cert,
       CATALOG_HTTP_TLS_KEY: live.key,
       ...env,

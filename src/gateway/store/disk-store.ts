@@ -101,6 +101,8 @@ const EVICT_BATCH = 256;
 
 /** How long a write waits for another process's transaction before it gives up (and is counted). */
 const BUSY_TIMEOUT_MS = 200;
+/** How long opening waits for the other workers of the host opening it too. */
+const OPEN_TIMEOUT_MS = 10_000;
 
 /** SQLite's result codes for a database that is damaged or not a database, and for a full disk. */
 const SQLITE_CORRUPT = 11;
@@ -168,21 +170,25 @@ export class DiskStore implements CacheTier {
     }
   }
 
+  /**
+   * The workers of a host open the database at once: the layout is read and, on a new file,
+   * made inside one write transaction, so only the first makes it and the others find it made.
+   * Opening waits longer for another process's lock than a write does later.
+   */
   #openAs(): DatabaseSync {
-    const db = new DatabaseSync(this.#file, { timeout: BUSY_TIMEOUT_MS });
+    const db = new DatabaseSync(this.#file, { timeout: OPEN_TIMEOUT_MS });
     try {
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
+      db.exec('BEGIN IMMEDIATE');
       const version = (db.prepare('PRAGMA user_version').get()?.user_version as number | undefined) ?? 0;
-      if (version === 0) {
-        db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT`);
-      } else if (version !== LAYOUT_VERSION) {
-        throw new ForeignLayout(version);
-      } else {
-        // A page-level check of the tables' roots: a damaged file fails here rather than on a request.
-        db.prepare('SELECT count(*) FROM meta').get();
-      }
+      if (version === 0) db.exec(SCHEMA);
+      else if (version !== LAYOUT_VERSION) throw new ForeignLayout(version);
+      // A page-level check of the tables' roots: a damaged file fails here rather than on a request.
+      else db.prepare('SELECT count(*) FROM meta').get();
+      db.exec(`COMMIT; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       return db;
     } catch (err) {
+      if (db.isOpen && db.isTransaction) db.exec('ROLLBACK');
       db.close();
       throw err;
     }

@@ -1,0 +1,176 @@
+/**
+ * `npm run bench -- --ab DIR`: this checkout's gateway against another checkout's (DIR, with its
+ * own `npm ci`), and memory hits against disk hits, in one run, each ratio taken round by round.
+ *
+ * - A/B: the bare node:http ceiling, this gateway and DIR's, all on the same catalog, origin and
+ *   hit bytes, on one URL and on 1,000 URLs in Zipf order, in interleaved rounds (the order
+ *   rotated each round); reported as this gateway over DIR's, and each over the ceiling.
+ * - Tiers: the same 1,000 URLs asked in a cycle, from a gateway whose memory holds all of them
+ *   (memory hits) and from one whose memory (1 MiB, plain LRU) holds a few hundred (a cycle longer
+ *   than an LRU is a miss every time), so each of its hits comes from the disk tier; reported as
+ *   disk over memory, with the share of requests the disk tier answered.
+ *
+ * Every server is pinned to one core and wrk to the other, as in the default mode.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
+import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
+import { cleanEnv, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { scrapeMetrics } from '../src/loadtest/server-metrics.ts';
+import { ZipfSampler } from '../src/loadtest/zipf.ts';
+import { SeededRandom } from '../src/origin/random.ts';
+import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
+import type { BenchOptions } from './args.ts';
+import { Fleet } from './fleet.ts';
+import { CORES, pin } from './process-cpu.ts';
+import { QuerySpace } from './query-space.ts';
+import type { Spread } from './stats.ts';
+import { machineLine } from './table.ts';
+import { captureResponse, findHotTarget, ratioByRound, runRounds, warmCache, type Scenario, type ScenarioResult, type Workload, type WorkloadFiles } from './throughput.ts';
+
+const URLS = 1000;
+const ZIPF_SEQUENCE = 100_000;
+const MIB = 1024 * 1024;
+
+export interface AbReport {
+  readonly tool: 'catalog-gateway bench';
+  readonly mode: 'ab';
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: MachineInfo;
+  readonly base: string;
+  readonly settings: { readonly duration: number; readonly connections: number; readonly rounds: number };
+  readonly ab: readonly ScenarioResult[];
+  /** This gateway's req/s and p99 over the base's, round by round: one URL, then 1,000 URLs. */
+  readonly versus: { readonly workload: Workload; readonly rps: Spread; readonly p99: Spread }[];
+  readonly tiers: readonly ScenarioResult[];
+  /** Disk hits over memory hits, round by round. */
+  readonly diskOverMemory: { readonly rps: Spread; readonly p99: Spread };
+  /** Of the disk gateway's requests in the tier rounds, the share the disk tier answered. */
+  readonly diskShare: number;
+}
+
+async function diskHits(adminUrl: string): Promise<number> {
+  return (await scrapeMetrics(adminUrl)).value('catalog_gateway_disk_reads_total', { result: 'hit' }) ?? 0;
+}
+
+export async function abBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<AbReport> {
+  if (options.abBase === undefined) throw new Error('--ab needs the other checkout\'s directory');
+  const baseDir = resolve(options.abBase);
+  const baseCli = join(baseDir, 'bin', 'catalog-gateway.js');
+  if (!existsSync(baseCli) || !existsSync(join(baseDir, 'node_modules'))) throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
+  const startedAt = new Date().toISOString();
+  const fleet = new Fleet(options.dataDir);
+  try {
+    log('starting the origin, the gateways (this one, the base, one over a 1 MiB memory) and the ceiling…');
+    const origin = await fleet.origin();
+    const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
+    const authorization = `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`;
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' });
+    const disk = await fleet.gateway('gateway-disk', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB), CATALOG_GATEWAY_CACHE_ADMISSION: 'false' });
+    const base: ServerProcess = await startServerProcess({
+      name: 'base',
+      args: [baseCli, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
+      env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
+      cwd: baseDir,
+      nodeFlags: GATEWAY_NODE_FLAGS,
+      logFile: join(fleet.logDir, 'base.log'),
+    });
+    const hotTarget = await findHotTarget(origin.url, space, authorization);
+    const targets = [hotTarget, ...Array.from({ length: URLS - 1 }, () => space.take())];
+    for (const server of [gateway, disk, base]) await warmCache(server.url, targets, authorization);
+    const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization);
+    const responseFile = join(fleet.logDir, 'hit-response.json');
+    writeFileSync(responseFile, JSON.stringify(hit));
+    const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], GATEWAY_NODE_FLAGS);
+    for (const server of [bare, gateway, disk, base, origin]) pin(server.pid, CORES?.server);
+
+    const targetsFile = join(fleet.logDir, 'targets.txt');
+    writeFileSync(targetsFile, `${targets.join('\n')}\n`);
+    const zipfOrder = join(fleet.logDir, 'zipf-order.txt');
+    const zipf = new ZipfSampler(URLS, 1, new SeededRandom(1));
+    writeFileSync(zipfOrder, `${Array.from({ length: ZIPF_SEQUENCE }, () => zipf.next() + 1).join('\n')}\n`);
+    const cycleOrder = join(fleet.logDir, 'cycle-order.txt');
+    writeFileSync(cycleOrder, `${Array.from({ length: ZIPF_SEQUENCE }, (_, i) => (i % URLS) + 1).join('\n')}\n`);
+    const files = (order: string) => (kind: Workload): WorkloadFiles => (kind === 'hot' ? {} : { targetsFile, orderFile: order });
+    const servers = { bare, gateway, base, 'gateway-disk': disk };
+    const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, log };
+
+    const abScenarios: Scenario[] = [
+      { id: 'bare-hot', label: 'bare node:http (ceiling), one URL', server: 'bare', workload: 'hot', hits: true },
+      { id: 'gateway-hot', label: 'this gateway, one URL', server: 'gateway', workload: 'hot', hits: true },
+      { id: 'base-hot', label: 'base gateway, one URL', server: 'base', workload: 'hot', hits: true },
+      { id: 'bare-zipf', label: 'bare node:http (ceiling), 1,000 URLs (Zipf)', server: 'bare', workload: 'zipf', hits: true },
+      { id: 'gateway-zipf', label: 'this gateway, 1,000 URLs (Zipf)', server: 'gateway', workload: 'zipf', hits: true },
+      { id: 'base-zipf', label: 'base gateway, 1,000 URLs (Zipf)', server: 'base', workload: 'zipf', hits: true },
+    ];
+    log('warming every scenario for 2 s…');
+    await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder), duration: 2, rounds: 1, log: () => undefined });
+    const ab = await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder) });
+    const runsOf = (results: readonly ScenarioResult[], id: string) => results.find((r) => r.id === id)?.runs ?? [];
+    const versus = (['hot', 'zipf'] as const).map((workload) => ({
+      workload,
+      rps: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.requestsPerSecond),
+      p99: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.p99Ms),
+    }));
+
+    const tierScenarios: Scenario[] = [
+      { id: 'bare-zipf', label: 'bare node:http (ceiling), 1,000 URLs in a cycle', server: 'bare', workload: 'zipf', hits: true },
+      { id: 'memory-cycle', label: 'memory hits: 1,000 URLs in a cycle, all in memory', server: 'gateway', workload: 'zipf', hits: true },
+      { id: 'disk-cycle', label: 'disk hits: 1,000 URLs in a cycle over a 1 MiB LRU memory', server: 'gateway-disk', workload: 'zipf', hits: true },
+    ];
+    await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder), duration: 2, rounds: 1, log: () => undefined });
+    const diskBefore = await diskHits(disk.adminUrl ?? '');
+    const tiers = await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder) });
+    const diskAnswered = (await diskHits(disk.adminUrl ?? '')) - diskBefore;
+    const diskResponses = runsOf(tiers, 'disk-cycle').reduce((n, r) => n + r.responses, 0);
+    return {
+      tool: 'catalog-gateway bench',
+      mode: 'ab',
+      startedAt,
+      command,
+      machine: machineInfo(),
+      base: baseDir,
+      settings: { duration: options.duration, connections: options.connections, rounds: options.rounds },
+      ab,
+      versus,
+      tiers,
+      diskOverMemory: {
+        rps: ratioByRound(runsOf(tiers, 'disk-cycle'), runsOf(tiers, 'memory-cycle'), (r) => r.requestsPerSecond),
+        p99: ratioByRound(runsOf(tiers, 'disk-cycle'), runsOf(tiers, 'memory-cycle'), (r) => r.p99Ms),
+      },
+      diskShare: diskResponses === 0 ? 0 : diskAnswered / diskResponses,
+    };
+  } finally {
+    await fleet.close();
+  }
+}
+
+const f2 = (s: Spread): string => `${s.median.toFixed(2)} (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+
+function rows(results: readonly ScenarioResult[]): string[] {
+  return results.map((r) => `| ${r.label} | ${r.requestsPerSecond.median.toFixed(0)} | ${f2(r.rpsVsBare)} | ${r.p99Ms.median.toFixed(2)} ms | ${f2(r.p99VsBare)} | ${r.serverCpuUs.median.toFixed(1)} |`);
+}
+
+export function abMarkdown(r: AbReport): string {
+  const head = ['| scenario | req/s (median) | × bare req/s | p99 | p99 × bare | server µs/req |', '|---|---:|---:|---:|---:|---:|'];
+  return [
+    `### This gateway against ${r.base}, and disk hits against memory hits (${r.startedAt})`,
+    '',
+    machineLine(r.machine),
+    '',
+    ...head,
+    ...rows(r.ab),
+    '',
+    ...r.versus.map((v) => `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`),
+    '',
+    ...head,
+    ...rows(r.tiers),
+    '',
+    `- disk hits over memory hits: req/s ${f2(r.diskOverMemory.rps)}, p99 ${f2(r.diskOverMemory.p99)}; the disk tier answered ${(r.diskShare * 100).toFixed(1)} % of the disk gateway's requests`,
+    '',
+    `${r.settings.rounds} rounds × ${r.settings.duration} s, ${r.settings.connections} connections, order rotated each round. \`${r.command}\``,
+    '',
+  ].join('\n');
+}
