@@ -37,15 +37,6 @@ const COUNTERS_PER_ENTRY = 32;
  * 0.3 below 30 on Zipf 0.9 at the smallest bound).
  */
 const SAMPLE_PER_ENTRY = 30;
-/**
- * The same while the cache follows recency (its window holds most of the bound, window-tuner.ts):
- * counts then decide little of what is kept, and what they should say when the window comes back
- * down is what is asked now, not what the recency-biased stretch asked over and over. With 30, a
- * frequency-biased phase after a recency-biased one began with the counts of the latter; with one
- * request per entry the phases trace at 256 MiB replayed 0.8 points higher, and no other trace
- * moved (docs/performance.md, "Phases").
- */
-const RECENCY_SAMPLE_PER_ENTRY = 1;
 /** A sample is never shorter than this many entries' worth: a nearly empty cache would age at every step. */
 const MIN_SAMPLE_ENTRIES = 64;
 /** Doorkeeper bits per entry sized for: ~5 bits per distinct key of a sample of 6 KiB catalog answers. */
@@ -93,10 +84,10 @@ export class FrequencySketch {
   /**
    * Ages after a sample of SAMPLE_PER_ENTRY counted increments (past the doorkeeper) per entry
    * the cache holds now: a cache bounded in bytes holds a number of entries that depends on their
-   * sizes, so its store says; RECENCY_SAMPLE_PER_ENTRY instead while it follows recency.
+   * sizes, so its store says.
    */
-  resample(entries: number, followingRecency = false): void {
-    this.#sampleSize = (followingRecency ? RECENCY_SAMPLE_PER_ENTRY : SAMPLE_PER_ENTRY) * Math.max(entries, MIN_SAMPLE_ENTRIES);
+  resample(entries: number): void {
+    this.#sampleSize = SAMPLE_PER_ENTRY * Math.max(entries, MIN_SAMPLE_ENTRIES);
   }
 
   /** What the sketch holds in memory: its two tables (the object around them is a few dozen bytes). */

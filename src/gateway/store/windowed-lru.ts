@@ -70,12 +70,6 @@ const VICTIM_SAMPLE = 8;
  */
 const AFTER_SHIFT_PER_ENTRY = 2;
 
-/**
- * A window of at least this share of the bound makes the cache mostly LRU: the sketch then ages
- * sooner (frequency-sketch.ts, RECENCY_SAMPLE_PER_ENTRY).
- */
-const RECENCY_SHARE = 0.5;
-
 /** The protected segment's share of the main space: Caffeine's. */
 const PROTECTED_SHARE = 0.8;
 
@@ -289,7 +283,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
 
   /** Judges a candidate for the main space and puts it on probation when admitted, evicting the victims judged. */
   #offer(key: K, value: V, size: number): boolean {
-    this.#sketch.resample(this.size, this.#tuner.share >= RECENCY_SHARE);
+    this.#sketch.resample(this.size);
     const needed = this.#mainSize + size - this.#mainBytes;
     const victims = needed > 0 && size <= this.#mainBytes ? this.#victims(needed) : [];
     const admitted = size <= this.#mainBytes && this.#admission.admits(key, needed, victims);
