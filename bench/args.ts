@@ -21,7 +21,7 @@ export interface BenchOptions {
   readonly sharedTier: boolean;
   /** The gateway against nginx over TLS + HTTP/2 instead: hits and new handshakes, with h2load. */
   readonly http2: boolean;
-  /** The hit-ratio replay instead: LRU, W-TinyLFU and Bélády's MIN on request traces. */
+  /** The hit-ratio replay instead: LRU, the gateway's policy, ARC, S3-FIFO and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
   /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
   readonly tiers: boolean;
@@ -76,12 +76,13 @@ Flags:
   --http2              instead: the gateway, nginx (http2, proxy_cache) and a bare node:http2
                        server (the ceiling) on one self-signed certificate, with h2load: hits
                        over TLS + HTTP/2 (p99 from h2load's per-request log), new TLS handshakes
-  --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU,
-                       with W-TinyLFU admission and with Bélády's offline optimum (MIN), and
-                       report request and byte hit ratios per trace and bound
+  --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
+                       and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
+                       S3-FIFO, perfect LFU and Bélády's offline optimum (MIN), and report
+                       request and byte hit ratios per trace and bound
   --trace FILE         in --hit-ratio mode, replay FILE (one request per line: key [size]; may be
                        repeated; FILE.gz and FILE.zst are decompressed) instead of the synthetic
-                       Zipf, crawler and shift traces
+                       Zipf, crawler, shift, recency, phases and loop traces
   --traces LIST        in --hit-ratio mode, only these synthetic traces, comma-separated, of:
                        ${SYNTHETIC_TRACE_NAMES.join(', ')}
   --entry-bytes N      size of a trace line without one (default 4096)

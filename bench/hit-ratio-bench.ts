@@ -1,10 +1,11 @@
 /**
  * `npm run bench -- --hit-ratio`: replays request traces through the real store (ResponseCache,
  * no HTTP: look up, and on a miss store an entry of the trace's size) at several byte bounds,
- * with plain LRU (`gateway.cache.admission: false`) and with W-TinyLFU admission (the default),
- * next to Bélády's offline optimum on the same trace and bound (belady.ts) and the best a policy
+ * with plain LRU (`gateway.cache.admission: false`) and with the gateway's policy (adaptive
+ * W-TinyLFU, the default), next to two published policies simulated on the same trace and bound
+ * (ARC, arc.ts; S3-FIFO, s3-fifo.ts), Bélády's offline optimum (belady.ts) and the best a policy
  * knowing only popularity can do (static-optimum.ts). Reports request and byte hit ratios, and
- * how much of LRU's gap to each the policy closes.
+ * how much of LRU's gap to each optimum the policy closes.
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { FieldShape } from '../src/gateway/store/field-shapes.ts';
@@ -14,10 +15,12 @@ import { Codec } from '../src/shared/encoding/codec.ts';
 import type { Coding } from '../src/shared/encoding/negotiate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
+import { arcHits } from './arc.ts';
 import { beladyHits, type Hits } from './belady.ts';
+import { s3FifoHits } from './s3-fifo.ts';
 import { staticOptimumHits } from './static-optimum.ts';
 import { machineLine } from './table.ts';
-import { leastEntryBytes, readTrace, syntheticTraces, type Trace } from './traces.ts';
+import { leastEntryBytes, readTrace, syntheticTraces, traceAt, type Trace, type TraceFamily } from './traces.ts';
 
 const MIB = 1024 * 1024;
 const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
@@ -42,7 +45,10 @@ export interface ReplayRow {
   /** Entries of the trace's mean size the bound holds. */
   readonly boundEntries: number;
   readonly lru: PolicyResult & { readonly seconds: number };
+  /** The gateway's policy. */
   readonly admission: PolicyResult & { readonly seconds: number; readonly admitted: number; readonly refused: number };
+  readonly arc: PolicyResult;
+  readonly s3fifo: PolicyResult;
   readonly belady: PolicyResult;
   /** Perfect LFU: the entries with the most requests per byte over the whole trace, kept from the start. */
   readonly staticOptimum: PolicyResult;
@@ -101,37 +107,41 @@ function describe(trace: Trace): HitRatioReport['traces'][number] {
 export async function hitRatioBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<HitRatioReport> {
   const startedAt = new Date().toISOString();
   // Every synthetic trace is drawn even when only some are replayed, so that each is the same whichever are chosen.
-  const traces =
+  const families: readonly TraceFamily[] =
     options.traceFiles.length > 0
       ? await Promise.all(options.traceFiles.map((file) => readTrace(file, options.traceEntryBytes)))
       : syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter(
           (trace) => options.traceNames === undefined || options.traceNames.includes(trace.name),
         );
   const rows: ReplayRow[] = [];
-  for (const trace of traces) {
-    const info = describe(trace);
-    let totalBytes = 0;
-    for (const id of trace.requests) totalBytes += trace.sizes[id] ?? 0;
-    const bounds = options.boundEntries.length > 0 ? options.boundEntries.map((n) => n * options.traceEntryBytes) : options.boundsMib.map((m) => m * MIB);
+  const described = new Map<string, HitRatioReport['traces'][number]>();
+  const bounds = options.boundEntries.length > 0 ? options.boundEntries.map((n) => n * options.traceEntryBytes) : options.boundsMib.map((m) => m * MIB);
+  for (const family of families) {
     for (const boundBytes of bounds) {
-      log(`${trace.name} at ${(boundBytes / MIB).toFixed(1)} MiB: LRU, W-TinyLFU, MIN…`);
+      const trace = traceAt(family, boundBytes);
+      const info = describe(trace);
+      described.set(info.description, info);
+      let totalBytes = 0;
+      for (const id of trace.requests) totalBytes += trace.sizes[id] ?? 0;
+      log(`${trace.name} at ${(boundBytes / MIB).toFixed(1)} MiB: LRU, the policy, ARC, S3-FIFO, MIN…`);
       const lru = replay(trace, boundBytes, false);
-      const tiny = replay(trace, boundBytes, true);
-      const min = beladyHits(trace, boundBytes, MAX_ENTRY_BYTES);
-      const lfu = ratio(staticOptimumHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes);
+      const policy = replay(trace, boundBytes, true);
       const lruRatio = ratio(lru, trace, totalBytes);
-      const tinyRatio = ratio(tiny, trace, totalBytes);
-      const minRatio = ratio(min, trace, totalBytes);
+      const policyRatio = ratio(policy, trace, totalBytes);
+      const minRatio = ratio(beladyHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes);
+      const lfu = ratio(staticOptimumHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes);
       const closed = (optimum: PolicyResult): number => {
         const gap = optimum.requestHitRatio - lruRatio.requestHitRatio;
-        return gap <= 0 ? 1 : (tinyRatio.requestHitRatio - lruRatio.requestHitRatio) / gap;
+        return gap <= 0 ? 1 : (policyRatio.requestHitRatio - lruRatio.requestHitRatio) / gap;
       };
       rows.push({
         trace: trace.name,
         boundBytes,
         boundEntries: Math.round(boundBytes / info.meanEntryBytes),
         lru: { ...lruRatio, seconds: lru.seconds },
-        admission: { ...tinyRatio, seconds: tiny.seconds, admitted: tiny.admitted, refused: tiny.refused },
+        admission: { ...policyRatio, seconds: policy.seconds, admitted: policy.admitted, refused: policy.refused },
+        arc: ratio(arcHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes),
+        s3fifo: ratio(s3FifoHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes),
         belady: minRatio,
         staticOptimum: lfu,
         gapClosed: closed(minRatio),
@@ -139,27 +149,30 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
       });
     }
   }
-  return { tool: 'catalog-gateway bench', mode: 'hit-ratio', startedAt, command, machine: machineInfo(), traces: traces.map(describe), rows };
+  return { tool: 'catalog-gateway bench', mode: 'hit-ratio', startedAt, command, machine: machineInfo(), traces: [...described.values()], rows };
 }
 
 const percent = (n: number): string => `${(n * 100).toFixed(1)} %`;
 
 export function hitRatioMarkdown(r: HitRatioReport): string {
   const bound = (row: ReplayRow): string => `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
+  const points = (a: PolicyResult, b: PolicyResult): string => ((a.requestHitRatio - b.requestHitRatio) * 100).toFixed(2);
   const lines = [
-    '| trace | bound | LRU requests (bytes) | W-TinyLFU requests (bytes) | MIN requests (bytes) | perfect LFU requests (bytes) | W-TinyLFU − LRU | gap to MIN closed | gap to perfect LFU closed | refused / admitted |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| trace | bound | LRU | policy | ARC | S3-FIFO | MIN | perfect LFU | policy − LRU (points) | policy − ARC (points) | gap to MIN closed | refused / admitted |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.rows.map((row) =>
       [
         row.trace,
         bound(row),
-        `${percent(row.lru.requestHitRatio)} (${percent(row.lru.byteHitRatio)})`,
-        `${percent(row.admission.requestHitRatio)} (${percent(row.admission.byteHitRatio)})`,
-        `${percent(row.belady.requestHitRatio)} (${percent(row.belady.byteHitRatio)})`,
-        `${percent(row.staticOptimum.requestHitRatio)} (${percent(row.staticOptimum.byteHitRatio)})`,
-        `${((row.admission.requestHitRatio - row.lru.requestHitRatio) * 100).toFixed(1)} points`,
+        percent(row.lru.requestHitRatio),
+        percent(row.admission.requestHitRatio),
+        percent(row.arc.requestHitRatio),
+        percent(row.s3fifo.requestHitRatio),
+        percent(row.belady.requestHitRatio),
+        percent(row.staticOptimum.requestHitRatio),
+        points(row.admission, row.lru),
+        points(row.admission, row.arc),
         percent(row.gapClosed),
-        percent(row.staticGapClosed),
         `${row.admission.refused.toLocaleString('en-US')} / ${row.admission.admitted.toLocaleString('en-US')}`,
       ].join(' | '),
     ).map((row) => `| ${row} |`),

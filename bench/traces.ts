@@ -15,6 +15,10 @@
  *   the search asked some requests earlier, how many drawn from a heavy tail (Pareto, α 1, median
  *   5,000 requests): what was asked lately is what is asked next, and counts say little (news, a
  *   session's own searches). The one where LRU does best.
+ * - phases: every 200,000 requests the trace turns from Zipf α 0.9 to the recency-biased
+ *   pattern and back, so that a policy must follow the change both ways;
+ * - a loop: the searches paged through in order, over and over, 1.2 times the bound in bytes, so
+ *   made afresh for each bound replayed: LRU never hits, and MIN keeps most of the loop.
  *
  * A trace file holds one request per line, `key [size]`: the size is the entry's bytes in the
  * cache, a fixed entry size when absent, so that a block trace replays with the bound set in
@@ -44,6 +48,14 @@ export interface Trace {
   readonly requests: Uint32Array;
 }
 
+/** A trace made for each bound it is replayed at (the loop), or one for all. */
+export type TraceFamily = Trace | { readonly name: string; readonly forBound: (boundBytes: number) => Trace };
+
+/** The trace of `family` replayed at `boundBytes`. */
+export function traceAt(family: TraceFamily, boundBytes: number): Trace {
+  return 'forBound' in family ? family.forBound(boundBytes) : family;
+}
+
 export interface SyntheticOptions {
   readonly dataDir: string;
   /** Requests per trace. */
@@ -53,7 +65,7 @@ export interface SyntheticOptions {
 }
 
 /** The names syntheticTraces gives its traces, in its order. */
-export const SYNTHETIC_TRACE_NAMES = ['zipf-0.7', 'zipf-0.9', 'zipf-1.1', 'crawler-30%', 'shift', 'recency'] as const;
+export const SYNTHETIC_TRACE_NAMES = ['zipf-0.7', 'zipf-0.9', 'zipf-1.1', 'crawler-30%', 'shift', 'recency', 'phases', 'loop'] as const;
 
 /** Real answers sampled for their sizes. */
 const ANSWER_SAMPLE = 3000;
@@ -62,6 +74,10 @@ const CRAWLER_SHARE = 0.3;
 const RECENCY_NEW_SHARE = 0.3;
 /** Its median distance, in requests, from a search to the one it asks again. */
 const RECENCY_SCALE = 5000;
+/** Requests per phase of the phases trace. */
+const PHASE_REQUESTS = 200_000;
+/** The loop's bytes, per byte of the bound. */
+const LOOP_SHARE = 1.2;
 const SEED = 27;
 /** Every catalog answer carries tags (one per book shown), so its key has a place in the tag index. */
 const TAGGED = 'bk';
@@ -72,7 +88,7 @@ export function leastEntryBytes(key: string): number {
 }
 
 /** Builds every synthetic trace; each shares the keys, and their sizes, of the million searches. */
-export function syntheticTraces(options: SyntheticOptions, log: (m: string) => void): Trace[] {
+export function syntheticTraces(options: SyntheticOptions, log: (m: string) => void): TraceFamily[] {
   const crawled = Math.ceil(options.requests * CRAWLER_SHARE);
   log(`sizing ${ANSWER_SAMPLE} real answers of the catalog…`);
   const answers = realAnswerBytes(options.dataDir, ANSWER_SAMPLE);
@@ -94,7 +110,7 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
     return { name: `zipf-${alpha}`, description: `Zipf α ${alpha} over ${options.distinct.toLocaleString('en-US')} searches`, keys: zipfKeys, sizes: zipfSizes, requests };
   };
   log('drawing the synthetic traces…');
-  const traces = [zipf(0.7), zipf(0.9), zipf(1.1)];
+  const traces: TraceFamily[] = [zipf(0.7), zipf(0.9), zipf(1.1)];
 
   const mixed = new Uint32Array(options.requests);
   const sampler = new ZipfSampler(options.distinct, 0.9, random);
@@ -116,15 +132,45 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   }
   traces.push({ name: 'shift', description: 'Zipf α 0.9, popularity reshuffled half-way', keys: zipfKeys, sizes: zipfSizes, requests: shifted });
 
-  const recent = new Uint32Array(options.requests);
   let fresh = options.distinct;
-  for (let i = 0; i < recent.length; i++) {
+  /** A search nobody asked before; when the crawler's are used up, a Zipf one at random. */
+  const newSearch = (): number => (fresh < sizes.length ? fresh++ : random.below(options.distinct));
+  /** The recency-biased pattern's next request, after the requests of `history` (its own, in order) up to `at`. */
+  const recencyNext = (history: Uint32Array, at: number): number => {
     const isNew = random.next() < RECENCY_NEW_SHARE;
     const distance = Math.floor(RECENCY_SCALE * (1 / (1 - random.next()) - 1)) + 1;
-    const again = distance <= i && !isNew ? recent[i - distance] : undefined;
-    recent[i] = again ?? (fresh < sizes.length ? fresh++ : random.below(options.distinct));
-  }
+    const again = distance <= at && !isNew ? history[at - distance] : undefined;
+    return again ?? newSearch();
+  };
+  const recent = new Uint32Array(options.requests);
+  for (let i = 0; i < recent.length; i++) recent[i] = recencyNext(recent, i);
   traces.push({ name: 'recency', description: `${RECENCY_NEW_SHARE * 100} % new searches, the rest asking again a search asked a Pareto-distributed number of requests earlier (median ${RECENCY_SCALE.toLocaleString('en-US')})`, keys, sizes, requests: recent });
+
+  fresh = options.distinct;
+  const phased = new Uint32Array(options.requests);
+  const recencyPhases = new Uint32Array(options.requests);
+  let recencyAt = 0;
+  for (let i = 0; i < phased.length; i++) {
+    if (Math.floor(i / PHASE_REQUESTS) % 2 === 0) {
+      phased[i] = sampler.next();
+    } else {
+      const key = recencyNext(recencyPhases, recencyAt);
+      recencyPhases[recencyAt++] = key;
+      phased[i] = key;
+    }
+  }
+  traces.push({ name: 'phases', description: `Zipf α 0.9 and the recency trace's pattern in turn, ${PHASE_REQUESTS.toLocaleString('en-US')} requests each`, keys, sizes, requests: phased });
+
+  traces.push({
+    name: 'loop',
+    forBound: (boundBytes) => {
+      let end = options.distinct;
+      for (let bytes = 0; bytes < LOOP_SHARE * boundBytes && end < sizes.length; end++) bytes += sizes[end] ?? 0;
+      const length = end - options.distinct;
+      const requests = Uint32Array.from({ length: options.requests }, (_, i) => options.distinct + (i % length));
+      return { name: 'loop', description: `${length.toLocaleString('en-US')} searches in a loop, ${LOOP_SHARE} times the bound of ${(boundBytes / 2 ** 20).toFixed(0)} MiB`, keys, sizes, requests };
+    },
+  });
   return traces;
 }
 
