@@ -6,6 +6,8 @@
  * - `sqlite` (`node:sqlite`): WAL, synchronous=NORMAL, a table of entries with an index on `used`,
  *   a table of (tag, key) with an index on key so that forgetting an entry drops its tag rows; one
  *   `BEGIN IMMEDIATE` transaction per call, so a call holds the event loop until its commit.
+ * - `sqlite-worker`: the same, with the writing connection on a worker thread and reads on a
+ *   connection of the caller's thread.
  * - `lmdb-async` (`lmdb`): named databases for entries, meta (sequence, size, tags), a sequence →
  *   key index and a tag → key index (dupSort); a call reads synchronously and queues its writes in
  *   one `batch`, which lmdb's write thread commits after the call has returned.
@@ -15,9 +17,10 @@
  */
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb';
 
-export const ENGINE_NAMES = ['sqlite', 'lmdb-async', 'lmdb-sync'] as const;
+export const ENGINE_NAMES = ['sqlite', 'sqlite-worker', 'lmdb-async', 'lmdb-sync'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export interface WriteEntry {
@@ -42,10 +45,17 @@ export interface DiskEngine {
 }
 
 export function openEngine(name: EngineName, dir: string): DiskEngine {
-  return name === 'sqlite' ? new SqliteEngine(dir) : new LmdbEngine(dir, name === 'lmdb-async');
+  switch (name) {
+    case 'sqlite':
+      return new SqliteEngine(dir);
+    case 'sqlite-worker':
+      return new SqliteWorkerEngine(dir);
+    default:
+      return new LmdbEngine(dir, name === 'lmdb-async');
+  }
 }
 
-class SqliteEngine implements DiskEngine {
+export class SqliteEngine implements DiskEngine {
   readonly #db: DatabaseSync;
   readonly #put: StatementSync;
   readonly #dropTags: StatementSync;
@@ -133,6 +143,74 @@ class SqliteEngine implements DiskEngine {
       this.#db.exec('ROLLBACK');
       throw err;
     }
+  }
+}
+
+/** A request to the writer thread of `sqlite-worker` (disk-engine-writer.ts). */
+export type WriterRequest =
+  | { readonly id: number; readonly op: 'write'; readonly batch: readonly WriteEntry[] }
+  | { readonly id: number; readonly op: 'purgeTag'; readonly tag: string }
+  | { readonly id: number; readonly op: 'evictOldest'; readonly count: number };
+
+export interface WriterReply {
+  readonly id: number;
+  readonly removed?: Removed;
+  readonly error?: string;
+}
+
+/**
+ * SQLite with its writes on a worker thread, as lmdb-async has them on lmdb's: the worker owns
+ * the writing connection, this thread reads through a connection of its own (WAL lets readers
+ * run beside the writer). A call holds the event loop for the copy of its batch into the message.
+ */
+class SqliteWorkerEngine implements DiskEngine {
+  readonly #reader: SqliteEngine;
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, { resolve: (removed: Removed) => void; reject: (err: Error) => void }>();
+  #nextId = 0;
+
+  constructor(dir: string) {
+    // The schema exists before either connection needs it.
+    this.#reader = new SqliteEngine(dir);
+    this.#worker = new Worker(new URL('./disk-engine-writer.ts', import.meta.url), { workerData: { dir } });
+    this.#worker.on('message', (reply: WriterReply) => {
+      const waiter = this.#waiting.get(reply.id);
+      this.#waiting.delete(reply.id);
+      if (reply.error === undefined) waiter?.resolve(reply.removed ?? { entries: 0, bytes: 0 });
+      else waiter?.reject(new Error(reply.error));
+    });
+    this.#worker.on('error', (err: Error) => {
+      for (const waiter of this.#waiting.values()) waiter.reject(err);
+      this.#waiting.clear();
+    });
+  }
+
+  write(batch: readonly WriteEntry[]): Promise<Removed> {
+    return this.#ask({ id: this.#nextId++, op: 'write', batch });
+  }
+
+  get(key: string): Uint8Array | undefined {
+    return this.#reader.get(key);
+  }
+
+  purgeTag(tag: string): Promise<Removed> {
+    return this.#ask({ id: this.#nextId++, op: 'purgeTag', tag });
+  }
+
+  evictOldest(count: number): Promise<Removed> {
+    return this.#ask({ id: this.#nextId++, op: 'evictOldest', count });
+  }
+
+  close(): void {
+    this.#reader.close();
+    void this.#worker.terminate();
+  }
+
+  #ask(request: WriterRequest): Promise<Removed> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(request.id, { resolve, reject });
+      this.#worker.postMessage(request);
+    });
   }
 }
 
