@@ -232,6 +232,21 @@ function diskFull(name: EngineName): Record<string, unknown> {
   }
 }
 
+/**
+ * lmdb rejects a failed queued commit with a generic error whose `commitError` is a second,
+ * rejected promise holding the cause: left without a handler, that one ends the process.
+ */
+async function commitCause(err: unknown): Promise<unknown> {
+  const cause = (err as { commitError?: unknown }).commitError;
+  if (!(cause instanceof Promise)) return err;
+  try {
+    await cause;
+    return err;
+  } catch (inner) {
+    return inner;
+  }
+}
+
 /** Child of diskFull: write until a write fails, read, free the ballast, write again. */
 async function fillUntilFullChild(name: EngineName, dir: string, ballast: string): Promise<void> {
   const engine = openEngine(name, dir);
@@ -242,7 +257,7 @@ async function fillUntilFullChild(name: EngineName, dir: string, ballast: string
       await engine.write(Array.from({ length: BATCH }, (_, k) => makeEntry(batch * BATCH + k, VALUE_BYTES)));
       committed = (batch + 1) * BATCH;
     } catch (err) {
-      firstError = errorText(err);
+      firstError = errorText(await commitCause(err));
     }
   }
   const afterFull = checkEntries(engine, Math.min(committed, 500));
@@ -253,7 +268,7 @@ async function fillUntilFullChild(name: EngineName, dir: string, ballast: string
     writeAfterSpace = 'ok';
     committed += BATCH;
   } catch (err) {
-    writeAfterSpace = errorText(err);
+    writeAfterSpace = errorText(await commitCause(err));
   }
   const files = readdirSync(dir, { recursive: true }).length;
   engine.close();

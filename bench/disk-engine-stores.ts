@@ -6,7 +6,8 @@
  * - `sqlite` (`node:sqlite`): WAL, synchronous=NORMAL, a table of entries with an index on `used`,
  *   a table of (tag, key) with an index on key so that forgetting an entry drops its tag rows; one
  *   `BEGIN IMMEDIATE` transaction per call, so a call holds the event loop until its commit.
- * - `sqlite-worker`: the same, with the writing connection on a worker thread and reads on a
+ * - `sqlite-mmap`: the same, reading through `PRAGMA mmap_size` (4 GiB).
+ * - `sqlite-worker`: the same as `sqlite`, with the writing connection on a worker thread and reads on a
  *   connection of the caller's thread.
  * - `lmdb-async` (`lmdb`): named databases for entries, meta (sequence, size, tags), a sequence →
  *   key index and a tag → key index (dupSort); a call reads synchronously and queues its writes in
@@ -20,7 +21,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb';
 
-export const ENGINE_NAMES = ['sqlite', 'sqlite-worker', 'lmdb-async', 'lmdb-sync'] as const;
+export const ENGINE_NAMES = ['sqlite', 'sqlite-mmap', 'sqlite-worker', 'lmdb-async', 'lmdb-sync'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export interface WriteEntry {
@@ -48,12 +49,17 @@ export function openEngine(name: EngineName, dir: string): DiskEngine {
   switch (name) {
     case 'sqlite':
       return new SqliteEngine(dir);
+    case 'sqlite-mmap':
+      return new SqliteEngine(dir, MMAP_BYTES);
     case 'sqlite-worker':
       return new SqliteWorkerEngine(dir);
     default:
       return new LmdbEngine(dir, name === 'lmdb-async');
   }
 }
+
+/** Reads through a memory map of the file, as LMDB's do, instead of a read() per page into SQLite's own cache. */
+const MMAP_BYTES = 4 * 1024 ** 3;
 
 export class SqliteEngine implements DiskEngine {
   readonly #db: DatabaseSync;
@@ -66,10 +72,11 @@ export class SqliteEngine implements DiskEngine {
   readonly #oldest: StatementSync;
   #used: number;
 
-  constructor(dir: string) {
+  constructor(dir: string, mmapBytes = 0) {
     // A second process may hold the write lock for a commit; wait rather than fail.
     this.#db = new DatabaseSync(join(dir, 'cache.sqlite'), { timeout: 5000 });
     this.#db.exec(`
+      PRAGMA mmap_size = ${mmapBytes};
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
       CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, bytes INTEGER NOT NULL, used INTEGER NOT NULL);
@@ -140,7 +147,9 @@ export class SqliteEngine implements DiskEngine {
       this.#db.exec('COMMIT');
       return result;
     } catch (err) {
-      this.#db.exec('ROLLBACK');
+      // Some errors (SQLITE_FULL among them) have rolled the transaction back already, and a
+      // ROLLBACK then throws "no transaction is active" in place of the error that matters.
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
       throw err;
     }
   }
