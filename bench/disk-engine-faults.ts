@@ -128,13 +128,14 @@ async function killDuringWrites(name: EngineName): Promise<Record<string, unknow
       text = lines.pop() ?? '';
       for (const line of lines) lastCommitted = Math.max(lastCommitted, Number(line));
     });
-    // Killed at a moment unrelated to its batches, once it has written a few hundred.
-    while (lastCommitted < 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Killed at a moment unrelated to its batches, once it has written a few hundred (or after 5 s).
+    const deadline = performance.now() + 5000;
+    while (lastCommitted < 200 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => setTimeout(resolve, 137));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     const seen = lastCommitted;
-    const written = (seen + 400) * BATCH;
+    const written = (seen + 1000) * BATCH;
     const result = runCheck(name, dir, written);
     const committedPrefix = (seen + 1) * BATCH;
     const missingCommitted = (result.absentIndices ?? []).filter((i) => i < committedPrefix).length;

@@ -223,6 +223,15 @@ class SqliteWorkerEngine implements DiskEngine {
   }
 }
 
+/**
+ * lmdb rejects every pending write's own promise when a queued commit fails, and the error's
+ * `commitError` is one more rejected promise: any of them left without a handler ends the process
+ * (found on a full disk). The batch's promise is the one that reports the failure.
+ */
+function handled(promise: Promise<unknown>): void {
+  promise.catch(() => undefined);
+}
+
 /** What the tier keeps beside an entry's bytes: its write sequence, its size, its tags. */
 interface Meta {
   readonly s: number;
@@ -241,7 +250,9 @@ class LmdbEngine implements DiskEngine {
 
   constructor(dir: string, queued: boolean) {
     this.#queued = queued;
-    this.#root = open({ path: join(dir, 'lmdb'), maxDbs: 8 });
+    // With lmdb's default eventTurnBatching, a failed commit (a full disk) also rejects a promise
+    // lmdb made for the turn's batch and kept to itself, and that unhandled rejection ends the process.
+    this.#root = open({ path: join(dir, 'lmdb'), maxDbs: 8, eventTurnBatching: false });
     this.#entries = this.#root.openDB<Uint8Array, string>({ name: 'entries', encoding: 'binary' });
     this.#meta = this.#root.openDB<Meta, string>({ name: 'meta' });
     this.#bySequence = this.#root.openDB<string, number>({ name: 'sequence', keyEncoding: 'uint32', encoding: 'string' });
@@ -254,10 +265,10 @@ class LmdbEngine implements DiskEngine {
       for (const entry of batch) {
         this.#forgetOne(entry.key);
         this.#sequence += 1;
-        void this.#entries.put(entry.key, entry.value);
-        void this.#meta.put(entry.key, { s: this.#sequence, b: entry.value.length, t: entry.tags });
-        void this.#bySequence.put(this.#sequence, entry.key);
-        for (const tag of entry.tags) void this.#tags.put(tag, entry.key);
+        handled(this.#entries.put(entry.key, entry.value));
+        handled(this.#meta.put(entry.key, { s: this.#sequence, b: entry.value.length, t: entry.tags }));
+        handled(this.#bySequence.put(this.#sequence, entry.key));
+        for (const tag of entry.tags) handled(this.#tags.put(tag, entry.key));
       }
       return true;
     });
@@ -277,7 +288,7 @@ class LmdbEngine implements DiskEngine {
   }
 
   close(): void {
-    void this.#root.close();
+    handled(this.#root.close());
   }
 
   #forget(keys: Iterable<string>): Removed {
@@ -296,10 +307,10 @@ class LmdbEngine implements DiskEngine {
   #forgetOne(key: string): number | undefined {
     const meta = this.#meta.get(key);
     if (meta === undefined) return undefined;
-    void this.#entries.remove(key);
-    void this.#meta.remove(key);
-    void this.#bySequence.remove(meta.s);
-    for (const tag of meta.t) void this.#tags.remove(tag, key);
+    handled(this.#entries.remove(key));
+    handled(this.#meta.remove(key));
+    handled(this.#bySequence.remove(meta.s));
+    for (const tag of meta.t) handled(this.#tags.remove(tag, key));
     return meta.b;
   }
 
@@ -313,6 +324,10 @@ class LmdbEngine implements DiskEngine {
     let result: T | undefined;
     const committed = this.#root.batch(() => {
       result = body();
+    });
+    void committed.catch((err: unknown) => {
+      const cause = (err as { commitError?: unknown }).commitError;
+      if (cause instanceof Promise) handled(cause);
     });
     return committed.then(() => result as T);
   }
