@@ -8,7 +8,8 @@
  *   `BEGIN IMMEDIATE` transaction per call, so a call holds the event loop until its commit.
  * - `sqlite-mmap`: the same, reading through `PRAGMA mmap_size` (4 GiB).
  * - `sqlite-worker`: the same as `sqlite`, with the writing connection on a worker thread and reads on a
- *   connection of the caller's thread.
+ *   connection of the caller's thread; `sqlite-worker-folded` writes all the batches waiting for the
+ *   worker in one transaction, as lmdb's write thread does.
  * - `lmdb-async` (`lmdb`): named databases for entries, meta (sequence, size, tags), a sequence →
  *   key index and a tag → key index (dupSort); a call reads synchronously and queues its writes in
  *   one `batch`, which lmdb's write thread commits after the call has returned.
@@ -21,7 +22,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb';
 
-export const ENGINE_NAMES = ['sqlite', 'sqlite-mmap', 'sqlite-worker', 'lmdb-async', 'lmdb-sync'] as const;
+export const ENGINE_NAMES = ['sqlite', 'sqlite-mmap', 'sqlite-worker', 'sqlite-worker-folded', 'lmdb-async', 'lmdb-sync'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export interface WriteEntry {
@@ -52,7 +53,9 @@ export function openEngine(name: EngineName, dir: string): DiskEngine {
     case 'sqlite-mmap':
       return new SqliteEngine(dir, MMAP_BYTES);
     case 'sqlite-worker':
-      return new SqliteWorkerEngine(dir);
+      return new SqliteWorkerEngine(dir, false);
+    case 'sqlite-worker-folded':
+      return new SqliteWorkerEngine(dir, true);
     default:
       return new LmdbEngine(dir, name === 'lmdb-async');
   }
@@ -155,6 +158,12 @@ export class SqliteEngine implements DiskEngine {
   }
 }
 
+export interface WriterData {
+  readonly dir: string;
+  /** Write every batch waiting when the writer gets to them in one transaction, as lmdb's write thread does. */
+  readonly fold: boolean;
+}
+
 /** A request to the writer thread of `sqlite-worker` (disk-engine-writer.ts). */
 export type WriterRequest =
   | { readonly id: number; readonly op: 'write'; readonly batch: readonly WriteEntry[] }
@@ -178,10 +187,10 @@ class SqliteWorkerEngine implements DiskEngine {
   readonly #waiting = new Map<number, { resolve: (removed: Removed) => void; reject: (err: Error) => void }>();
   #nextId = 0;
 
-  constructor(dir: string) {
+  constructor(dir: string, fold: boolean) {
     // The schema exists before either connection needs it.
     this.#reader = new SqliteEngine(dir);
-    this.#worker = new Worker(new URL('./disk-engine-writer.ts', import.meta.url), { workerData: { dir } });
+    this.#worker = new Worker(new URL('./disk-engine-writer.ts', import.meta.url), { workerData: { dir, fold } satisfies WriterData });
     this.#worker.on('message', (reply: WriterReply) => {
       const waiter = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
