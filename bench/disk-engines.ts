@@ -6,7 +6,8 @@
  * (`lmdb-sync`). The layouts are in disk-engine-stores.ts; disk-engine-faults.ts probes faults.
  *
  *   node bench/disk-engines.ts [--entries N, default 200000] [--value-bytes B, default 2000] [--runs R, default 1]
- *                              [--engines sqlite,sqlite-worker,lmdb-async,lmdb-sync (default), sqlite-mmap] [--no-save]
+ *                              [--engines sqlite,sqlite-worker,lmdb-async,lmdb-sync (the default);
+ *                               also sqlite-mmap, sqlite-worker-folded] [--no-save]
  *
  * The default run takes about 3 minutes of CPU (most of it SQLite's and lmdb-sync's fills);
  * `--entries 50000` about a quarter of that.
@@ -31,7 +32,7 @@ import { saveResults } from './results-file.ts';
 import { spread, type Spread } from './stats.ts';
 import { ENGINE_NAMES, openEngine, type DiskEngine, type EngineName, type WriteEntry } from './disk-engine-stores.ts';
 
-/** `sqlite-mmap` only on request: it differs from `sqlite` in its reads alone, and a run of all five takes long. */
+/** `sqlite-mmap` and `sqlite-worker-folded` only on request: each differs from its base in one respect, and a run of all six takes long. */
 const DEFAULT_ENGINES: readonly EngineName[] = ['sqlite', 'sqlite-worker', 'lmdb-async', 'lmdb-sync'];
 const BATCH = 64;
 const EVICT_CHUNK = 1000;
