@@ -105,7 +105,7 @@ async function replay(trace: Trace, memoryBytes: number, diskBytes: number | und
 
 export async function tiersBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<TiersReport> {
   const startedAt = new Date().toISOString();
-  const traces = syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter((t) => TRACES.includes(t.name));
+  const traces = syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter((t): t is Trace => 'requests' in t && TRACES.includes(t.name));
   const memoryBytes = options.cacheMib * MIB;
   const diskBytes = options.diskMib * MIB;
   const rows: TiersRow[] = [];

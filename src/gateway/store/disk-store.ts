@@ -96,6 +96,13 @@ PRAGMA user_version = ${LAYOUT_VERSION};
 const ROW_BYTES = 64;
 const TAG_BYTES = 24;
 
+/**
+ * The database's page, set when it is made: a catalog answer of about 2 KB takes a 4 KiB page of
+ * its own at SQLite's default (two do not fit one), so the file grew to about 2.4 times what its
+ * rows hold (docs/architecture.md, "The disk tier's engine"); at 16 KiB they share pages.
+ */
+const PAGE_BYTES = 16 * 1024;
+
 /** Rows looked at per step while over the bound, least recently used first. */
 const EVICT_BATCH = 256;
 
@@ -178,7 +185,7 @@ export class DiskStore implements CacheTier {
   #openAs(): DatabaseSync {
     const db = new DatabaseSync(this.#file, { timeout: OPEN_TIMEOUT_MS });
     try {
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
+      db.exec(`PRAGMA page_size = ${PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL`);
       db.exec('BEGIN IMMEDIATE');
       const version = (db.prepare('PRAGMA user_version').get()?.user_version as number | undefined) ?? 0;
       if (version === 0) db.exec(SCHEMA);
