@@ -15,6 +15,9 @@
  *     `_sent100`
  *   socket `_httpMessage`        the answer in flight on an         the server's own record of
  *                                HTTP/1.1 connection                its unfinished answers
+ *   socket `_handle.             bytes an HTTP/2 session wrote      the stream deadlines and the
+ *     writeQueueSize`            that the kernel has not taken      idle timeout alone bound a
+ *                                (a stalled reader's budget)        stalled reader
  */
 import type { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
@@ -126,4 +129,14 @@ export function answersInFlight(server: EventEmitter): (socket: Duplex) => Serve
     res.once('close', done);
   });
   return (socket) => unfinished.get(socket)?.[0];
+}
+
+/**
+ * Bytes a socket's handle holds that the kernel has not taken. Node's HTTP/2 session writes to the
+ * handle itself, which the socket's `writableLength` never sees: libuv's `writeQueueSize` does.
+ * Where it is missing (or the public API is forced), 0: the caller's deadlines still hold.
+ */
+export function unwrittenBytes(socket: Duplex): number {
+  if (internals === NONE) return 0;
+  return (socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
 }

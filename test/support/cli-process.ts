@@ -19,6 +19,11 @@ export function run(args: readonly string[], env: Record<string, string>): CliPr
   const child = spawn(NODE, ['bin/catalog-gateway.js', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = createInterface({ input: child.stdout });
   const seen: string[] = [];
+  // Kept for the message of a process that exits before the line a test waits for.
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
   const wanted: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
   lines.on('line', (line) => {
     seen.push(line);
@@ -33,7 +38,7 @@ export function run(args: readonly string[], env: Record<string, string>): CliPr
     return new Promise((resolve, reject) => {
       wanted.push({ match, resolve });
       child.once('exit', (code) => {
-        reject(new Error(`exited with ${String(code)} before the line appeared; stdout:\n${seen.join('\n')}`));
+        reject(new Error(`exited with ${String(code)} before the line appeared; stdout:\n${seen.join('\n')}\nstderr:\n${stderr}`));
       });
     });
   };

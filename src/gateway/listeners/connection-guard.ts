@@ -27,6 +27,7 @@ import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Se
 import { performance } from 'node:perf_hooks';
 import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
 import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
+import { unwrittenBytes } from '../../shared/node-http-internals.ts';
 
 /**
  * nghttp2's errors (the `errno` of the error Node destroys a session with; not among
@@ -41,15 +42,6 @@ const CLIENT_ERRORS: ReadonlyMap<number, readonly [Http2Refusal, number]> = new 
   [-905, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
 ]);
 
-/**
- * Bytes the connection's socket holds that the kernel has not taken. Node's HTTP/2 session writes
- * to the socket's handle itself, which the socket's `writableLength` never sees: the handle's
- * `writeQueueSize` (libuv's, no public name) does; where it is missing, the stream deadlines and the
- * connection's idle timeout still bound a stalled reader.
- */
-function unwrittenBytes(session: ServerHttp2Session): number {
-  return (session.socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
-}
 
 export interface GuardLimits {
   readonly prefaceTimeoutMs: number;
@@ -191,7 +183,7 @@ export class ConnectionGuard {
     for (const connection of this.#connections) {
       const { session } = connection;
       if (session.destroyed) continue;
-      const unwritten = unwrittenBytes(session);
+      const unwritten = unwrittenBytes(session.socket);
       // Counted from the first sweep that sees bytes held, as a stream's stall is: never cut before the deadline.
       if (unwritten === 0 || connection.unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
       connection.unwritten = unwritten;

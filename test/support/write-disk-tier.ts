@@ -1,0 +1,32 @@
+/**
+ * Writes to the disk tier in DIR (for OWNER) without end, as a fill storm does: entries whose
+ * body is its key repeated, committed 64 at a time. Prints "writing" after the first commit;
+ * the kill test ends it with SIGKILL in the middle of its writes.
+ */
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
+import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
+import { DiskStore } from '../../src/gateway/store/disk-store.ts';
+import { cacheKey } from '../../src/gateway/store/response-cache.ts';
+import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { Codec } from '../../src/shared/encoding/codec.ts';
+
+const [dir = '', owner] = process.argv.slice(2);
+const maker = new EntryMaker(new Codec({ gzip: 1, br: 0, zstd: 1 }));
+const disk = new DiskStore({ dir, maxBytes: 256 << 20, maxEntryBytes: 1 << 20, owner: Number(owner), maker, purges: new PurgeLog(), metrics: new DiskMetrics(new Registry(), () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
+const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+
+/** What the entry at `key` holds: the key, repeated to a few KB (the kill test checks it). */
+function bodyOf(key: string): Buffer {
+  return Buffer.from(key.repeat(Math.ceil(3000 / key.length)));
+}
+
+for (let i = 0; ; i++) {
+  const key = `/v1/books?q=storm${i}`;
+  void disk.put(cacheKey(key), maker.prepare(200, { 'content-type': 'application/json' }, bodyOf(key), { keep: 'identity', offered: [] }, FACTS, undefined, [], [`bk_${i}`]), { generation: 0, mark: '' });
+  if (i % 64 === 63) {
+    disk.flush();
+    if (i === 63) process.stdout.write('writing\n');
+  }
+}
