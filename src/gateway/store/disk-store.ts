@@ -103,6 +103,9 @@ const TAG_BYTES = 24;
  */
 const PAGE_BYTES = 16 * 1024;
 
+/** Rows read since they were last looked at for eviction, remembered by a process at the most. */
+const READ_REMEMBERED = 100_000;
+
 /** Rows looked at per step while over the bound, least recently used first. */
 const EVICT_BATCH = 256;
 
@@ -152,7 +155,12 @@ export class DiskStore implements CacheTier {
   /** Writes waiting for the turn's commit, by key: a later one for a key replaces the earlier. */
   readonly #queue = new Map<CacheKey, Queued>();
   /** Rows read since the last commit, whose `used` the commit moves forward. */
-  readonly #touched = new Set<number>();
+  /**
+   * Rows read here since eviction last looked at them: the second chance of CLOCK. A read writes
+   * nothing; eviction moves a row read meanwhile to the front instead of deleting it, so that hits
+   * on a warm disk tier cost no transaction each. A row another worker read is evicted as unread.
+   */
+  readonly #reread = new Set<number>();
   #flushing: NodeJS.Immediate | undefined;
   /** Whether the last write failed for want of space: logged once per episode. */
   #full = false;
@@ -249,8 +257,8 @@ export class DiskStore implements CacheTier {
       this.#guard(() => this.#s.deleteKey.run(key));
       return undefined;
     }
-    this.#touched.add(row.id as number);
-    this.#schedule();
+    if (this.#reread.size >= READ_REMEMBERED) this.#reread.clear();
+    this.#reread.add(row.id as number);
     const staleAt = row.stale_from as number | null;
     return staleAt === null ? entry.response : staleFrom(entry.response, staleAt);
   }
@@ -320,24 +328,21 @@ export class DiskStore implements CacheTier {
     });
   }
 
-  /** Commits the queued writes and the reads' use in one transaction, then evicts down to the bound. */
+  /** Commits the queued writes in one transaction, then evicts down to the bound. */
   flush(): void {
     if (this.#flushing !== undefined) clearImmediate(this.#flushing);
     this.#flushing = undefined;
-    if (this.#queue.size === 0 && this.#touched.size === 0) return;
+    if (this.#queue.size === 0) return;
     const queued = [...this.#queue];
     this.#queue.clear();
-    const touched = [...this.#touched];
-    this.#touched.clear();
     const results: (NotKept | undefined)[] = [];
     const ok = this.#write(() => {
       // Use is ordered by a clock the host's processes share, ticked once per row, so that no two
       // rows tie and the eviction order is the order of use.
-      let clock = this.#meta('clock') ?? 0;
-      for (const id of touched) this.#s.touch.run(++clock, id);
-      for (const [key, { response, stamp }] of queued) results.push(this.#commit(key, response, stamp, ++clock));
-      this.#s.setMeta.run('clock', clock);
-      this.#evict();
+      const clock = { at: this.#meta('clock') ?? 0 };
+      for (const [key, { response, stamp }] of queued) results.push(this.#commit(key, response, stamp, ++clock.at));
+      this.#evict(clock);
+      this.#s.setMeta.run('clock', clock.at);
     });
     queued.forEach(([, { done }], i) => {
       done(ok ? results[i] : 'failed');
@@ -359,8 +364,11 @@ export class DiskStore implements CacheTier {
     return undefined;
   }
 
-  /** Deletes the least recently used rows, no more than it takes to be within the bound. */
-  #evict(): void {
+  /**
+   * Deletes the least recently used rows, no more than it takes to be within the bound; a row
+   * read since it was last looked at goes to the front instead (its second chance).
+   */
+  #evict(clock: { at: number }): void {
     let over = (this.#meta('bytes') ?? 0) - this.#o.maxBytes;
     while (over > 0) {
       const rows = this.#s.oldest.all(EVICT_BATCH);
@@ -368,7 +376,12 @@ export class DiskStore implements CacheTier {
       let evicted = 0;
       for (const row of rows) {
         if (over <= 0) break;
-        this.#s.deleteId.run(row.id as number);
+        const id = row.id as number;
+        if (this.#reread.delete(id)) {
+          this.#s.touch.run(++clock.at, id);
+          continue;
+        }
+        this.#s.deleteId.run(id);
         over -= row.bytes as number;
         evicted++;
       }
