@@ -27,7 +27,17 @@ import { CORES, pin } from './process-cpu.ts';
 import { QuerySpace } from './query-space.ts';
 import type { Spread } from './stats.ts';
 import { machineLine } from './table.ts';
-import { captureResponse, findHotTarget, ratioByRound, runRounds, warmCache, type Scenario, type ScenarioResult, type Workload, type WorkloadFiles } from './throughput.ts';
+import {
+  captureResponse,
+  findHotTarget,
+  ratioByRound,
+  runRounds,
+  warmCache,
+  type Scenario,
+  type ScenarioResult,
+  type Workload,
+  type WorkloadFiles,
+} from './throughput.ts';
 
 const URLS = 1000;
 const ZIPF_SEQUENCE = 100_000;
@@ -56,10 +66,11 @@ async function diskHits(adminUrl: string): Promise<number> {
 }
 
 export async function abBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<AbReport> {
-  if (options.abBase === undefined) throw new Error('--ab needs the other checkout\'s directory');
+  if (options.abBase === undefined) throw new Error("--ab needs the other checkout's directory");
   const baseDir = resolve(options.abBase);
   const baseCli = join(baseDir, 'bin', 'catalog-gateway.js');
-  if (!existsSync(baseCli) || !existsSync(join(baseDir, 'node_modules'))) throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
+  if (!existsSync(baseCli) || !existsSync(join(baseDir, 'node_modules')))
+    throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
   try {
@@ -68,7 +79,11 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const authorization = `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`;
     const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' });
-    const disk = await fleet.gateway('gateway-disk', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB), CATALOG_GATEWAY_CACHE_ADMISSION: 'false' });
+    const disk = await fleet.gateway('gateway-disk', origin, {
+      CATALOG_GATEWAY_ACCESS_LOG: 'true',
+      CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB),
+      CATALOG_GATEWAY_CACHE_ADMISSION: 'false',
+    });
     const base: ServerProcess = await startServerProcess({
       name: 'base',
       args: [baseCli, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
@@ -93,7 +108,10 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     writeFileSync(zipfOrder, `${Array.from({ length: ZIPF_SEQUENCE }, () => zipf.next() + 1).join('\n')}\n`);
     const cycleOrder = join(fleet.logDir, 'cycle-order.txt');
     writeFileSync(cycleOrder, `${Array.from({ length: ZIPF_SEQUENCE }, (_, i) => (i % URLS) + 1).join('\n')}\n`);
-    const files = (order: string) => (kind: Workload): WorkloadFiles => (kind === 'hot' ? {} : { targetsFile, orderFile: order });
+    const files =
+      (order: string) =>
+      (kind: Workload): WorkloadFiles =>
+        kind === 'hot' ? {} : { targetsFile, orderFile: order };
     const servers = { bare, gateway, base, 'gateway-disk': disk };
     const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, log };
 
@@ -150,7 +168,10 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
 const f2 = (s: Spread): string => `${s.median.toFixed(2)} (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 
 function rows(results: readonly ScenarioResult[]): string[] {
-  return results.map((r) => `| ${r.label} | ${r.requestsPerSecond.median.toFixed(0)} | ${f2(r.rpsVsBare)} | ${r.p99Ms.median.toFixed(2)} ms | ${f2(r.p99VsBare)} | ${r.serverCpuUs.median.toFixed(1)} |`);
+  return results.map(
+    (r) =>
+      `| ${r.label} | ${r.requestsPerSecond.median.toFixed(0)} | ${f2(r.rpsVsBare)} | ${r.p99Ms.median.toFixed(2)} ms | ${f2(r.p99VsBare)} | ${r.serverCpuUs.median.toFixed(1)} |`,
+  );
 }
 
 export function abMarkdown(r: AbReport): string {
@@ -163,7 +184,10 @@ export function abMarkdown(r: AbReport): string {
     ...head,
     ...rows(r.ab),
     '',
-    ...r.versus.map((v) => `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`),
+    ...r.versus.map(
+      (v) =>
+        `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`,
+    ),
     '',
     ...head,
     ...rows(r.tiers),

@@ -29,7 +29,15 @@ const MAX_TARGET_BYTES = 8192;
  */
 export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
   const dbPath = join(dataDir, 'catalog.db');
-  const workload = buildWorkload(readCatalogVocabulary(dbPath), { seed: 27, distinct: count, zipfExponent: 1, pagingShare: 0, filterShare: 0.25, subjects: 1, length: 1 });
+  const workload = buildWorkload(readCatalogVocabulary(dbPath), {
+    seed: 27,
+    distinct: count,
+    zipfExponent: 1,
+    pagingShare: 0,
+    filterShare: 0.25,
+    subjects: 1,
+    length: 1,
+  });
   const db = new CatalogDb(dbPath);
   const policy = compressionPolicy(loadConfig({ env: {} }));
   const maker = new EntryMaker(new Codec(policy.levels));

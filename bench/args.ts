@@ -27,6 +27,8 @@ export interface BenchOptions {
   readonly tiers: boolean;
   /** The disk tier's bound in MiB (`--tiers`, `--memory`). */
   readonly diskMib: number;
+  /** The origin's offload across a gateway restart instead (restart-bench.ts). */
+  readonly restart: boolean;
   /** `--ab DIR`: the other checkout this gateway is measured against. */
   readonly abBase?: string;
   /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
@@ -51,7 +53,6 @@ export interface BenchOptions {
   /** Scenario ids to run; all when absent. The bare ceiling always runs, since ratios need it. */
   readonly scenarios?: readonly string[];
 }
-
 
 export const BENCH_HELP = () => `Usage: npm run bench -- [flags]
 
@@ -94,6 +95,9 @@ Flags:
                        over the disk tier (--disk-mib), against memory alone and an unbounded cache
   --ab DIR             instead: this gateway against the one in checkout DIR (its own npm ci), one
                        URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts)
+  --restart            instead: the origin's offload in the --duration seconds before and after a
+                       gateway restart (SIGTERM, SIGKILL, SIGUSR2 with 2 workers; SIGTERM without
+                       the disk tier as the control)
   --disk-mib N         the disk tier's bound in --tiers and --memory modes (default 4096)
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
@@ -106,7 +110,8 @@ Flags:
 
 function integer(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
-  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max)
+    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
   return Number(text);
 }
 
@@ -134,6 +139,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
+        restart: { type: 'boolean' },
         'disk-mib': { type: 'string' },
         trace: { type: 'string', multiple: true },
         traces: { type: 'string' },
@@ -158,10 +164,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   const data = text('data');
   const ab = text('ab');
   if (data?.trim() === '') throw new UsageError('--data must not be empty');
-  const list = text('scenarios')?.split(',').map((id) => id.trim());
+  const list = text('scenarios')
+    ?.split(',')
+    .map((id) => id.trim());
   const unknown = list?.find((id) => !(SCENARIO_IDS as readonly string[]).includes(id));
   if (unknown !== undefined) throw new UsageError(`--scenarios: unknown scenario "${unknown}"; known: ${SCENARIO_IDS.join(', ')}`);
-  const traceNames = text('traces')?.split(',').map((name) => name.trim());
+  const traceNames = text('traces')
+    ?.split(',')
+    .map((name) => name.trim());
   const unknownTrace = traceNames?.find((name) => !(SYNTHETIC_TRACE_NAMES as readonly string[]).includes(name));
   if (unknownTrace !== undefined) throw new UsageError(`--traces: unknown trace "${unknownTrace}"; known: ${SYNTHETIC_TRACE_NAMES.join(', ')}`);
   return {
@@ -176,6 +186,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     http2: values.http2 === true,
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
+    restart: values.restart === true,
     diskMib: integer('disk-mib', text('disk-mib'), 4096, 1, 16 * 1024 * 1024),
     traceFiles: Array.isArray(values.trace) ? values.trace : [],
     traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),

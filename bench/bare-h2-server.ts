@@ -13,7 +13,11 @@ import { serveAsChild } from './child-server.ts';
 
 const [file, cert, key] = process.argv.slice(2);
 if (file === undefined || cert === undefined || key === undefined) throw new Error('usage: bare-h2-server.ts RESPONSE_FILE CERT KEY');
-const captured = JSON.parse(readFileSync(file, 'utf8')) as { readonly status: number; readonly headers: readonly (readonly [string, string])[]; readonly body: string };
+const captured = JSON.parse(readFileSync(file, 'utf8')) as {
+  readonly status: number;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: string;
+};
 const body = Buffer.from(captured.body, 'base64');
 const fields = [...captured.headers.flat(), ':status', String(captured.status)];
 

@@ -102,7 +102,8 @@ function sizeClasses(sizes: Uint32Array): { readonly classOf: Uint16Array; reado
   }
   const least = Math.max(1, distinct[0] ?? 1);
   const span = Math.log((distinct.at(-1) ?? least) / least) || 1;
-  for (let id = 0; id < sizes.length; id++) classOf[id] = Math.min(MAX_CLASSES - 1, Math.floor((Math.log(Math.max(1, sizes[id] ?? 1) / least) / span) * MAX_CLASSES));
+  for (let id = 0; id < sizes.length; id++)
+    classOf[id] = Math.min(MAX_CLASSES - 1, Math.floor((Math.log(Math.max(1, sizes[id] ?? 1) / least) / span) * MAX_CLASSES));
   return { classOf, count: MAX_CLASSES };
 }
 

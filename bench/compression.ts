@@ -39,7 +39,10 @@ function commonSearches(texts: readonly string[]): string[] {
   const words = new Map<string, number>();
   const pairs = new Map<string, number>();
   for (const text of texts) {
-    const tokens = text.toLowerCase().split(/[^a-z]+/).filter((w) => w.length > 2);
+    const tokens = text
+      .toLowerCase()
+      .split(/[^a-z]+/)
+      .filter((w) => w.length > 2);
     tokens.forEach((word, i) => {
       words.set(word, (words.get(word) ?? 0) + 1);
       const next = tokens[i + 1];
@@ -73,7 +76,14 @@ function decodeMicros(bodies: readonly Buffer[], decode: (b: Buffer) => Buffer):
   return least;
 }
 
-async function entryCost(fleet: Fleet, origin: ServerProcess, name: string, env: Record<string, string>, targets: readonly string[], headers: Record<string, string>): Promise<{ entries: number; bytesPerEntry: number }> {
+async function entryCost(
+  fleet: Fleet,
+  origin: ServerProcess,
+  name: string,
+  env: Record<string, string>,
+  targets: readonly string[],
+  headers: Record<string, string>,
+): Promise<{ entries: number; bytesPerEntry: number }> {
   const gateway = await fleet.gateway(name, origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false', ...env });
   for (const target of targets) await bodyBytes(`${gateway.url}${target}`, headers);
   // Asked twice: an identity client's decoded copy is made on its first hit, not at fill.
@@ -115,7 +125,9 @@ async function main(dataDir: string, searches: number): Promise<void> {
     console.log(`wire: ${identitySizes.length} searches at the default limit, identity body median ${sizes.median} B (${sizes.min}–${sizes.max})`);
     for (const coding of CODINGS) {
       const r = spread(ratios[coding]);
-      console.log(`  ${coding.padEnd(5)} ${r.median.toFixed(2)}× fewer body bytes, median (${r.min.toFixed(2)}–${r.max.toFixed(2)}); all bytes ${(totals.identity / totals[coding]).toFixed(2)}×; decoding one costs ${decodeMicros(coded[coding], DECODE[coding]).toFixed(1)} µs`);
+      console.log(
+        `  ${coding.padEnd(5)} ${r.median.toFixed(2)}× fewer body bytes, median (${r.min.toFixed(2)}–${r.max.toFixed(2)}); all bytes ${(totals.identity / totals[coding]).toFixed(2)}×; decoding one costs ${decodeMicros(coded[coding], DECODE[coding]).toFixed(1)} µs`,
+      );
     }
 
     const targets = words.slice(0, 60).flatMap((word) => [`/v1/books?q=${word}`, `/v1/books?q=${word}&limit=50`, `/v1/books?q=${word}&available=true`]);
@@ -124,8 +136,12 @@ async function main(dataDir: string, searches: number): Promise<void> {
     const identity = await entryCost(fleet, origin, 'gateway-identity', {}, targets, auth);
     console.log(`entries: ${targets.length} distinct searches, bytes counted per entry`);
     console.log(`  compression off            ${before.bytesPerEntry.toFixed(0)} B (${before.entries} entries)`);
-    console.log(`  on, compressing clients    ${gzip.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / gzip.bytesPerEntry).toFixed(2)}× the entries per MiB`);
-    console.log(`  on, identity clients       ${identity.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / identity.bytesPerEntry).toFixed(2)}× (the decoded copy kept beside the compressed one)`);
+    console.log(
+      `  on, compressing clients    ${gzip.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / gzip.bytesPerEntry).toFixed(2)}× the entries per MiB`,
+    );
+    console.log(
+      `  on, identity clients       ${identity.bytesPerEntry.toFixed(0)} B: ${(before.bytesPerEntry / identity.bytesPerEntry).toFixed(2)}× (the decoded copy kept beside the compressed one)`,
+    );
 
     // The throughput bench's 1,000 URLs (npm run bench draws them from the same space, in this order).
     const { space } = await fleet.reader();
@@ -134,7 +150,9 @@ async function main(dataDir: string, searches: number): Promise<void> {
     const zipfGzip = await entryCost(fleet, origin, 'gateway-zipf-gzip', {}, zipfTargets, { ...auth, 'accept-encoding': 'gzip, deflate, br, zstd' });
     console.log(`entries: the throughput bench's ${zipfTargets.length} URLs, bytes counted per entry`);
     console.log(`  compression off            ${zipfBefore.bytesPerEntry.toFixed(0)} B (${zipfBefore.entries} entries)`);
-    console.log(`  on, compressing clients    ${zipfGzip.bytesPerEntry.toFixed(0)} B: ${(zipfBefore.bytesPerEntry / zipfGzip.bytesPerEntry).toFixed(2)}× the entries per MiB; ${(BEFORE_COMPRESSION_ZIPF / zipfGzip.bytesPerEntry).toFixed(2)}× the ${BEFORE_COMPRESSION_ZIPF} B of before compression`);
+    console.log(
+      `  on, compressing clients    ${zipfGzip.bytesPerEntry.toFixed(0)} B: ${(zipfBefore.bytesPerEntry / zipfGzip.bytesPerEntry).toFixed(2)}× the entries per MiB; ${(BEFORE_COMPRESSION_ZIPF / zipfGzip.bytesPerEntry).toFixed(2)}× the ${BEFORE_COMPRESSION_ZIPF} B of before compression`,
+    );
   } finally {
     await fleet.close();
   }

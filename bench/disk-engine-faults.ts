@@ -43,8 +43,17 @@ function errorText(err: unknown): string {
 }
 
 /** Every entry of 0..count-1: intact, absent, wrong bytes, or a read that threw. */
-function checkEntries(engine: DiskEngine, count: number): { intact: number; absent: number; wrong: number; errors: number; firstError?: string; absentIndices: number[] } {
-  const tally: { intact: number; absent: number; wrong: number; errors: number; firstError?: string; absentIndices: number[] } = { intact: 0, absent: 0, wrong: 0, errors: 0, absentIndices: [] };
+function checkEntries(
+  engine: DiskEngine,
+  count: number,
+): { intact: number; absent: number; wrong: number; errors: number; firstError?: string; absentIndices: number[] } {
+  const tally: { intact: number; absent: number; wrong: number; errors: number; firstError?: string; absentIndices: number[] } = {
+    intact: 0,
+    absent: 0,
+    wrong: 0,
+    errors: 0,
+    absentIndices: [],
+  };
   for (let i = 0; i < count; i += 1) {
     try {
       const value = engine.get(entryKey(i));
@@ -317,7 +326,8 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   const report = { startedAt, command: ['node bench/disk-engine-faults.ts', ...argv].join(' '), machine: machineInfo(), results };
-  if (!values['no-save']) process.stderr.write(`saved ${saveResults('disk-engine-faults-latest.json', 'disk-engine-faults', startedAt, report, true).join(', ')}\n`);
+  if (!values['no-save'])
+    process.stderr.write(`saved ${saveResults('disk-engine-faults-latest.json', 'disk-engine-faults', startedAt, report, true).join(', ')}\n`);
 }
 
 await main(process.argv.slice(2));

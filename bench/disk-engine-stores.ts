@@ -329,7 +329,8 @@ class LmdbEngine implements DiskEngine {
    * before returning, not flushed (lmdb's overlapping sync flushes it on its own thread).
    */
   #transaction<T>(body: () => T): T | Promise<T> {
-    if (!this.#queued) return this.#root.transactionSync(body, TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH);
+    if (!this.#queued)
+      return this.#root.transactionSync(body, TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH);
     let result: T | undefined;
     const committed = this.#root.batch(() => {
       result = body();

@@ -24,7 +24,7 @@ function answer(ids: readonly number[], work: () => Removed | undefined): void {
 function drain(): void {
   const requests = waiting;
   waiting = [];
-  for (let i = 0; i < requests.length; ) {
+  for (let i = 0; i < requests.length;) {
     const request = requests[i] as WriterRequest;
     if (request.op === 'write') {
       const run: WriterRequest[] = [];

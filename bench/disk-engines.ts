@@ -237,7 +237,12 @@ async function readerMain(engineName: EngineName, dir: string, entries: number):
 /** Figures of one engine in one run, by name (see FIGURES for what each is). */
 type Figures = Record<string, number>;
 
-async function runEngine(name: EngineName, entries: number, valueBytes: number, log: (message: string) => void): Promise<{ figures: Figures; notes: string[] }> {
+async function runEngine(
+  name: EngineName,
+  entries: number,
+  valueBytes: number,
+  log: (message: string) => void,
+): Promise<{ figures: Figures; notes: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), `disk-engines-${name}-`));
   const figures: Figures = {};
   const notes: string[] = [];
@@ -332,7 +337,8 @@ async function runEngine(name: EngineName, entries: number, valueBytes: number, 
     let hot = 0;
     for (let id = 1; id < BOOKS; id += 1) if ((counts[id] ?? 0) > (counts[hot] ?? 0)) hot = id;
     const hotPurge = await blocking(() => engine.purgeTag(`bk_${hot}`));
-    if (hotPurge.result.entries < (counts[hot] ?? 0)) throw new Error(`${name}: the purge of bk_${hot} removed ${hotPurge.result.entries} of ${counts[hot] ?? 0} entries`);
+    if (hotPurge.result.entries < (counts[hot] ?? 0))
+      throw new Error(`${name}: the purge of bk_${hot} removed ${hotPurge.result.entries} of ${counts[hot] ?? 0} entries`);
     figures.purgeHotEntries = hotPurge.result.entries;
     figures.purgeHotSyncMs = hotPurge.syncMs;
     figures.purgeHotTotalMs = hotPurge.totalMs;
@@ -385,7 +391,13 @@ async function secondProcessReads(
   dir: string,
   entries: number,
   write: () => Promise<string>,
-): Promise<{ idle: { p50: number; p99: number }; busy: { p50: number; p99: number; gets: number }; errors: number; firstError?: string; sawLastWrite: boolean }> {
+): Promise<{
+  idle: { p50: number; p99: number };
+  busy: { p50: number; p99: number; gets: number };
+  errors: number;
+  firstError?: string;
+  sawLastWrite: boolean;
+}> {
   const child = fork(fileURLToPath(import.meta.url), ['--reader', name, dir, String(entries)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const messages: ReaderMessage[] = [];
   const waiters: ((message: ReaderMessage) => void)[] = [];
@@ -494,10 +506,15 @@ export interface DiskEnginesReport {
 function markdown(report: DiskEnginesReport): string {
   const names = Object.keys(report.engines);
   const header = `| figure (${report.entries.toLocaleString('en-US')} entries of ~${report.valueBytes.toLocaleString('en-US')} B${report.runs > 1 ? `, median (min–max) of ${report.runs} runs` : ''}) | ${names.join(' | ')} |`;
-  const rows = FIGURES.map((row) => `| ${row.label} | ${names.map((name) => {
-    const s = report.engines[name]?.figures[row.id];
-    return s === undefined ? 'n/a' : format(s, row.digits, report.runs);
-  }).join(' | ')} |`);
+  const rows = FIGURES.map(
+    (row) =>
+      `| ${row.label} | ${names
+        .map((name) => {
+          const s = report.engines[name]?.figures[row.id];
+          return s === undefined ? 'n/a' : format(s, row.digits, report.runs);
+        })
+        .join(' | ')} |`,
+  );
   return [header, `|---|${names.map(() => '---:').join('|')}|`, ...rows, ''].join('\n');
 }
 
@@ -562,4 +579,3 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv.slice(2));
-

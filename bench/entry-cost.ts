@@ -76,12 +76,32 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
   try {
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
-    const config = loadConfig({ env: {}, overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes } });
+    const config = loadConfig({
+      env: {},
+      overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes },
+    });
     const purges = new PurgeLog();
-    const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
+    const cache = new ResponseCache({
+      maxBytes: config['gateway.cache.maxBytes'],
+      maxEntryBytes: config['gateway.cache.maxEntryBytes'],
+      purges,
+      admission: config['gateway.cache.admission'],
+      codec: new Codec(compressionPolicy(config).levels),
+    });
     const client = new OriginClient(config);
-    const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => client.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
-    const fetcher = new Fetcher(client, cache.maker, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] }, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) });
+    const metrics = new GatewayMetrics(
+      new Registry(),
+      { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => client.connections },
+      { gcDurations: config['gateway.metrics.gcDurations'] },
+    );
+    const fetcher = new Fetcher(
+      client,
+      cache.maker,
+      metrics,
+      Date.now,
+      { header: config['gateway.purge.tagHeader'], expose: config['gateway.purge.exposeTagHeader'] },
+      { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compressionPolicy(config) },
+    );
     const fill = async (count: number): Promise<void> => {
       let left = count;
       const worker = async (): Promise<void> => {
@@ -90,10 +110,20 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
           if (!target.ok) throw new Error('the query space made a bad target');
           const key = cacheKey(target.canonical);
           const outcome = await fetcher.fetch(
-            { key, origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } }, requestHeaders: {}, authorized: false, directives: NO_DIRECTIVES, policy: NO_STALE, relayServerErrors: false, compress: true },
+            {
+              key,
+              origin: { method: 'GET', target: key, headers: { 'x-request-id': 'entry-cost' } },
+              requestHeaders: {},
+              authorized: false,
+              directives: NO_DIRECTIVES,
+              policy: NO_STALE,
+              relayServerErrors: false,
+              compress: true,
+            },
             undefined,
           );
-          if (outcome.kind !== 'response' || !outcome.stored || cache.put(key, outcome.shared, { generation: purges.generation, mark: '' }) !== undefined) throw new Error('an answer was not stored');
+          if (outcome.kind !== 'response' || !outcome.stored || cache.put(key, outcome.shared, { generation: purges.generation, mark: '' }) !== undefined)
+            throw new Error('an answer was not stored');
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -108,14 +138,16 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
     const held = cache.entries - entriesBefore;
     if (json) {
       const perEntry = (a: number, b: number): number => (a - b) / held;
-      console.log(JSON.stringify({
-        entries,
-        heapUsed: perEntry(after.heapUsed, before.heapUsed),
-        external: perEntry(after.external, before.external),
-        malloc: perEntry(after.malloc, before.malloc),
-        rss: perEntry(after.rss, before.rss),
-        counted: perEntry(cache.bytes, bytesBefore),
-      }));
+      console.log(
+        JSON.stringify({
+          entries,
+          heapUsed: perEntry(after.heapUsed, before.heapUsed),
+          external: perEntry(after.external, before.external),
+          malloc: perEntry(after.malloc, before.malloc),
+          rss: perEntry(after.rss, before.rss),
+          counted: perEntry(cache.bytes, bytesBefore),
+        }),
+      );
       await client.close();
       return;
     }
@@ -139,4 +171,10 @@ const boundFlag = args.indexOf('--bound');
 const limitFlag = args.indexOf('--limit');
 const boundBytes = boundFlag === -1 ? 16 * GIB : Number(args[boundFlag + 1]) * 1024 * 1024;
 const limit = limitFlag === -1 ? '' : `&limit=${Number(args[limitFlag + 1])}`;
-await main(Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1 && i !== limitFlag + 1) ?? 100_000), boundBytes, limit, dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'), args.includes('--json'));
+await main(
+  Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1 && i !== limitFlag + 1) ?? 100_000),
+  boundBytes,
+  limit,
+  dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'),
+  args.includes('--json'),
+);

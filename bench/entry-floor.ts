@@ -49,7 +49,14 @@ async function ask(origin: ServerProcess, target: string, authorization: string)
   const body = Buffer.from(await res.body.arrayBuffer());
   const coded = res.headers['content-encoding'] === 'gzip' ? body : gzipSync(body, { level: 9 });
   const tagText = String(res.headers['surrogate-key'] ?? '');
-  return { key: target.length, kept: body.length, gzip: Math.min(body.length, coded.length), tags: tagText === '' ? 0 : tagText.split(' ').length, tagText: tagText.length, etag: String(res.headers.etag ?? '').length };
+  return {
+    key: target.length,
+    kept: body.length,
+    gzip: Math.min(body.length, coded.length),
+    tags: tagText === '' ? 0 : tagText.split(' ').length,
+    tagText: tagText.length,
+    etag: String(res.headers.etag ?? '').length,
+  };
 }
 
 function mean(answers: readonly Answer[], field: keyof Answer): number {
@@ -71,8 +78,11 @@ function report(name: string, answers: readonly Answer[]): void {
   const ownIndex = OWN_INDEX + key * (1 + WASTE_ALLOWED) + record + postings + OWN_TAGGED_KEY;
   const kept = slabbed(mean(answers, 'kept'));
   const gzip = slabbed(mean(answers, 'gzip'));
-  const row = (label: string, fixed: number): string => `  ${label.padEnd(52)} ${(fixed + kept).toFixed(0).padStart(5)} B, ${(fixed + gzip).toFixed(0).padStart(5)} B with every body gzip-9 where smaller`;
-  console.log(`${name}: ${answers.length} answers; key ${key.toFixed(1)} characters, body kept ${mean(answers, 'kept').toFixed(0)} B (gzip-9 where smaller ${mean(answers, 'gzip').toFixed(0)} B), ${tags.toFixed(2)} tags in ${mean(answers, 'tagText').toFixed(1)} characters, entity tag ${mean(answers, 'etag').toFixed(1)}`);
+  const row = (label: string, fixed: number): string =>
+    `  ${label.padEnd(52)} ${(fixed + kept).toFixed(0).padStart(5)} B, ${(fixed + gzip).toFixed(0).padStart(5)} B with every body gzip-9 where smaller`;
+  console.log(
+    `${name}: ${answers.length} answers; key ${key.toFixed(1)} characters, body kept ${mean(answers, 'kept').toFixed(0)} B (gzip-9 where smaller ${mean(answers, 'gzip').toFixed(0)} B), ${tags.toFixed(2)} tags in ${mean(answers, 'tagText').toFixed(1)} characters, entity tag ${mean(answers, 'etag').toFixed(1)}`,
+  );
   console.log(row('packed as bytes, lru-cache kept as the store', withLru));
   console.log(row('packed as bytes, the index outside lru-cache', ownIndex));
 }
@@ -82,7 +92,10 @@ async function main(dataDir: string, count: number): Promise<void> {
   try {
     const { space, authorization } = await fleet.reader();
     const targets = Array.from({ length: count }, () => space.take());
-    for (const [name, origin] of [['the catalog origin (the throughput bench\'s URLs)', await fleet.origin()], ['the tiny origin (the memory bench\'s pages)', await fleet.script('tiny-origin', 'tiny-origin.ts')]] as const) {
+    for (const [name, origin] of [
+      ["the catalog origin (the throughput bench's URLs)", await fleet.origin()],
+      ["the tiny origin (the memory bench's pages)", await fleet.script('tiny-origin', 'tiny-origin.ts')],
+    ] as const) {
       const answers: Answer[] = [];
       for (const target of targets) answers.push(await ask(origin, target, authorization));
       report(name, answers);

@@ -64,18 +64,29 @@ try {
     const { circulation: c, settled } = scenario;
     const events = settled.eventsDelivered / Math.max(1, settled.registrations);
     // What an operator of the cut-off host reads in its log, in order.
-    const cutLog = readFileSync(first.logFile, 'utf8').split('\n').flatMap((line) => {
-      try {
-        const { level, time, msg } = JSON.parse(line) as { level?: string; time?: number | string; msg?: string };
-        return level === 'warn' || level === 'error' || /sharing the cache/.test(msg ?? '') ? [`${String(time)} ${level} ${msg}`] : [];
-      } catch {
-        return [];
-      }
-    });
+    const cutLog = readFileSync(first.logFile, 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        try {
+          const { level, time, msg } = JSON.parse(line) as { level?: string; time?: number | string; msg?: string };
+          return level === 'warn' || level === 'error' || /sharing the cache/.test(msg ?? '') ? [`${String(time)} ${level} ${msg}`] : [];
+        } catch {
+          return [];
+        }
+      });
     const result = {
       bench: 'fleet-hosts',
       startedAt,
-      setup: { hosts: bed.hosts.length, delayMsEachWay: DELAY_MS, books: BOOKS, durationS: DURATION_S, loansPerSecond: 2, cut: { host: 1, atS: cutAt, forS: CUT_FOR_S }, partitionBoundMs: bound, searchingConnections: spec.circulation.connections },
+      setup: {
+        hosts: bed.hosts.length,
+        delayMsEachWay: DELAY_MS,
+        books: BOOKS,
+        durationS: DURATION_S,
+        loansPerSecond: 2,
+        cut: { host: 1, atS: cutAt, forS: CUT_FOR_S },
+        partitionBoundMs: bound,
+        searchingConnections: spec.circulation.connections,
+      },
       loans: c.loans,
       searches: c.searches,
       offload: c.offload,
@@ -97,7 +108,10 @@ try {
       [
         `fleet-hosts  3 hosts in namespaces, ${DELAY_MS} ms each way per link, ${spec.circulation.loansPerSecond} loans/s for ${DURATION_S} s, host 1 cut off from Redis ${cutAt}–${cutAt + CUT_FOR_S} s`,
         `loans        ${c.loans.made} lent: ${c.loans.returned} returned during the run, ${c.loans.returnedAfter} after it; ${c.loans.refused} refused; ${c.loans.flips} availability changes; ${c.searches} searches`,
-        ...c.hosts.map((h, i) => `host ${i + 1}       stale beyond ${bound} ms: ${h.staleReads}; events applied ${settled.applied[i]} of ${events} (repeats dropped ${settled.repeats[i]}); slowest search ${h.slowestSearchMs} ms; offload ${pct(h.offload)}`),
+        ...c.hosts.map(
+          (h, i) =>
+            `host ${i + 1}       stale beyond ${bound} ms: ${h.staleReads}; events applied ${settled.applied[i]} of ${events} (repeats dropped ${settled.repeats[i]}); slowest search ${h.slowestSearchMs} ms; offload ${pct(h.offload)}`,
+        ),
         `fleet        offload ${pct(c.offload)}; ${settled.eventsDelivered} deliveries to ${settled.registrations} registrations for ${c.loans.made + c.loans.returned} loans and returns (${result.deliveriesPerLoan.toFixed(2)} per loan); outbox after: ${settled.outboxDepth}`,
         `cut host     during: shared_tier_up ${scenario.duringCut.sharedTierUp}, fleet_partitioned ${scenario.duringCut.partitioned}; /readyz ${scenario.duringCut.readyz}`,
         `heal         sharing again after ${scenario.shareAgainMs === null ? 'more than 10 s' : `${scenario.shareAgainMs.toFixed(0)} ms`}`,

@@ -54,7 +54,10 @@ export class Fleet {
   gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
     const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
     const disk = { CATALOG_GATEWAY_CACHE_DISK_PATH: join(this.logDir, `${name.replace(/\W+/g, '-')}-${this.#started.length}-cache`) };
-    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], { ...disk, ...env }, [...GATEWAY_NODE_FLAGS, ...nodeFlags]);
+    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], { ...disk, ...env }, [
+      ...GATEWAY_NODE_FLAGS,
+      ...nodeFlags,
+    ]);
   }
 
   /** What a bench asks the catalog with: search terms drawn from its database and a `catalog:read` token. */

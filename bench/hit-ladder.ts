@@ -38,16 +38,26 @@ import { createVerifier } from '../src/shared/signing-key.ts';
 import { serveAsChild } from './child-server.ts';
 import { LADDER } from './ladder-levels.ts';
 
-
 const [levelName = '', originUrl = '', target = '', dataDir = '', logFile = '', authorization = ''] = process.argv.slice(2);
 const level = LADDER.indexOf(levelName as (typeof LADDER)[number]);
-if (level < 0 || originUrl === '' || target === '') throw new Error(`usage: hit-ladder.ts ${LADDER.join('|')} ORIGIN_URL TARGET DATA_DIR LOG_FILE AUTHORIZATION`);
+if (level < 0 || originUrl === '' || target === '')
+  throw new Error(`usage: hit-ladder.ts ${LADDER.join('|')} ORIGIN_URL TARGET DATA_DIR LOG_FILE AUTHORIZATION`);
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
-const cache = new ResponseCache({ maxBytes: config['gateway.cache.maxBytes'], maxEntryBytes: config['gateway.cache.maxEntryBytes'], purges, admission: config['gateway.cache.admission'], codec: new Codec(compressionPolicy(config).levels) });
+const cache = new ResponseCache({
+  maxBytes: config['gateway.cache.maxBytes'],
+  maxEntryBytes: config['gateway.cache.maxEntryBytes'],
+  purges,
+  admission: config['gateway.cache.admission'],
+  codec: new Codec(compressionPolicy(config).levels),
+});
 const origin = new OriginClient(config);
-const metrics = new GatewayMetrics(new Registry(), { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+const metrics = new GatewayMetrics(
+  new Registry(),
+  { cache: () => cache, inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => origin.connections },
+  { gcDurations: config['gateway.metrics.gcDurations'] },
+);
 const verifier = createVerifier(config, Date.now);
 const logger = createLogger(config, 'catalog-gateway');
 const accessLog = createAccessLog(logger, { enabled: true, format: 'json', service: 'catalog-gateway' });
@@ -58,10 +68,30 @@ const arrivals = new ArrivalFields();
 const parsed = parseRequestTarget('GET', target, maxTargetBytes);
 if (!parsed.ok) throw new Error(`not a valid target: ${target}`);
 const key = cacheKey(parsed.canonical);
-const fetcher = new Fetcher(origin, cache.maker, metrics, Date.now, { header: config['gateway.purge.tagHeader'], expose: false }, { acceptEncoding: 'identity', policy: compressionPolicy(config) });
+const fetcher = new Fetcher(
+  origin,
+  cache.maker,
+  metrics,
+  Date.now,
+  { header: config['gateway.purge.tagHeader'], expose: false },
+  { acceptEncoding: 'identity', policy: compressionPolicy(config) },
+);
 const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 0, targetedFields: [] };
-const filled = await fetcher.fetch({ key, origin: { method: 'GET', target: parsed.canonical, headers: { authorization } }, requestHeaders: {}, authorized: true, directives: NO_DIRECTIVES, policy, relayServerErrors: false, compress: false }, undefined);
-if (filled.kind !== 'response' || !filled.stored || cache.put(key, filled.shared, { generation: purges.generation, mark: '' }) !== undefined) throw new Error('the hot target was not stored');
+const filled = await fetcher.fetch(
+  {
+    key,
+    origin: { method: 'GET', target: parsed.canonical, headers: { authorization } },
+    requestHeaders: {},
+    authorized: true,
+    directives: NO_DIRECTIVES,
+    policy,
+    relayServerErrors: false,
+    compress: false,
+  },
+  undefined,
+);
+if (filled.kind !== 'response' || !filled.stored || cache.put(key, filled.shared, { generation: purges.generation, mark: '' }) !== undefined)
+  throw new Error('the hot target was not stored');
 const entry = cache.lookup(key, {});
 if (entry.kind !== 'found') throw new Error('the hot target is not in the cache');
 const stored = entry.response;
@@ -92,12 +122,30 @@ const server = createServer((req, res) => {
   }
   const now = Date.now();
   const reqId = arrivals.requestId(req.headers['x-request-id']);
-  const delivered = deliver(res, response, response.kept, { isHead: false, conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined }, range: undefined, requestId: reqId, now, cacheStatus: cacheStatus({ kind: 'hit', ttl: ttlSeconds(response, now) }) ?? '' });
+  const delivered = deliver(res, response, response.kept, {
+    isHead: false,
+    conditions: { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined },
+    range: undefined,
+    requestId: reqId,
+    now,
+    cacheStatus: cacheStatus({ kind: 'hit', ttl: ttlSeconds(response, now) }) ?? '',
+  });
   if ('kind' in delivered) throw new Error(`an unconditional GET without Range was answered ${delivered.kind}`);
   const ms = performance.now() - started;
   if (level >= 5) metrics.request('/v1/books', 'GET', delivered.status, 'hit', ms / 1000);
   if (level >= 6) {
-    accessLog({ reqId, method: 'GET', path: redactTarget(req.url ?? '/', CREDENTIAL_NAMES), status: delivered.status, bytes: delivered.bytes, durationMs: roundMs(ms), sub, remote: req.socket.remoteAddress, ua: req.headers['user-agent'], proto: 'HTTP/1.1' });
+    accessLog({
+      reqId,
+      method: 'GET',
+      path: redactTarget(req.url ?? '/', CREDENTIAL_NAMES),
+      status: delivered.status,
+      bytes: delivered.bytes,
+      durationMs: roundMs(ms),
+      sub,
+      remote: req.socket.remoteAddress,
+      ua: req.headers['user-agent'],
+      proto: 'HTTP/1.1',
+    });
   }
 });
 // A remembered token, as on the gateway after its first request with it.

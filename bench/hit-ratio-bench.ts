@@ -64,7 +64,14 @@ export interface HitRatioReport {
   readonly startedAt: string;
   readonly command: string;
   readonly machine: MachineInfo;
-  readonly traces: readonly { readonly name: string; readonly description: string; readonly requests: number; readonly distinct: number; readonly meanEntryBytes: number; readonly distinctBytes: number }[];
+  readonly traces: readonly {
+    readonly name: string;
+    readonly description: string;
+    readonly requests: number;
+    readonly distinct: number;
+    readonly meanEntryBytes: number;
+    readonly distinctBytes: number;
+  }[];
   readonly rows: readonly ReplayRow[];
 }
 
@@ -91,7 +98,10 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
       hits++;
       hitBytes += trace.sizes[id] ?? 0;
     } else {
-      cache.put(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '', held[id] ?? 0), { generation: purges.generation, mark: '' });
+      cache.put(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '', held[id] ?? 0), {
+        generation: purges.generation,
+        mark: '',
+      });
     }
     if (cache.bytes > boundBytes) throw new Error(`the store holds ${cache.bytes} B over its bound of ${boundBytes} B`);
   }
@@ -101,7 +111,14 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
 function describe(trace: Trace): HitRatioReport['traces'][number] {
   let distinctBytes = 0;
   for (const size of trace.sizes) distinctBytes += size;
-  return { name: trace.name, description: trace.description, requests: trace.requests.length, distinct: trace.keys.length, meanEntryBytes: Math.round(distinctBytes / trace.keys.length), distinctBytes };
+  return {
+    name: trace.name,
+    description: trace.description,
+    requests: trace.requests.length,
+    distinct: trace.keys.length,
+    meanEntryBytes: Math.round(distinctBytes / trace.keys.length),
+    distinctBytes,
+  };
 }
 
 export async function hitRatioBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<HitRatioReport> {
@@ -155,29 +172,35 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
 const percent = (n: number): string => `${(n * 100).toFixed(1)} %`;
 
 export function hitRatioMarkdown(r: HitRatioReport): string {
-  const bound = (row: ReplayRow): string => `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
+  const bound = (row: ReplayRow): string =>
+    `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
   const points = (a: PolicyResult, b: PolicyResult): string => ((a.requestHitRatio - b.requestHitRatio) * 100).toFixed(2);
   const lines = [
     '| trace | bound | LRU | policy | ARC | S3-FIFO | MIN | perfect LFU | policy − LRU (points) | policy − ARC (points) | gap to MIN closed | refused / admitted |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.rows.map((row) =>
-      [
-        row.trace,
-        bound(row),
-        percent(row.lru.requestHitRatio),
-        percent(row.admission.requestHitRatio),
-        percent(row.arc.requestHitRatio),
-        percent(row.s3fifo.requestHitRatio),
-        percent(row.belady.requestHitRatio),
-        percent(row.staticOptimum.requestHitRatio),
-        points(row.admission, row.lru),
-        points(row.admission, row.arc),
-        percent(row.gapClosed),
-        `${row.admission.refused.toLocaleString('en-US')} / ${row.admission.admitted.toLocaleString('en-US')}`,
-      ].join(' | '),
-    ).map((row) => `| ${row} |`),
+    ...r.rows
+      .map((row) =>
+        [
+          row.trace,
+          bound(row),
+          percent(row.lru.requestHitRatio),
+          percent(row.admission.requestHitRatio),
+          percent(row.arc.requestHitRatio),
+          percent(row.s3fifo.requestHitRatio),
+          percent(row.belady.requestHitRatio),
+          percent(row.staticOptimum.requestHitRatio),
+          points(row.admission, row.lru),
+          points(row.admission, row.arc),
+          percent(row.gapClosed),
+          `${row.admission.refused.toLocaleString('en-US')} / ${row.admission.admitted.toLocaleString('en-US')}`,
+        ].join(' | '),
+      )
+      .map((row) => `| ${row} |`),
     '',
-    ...r.traces.map((t) => `- ${t.name}: ${t.description}; ${t.requests.toLocaleString('en-US')} requests, ${t.distinct.toLocaleString('en-US')} distinct keys, ${t.meanEntryBytes.toLocaleString('en-US')} B per entry on average (${(t.distinctBytes / MIB).toFixed(0)} MiB for all).`),
+    ...r.traces.map(
+      (t) =>
+        `- ${t.name}: ${t.description}; ${t.requests.toLocaleString('en-US')} requests, ${t.distinct.toLocaleString('en-US')} distinct keys, ${t.meanEntryBytes.toLocaleString('en-US')} B per entry on average (${(t.distinctBytes / MIB).toFixed(0)} MiB for all).`,
+    ),
     '',
     `Machine: ${machineLine(r.machine)}. Command: \`${r.command}\`.`,
     '',

@@ -85,7 +85,13 @@ export interface Http2Report {
   readonly startedAt: string;
   readonly command: string;
   readonly machine: MachineInfo;
-  readonly settings: { readonly duration: number; readonly rounds: number; readonly loadGenerator: string; readonly pinning: string; readonly certificate: string };
+  readonly settings: {
+    readonly duration: number;
+    readonly rounds: number;
+    readonly loadGenerator: string;
+    readonly pinning: string;
+    readonly certificate: string;
+  };
   readonly hotTarget: string;
   readonly scenarios: readonly Http2ScenarioResult[];
   /** The gateway's figure over nginx's, same workload, same round. */
@@ -106,24 +112,45 @@ async function handshakeRun(target: H2loadRun, seconds: number): Promise<H2loadR
     total.meanWeighted += batch.meanMs * batch.requests;
     total.tls = batch.tls;
   }
-  return { requests: total.requests, seconds: total.seconds, requestsPerSecond: total.requests / total.seconds, non2xx: total.non2xx, errors: total.errors, meanMs: total.meanWeighted / total.requests, p99Ms: Number.NaN, tls: total.tls };
+  return {
+    requests: total.requests,
+    seconds: total.seconds,
+    requestsPerSecond: total.requests / total.seconds,
+    non2xx: total.non2xx,
+    errors: total.errors,
+    meanMs: total.meanWeighted / total.requests,
+    p99Ms: Number.NaN,
+    tls: total.tls,
+  };
 }
 
 async function measure(scenario: Scenario, target: H2loadRun, pid: number, seconds: number, round: number): Promise<Http2Run> {
   const cpuBefore = cpuSeconds(pid);
   const result = scenario.workload === 'handshakes' ? await handshakeRun(target, seconds) : await h2loadSustained(target, CONNECTIONS, STREAMS, seconds);
   const cpu = cpuSeconds(pid) - cpuBefore;
-  return { round, requests: result.requests, requestsPerSecond: result.requestsPerSecond, meanMs: result.meanMs, p99Ms: result.p99Ms, serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests, non2xx: result.non2xx, errors: result.errors, tls: result.tls };
+  return {
+    round,
+    requests: result.requests,
+    requestsPerSecond: result.requestsPerSecond,
+    meanMs: result.meanMs,
+    p99Ms: result.p99Ms,
+    serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    tls: result.tls,
+  };
 }
 
 /** Per round, the gateway's value over `peer`'s. */
 function perRound(results: readonly Http2ScenarioResult[], workload: Workload, value: (run: Http2Run) => number, peer: Server = 'nginx'): Spread {
   const of = (server: Server): readonly Http2Run[] => results.find((r) => r.server === server && r.workload === workload)?.runs ?? [];
   const theirsByRound = new Map(of(peer).map((run) => [run.round, value(run)]));
-  return spread(of('gateway').flatMap((run) => {
-    const theirs = theirsByRound.get(run.round);
-    return theirs === undefined || theirs === 0 ? [] : [value(run) / theirs];
-  }));
+  return spread(
+    of('gateway').flatMap((run) => {
+      const theirs = theirsByRound.get(run.round);
+      return theirs === undefined || theirs === 0 ? [] : [value(run) / theirs];
+    }),
+  );
 }
 
 export async function http2Bench(options: BenchOptions, command: string, log: (m: string) => void): Promise<Http2Report> {
@@ -138,7 +165,11 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     const origin = await fleet.origin();
     const { space, authorization } = await fleet.reader();
     log('starting the gateway and nginx, both on TLS + HTTP/2 with one certificate…');
-    const gateway = await fleet.gateway('gateway-h2', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_HTTP_TLS_CERT: files.cert, CATALOG_HTTP_TLS_KEY: files.key });
+    const gateway = await fleet.gateway('gateway-h2', origin, {
+      CATALOG_GATEWAY_ACCESS_LOG: 'true',
+      CATALOG_HTTP_TLS_CERT: files.cert,
+      CATALOG_HTTP_TLS_KEY: files.key,
+    });
     nginx = await startNginx(join(fleet.logDir, 'nginx-h2'), origin.url, 1, { files, dispatcher: trusting });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const warmed = [hotTarget, ...Array.from({ length: WARM_URLS - 1 }, () => space.take())];
@@ -162,7 +193,12 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
       writeFileSync(file, `${warmed.map((t) => `${url}${t}`).join('\n')}\n`);
       urlFiles.set(server, file);
     }
-    const target = (s: Scenario): H2loadRun => ({ url: `${servers[s.server].url}${hotTarget}`, urlFile: s.workload === 'hits-1000' ? urlFiles.get(s.server) : undefined, authorization, cpu: CORES?.generator });
+    const target = (s: Scenario): H2loadRun => ({
+      url: `${servers[s.server].url}${hotTarget}`,
+      urlFile: s.workload === 'hits-1000' ? urlFiles.get(s.server) : undefined,
+      authorization,
+      cpu: CORES?.generator,
+    });
 
     log('warming up each server for 2 s…');
     for (const s of SCENARIOS) await measure(s, target(s), servers[s.server].pid, 2, 0);
@@ -173,12 +209,21 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
         if (s === undefined) continue;
         const run = await measure(s, target(s), servers[s.server].pid, options.duration, round);
         runs.get(s.id)?.push(run);
-        log(`round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`);
+        log(
+          `round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`,
+        );
       }
     }
     const scenarios = SCENARIOS.map((s): Http2ScenarioResult => {
       const own = runs.get(s.id) ?? [];
-      return { ...s, runs: own, requestsPerSecond: spread(own.map((r) => r.requestsPerSecond)), meanMs: spread(own.map((r) => r.meanMs)), p99Ms: spread(own.map((r) => r.p99Ms)), serverCpuUs: spread(own.map((r) => r.serverCpuUs)) };
+      return {
+        ...s,
+        runs: own,
+        requestsPerSecond: spread(own.map((r) => r.requestsPerSecond)),
+        meanMs: spread(own.map((r) => r.meanMs)),
+        p99Ms: spread(own.map((r) => r.p99Ms)),
+        serverCpuUs: spread(own.map((r) => r.serverCpuUs)),
+      };
     });
     return {
       tool: 'catalog-gateway bench',

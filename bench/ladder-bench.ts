@@ -58,7 +58,12 @@ export async function ladderBench(options: BenchOptions, command: string, log: (
     log('starting one server per ladder level, and the gateway…');
     const servers: Record<string, { url: string; pid: number }> = {};
     for (const level of LADDER) {
-      servers[level] = await fleet.script(`ladder-${level}`, 'hit-ladder.ts', [level, origin.url, hotTarget, fleet.dataDir, join(fleet.logDir, `ladder-${level}-access.log`), authorization], GATEWAY_NODE_FLAGS);
+      servers[level] = await fleet.script(
+        `ladder-${level}`,
+        'hit-ladder.ts',
+        [level, origin.url, hotTarget, fleet.dataDir, join(fleet.logDir, `ladder-${level}-access.log`), authorization],
+        GATEWAY_NODE_FLAGS,
+      );
     }
     const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' });
     await warmCache(gateway.url, [hotTarget], authorization);
@@ -66,7 +71,15 @@ export async function ladderBench(options: BenchOptions, command: string, log: (
     for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
     const ids = [...LADDER, 'gateway'];
     const scenarios: Scenario[] = ids.map((id) => ({ id, label: PARTS[id] ?? id, server: id, workload: 'hot', hits: true }));
-    const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, workload: () => ({}), log };
+    const rounds = {
+      duration: options.duration,
+      connections: options.connections,
+      rounds: options.rounds,
+      authorization,
+      hotTarget,
+      workload: () => ({}),
+      log,
+    };
     log('warming up each server for 2 s…');
     await runRounds(scenarios, servers, origin, { ...rounds, duration: 2, rounds: 1, log: () => undefined });
     const results = await runRounds(scenarios, servers, origin, rounds);
@@ -76,7 +89,12 @@ export async function ladderBench(options: BenchOptions, command: string, log: (
       startedAt,
       command,
       machine: machineInfo(),
-      settings: { duration: options.duration, connections: options.connections, rounds: options.rounds, pinning: CORES === undefined ? 'none (one core)' : `servers on CPU ${CORES.server}, wrk on CPU ${CORES.generator}` },
+      settings: {
+        duration: options.duration,
+        connections: options.connections,
+        rounds: options.rounds,
+        pinning: CORES === undefined ? 'none (one core)' : `servers on CPU ${CORES.server}, wrk on CPU ${CORES.generator}`,
+      },
       hotTarget,
       steps: results.map((r, i) => step(r, i === 0 ? undefined : results[i - 1])),
     };
@@ -87,18 +105,31 @@ export async function ladderBench(options: BenchOptions, command: string, log: (
 
 function step(result: ScenarioResult, below: ScenarioResult | undefined): LadderStep {
   const belowByRound = new Map((below?.runs ?? []).map((r) => [r.round, r.serverCpuUs]));
-  const added = below === undefined ? null : spread(result.runs.flatMap((r) => {
-    const base = belowByRound.get(r.round);
-    return base === undefined ? [] : [r.serverCpuUs - base];
-  }));
-  return { id: result.id, part: result.label, requestsPerSecond: result.requestsPerSecond, serverCpuUs: result.serverCpuUs, addedUs: added, p99Ms: result.p99Ms };
+  const added =
+    below === undefined
+      ? null
+      : spread(
+          result.runs.flatMap((r) => {
+            const base = belowByRound.get(r.round);
+            return base === undefined ? [] : [r.serverCpuUs - base];
+          }),
+        );
+  return {
+    id: result.id,
+    part: result.label,
+    requestsPerSecond: result.requestsPerSecond,
+    serverCpuUs: result.serverCpuUs,
+    addedUs: added,
+    p99Ms: result.p99Ms,
+  };
 }
 
 export function ladderMarkdown(report: LadderReport): string {
   const f = (s: Spread, digits: number): string => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
   const bare = report.steps[0]?.serverCpuUs.median ?? Number.NaN;
-  const rows = report.steps.map((s) =>
-    `| ${s.id} | ${s.part} | ${f(s.serverCpuUs, 1)} | ${s.addedUs === null ? '—' : f(s.addedUs, 1)} | ${(bare / s.serverCpuUs.median).toFixed(2)} | ${Math.round(s.requestsPerSecond.median).toLocaleString('en-US')} | ${s.p99Ms.median.toFixed(2)} |`,
+  const rows = report.steps.map(
+    (s) =>
+      `| ${s.id} | ${s.part} | ${f(s.serverCpuUs, 1)} | ${s.addedUs === null ? '—' : f(s.addedUs, 1)} | ${(bare / s.serverCpuUs.median).toFixed(2)} | ${Math.round(s.requestsPerSecond.median).toLocaleString('en-US')} | ${s.p99Ms.median.toFixed(2)} |`,
   );
   return [
     '| level | adds | server CPU µs/req median (range) | added µs/req median (range) | bare µs ÷ level µs | req/s median | p99 ms |',

@@ -113,23 +113,33 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
     // The access log is off: a million lines on disk are not what this measures.
     const diskBoundBytes = options.diskMib * MIB;
-    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes), CATALOG_GATEWAY_CACHE_DISK_MAX_BYTES: String(diskBoundBytes) });
+    const gateway = await fleet.gateway('gateway', origin, {
+      CATALOG_GATEWAY_ACCESS_LOG: 'false',
+      CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes),
+      CATALOG_GATEWAY_CACHE_DISK_MAX_BYTES: String(diskBoundBytes),
+    });
     const admin = gateway.adminUrl ?? '';
     const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin), gateway.pid)];
     const sample = (second: number): void => {
       void scrapeMetrics(admin).then(
-        (m) => { trajectory.push(memorySample(second, m, gateway.pid)); },
+        (m) => {
+          trajectory.push(memorySample(second, m, gateway.pid));
+        },
         () => undefined,
       );
     };
-    log(`filling the gateway's cache (${options.cacheMib} MiB bound) with ${options.entries.toLocaleString('en-US')} distinct queries through the tiny bench origin…`);
+    log(
+      `filling the gateway's cache (${options.cacheMib} MiB bound) with ${options.entries.toLocaleString('en-US')} distinct queries through the tiny bench origin…`,
+    );
     const run = await runLoad({
       urls: [gateway.url],
       connections: options.connections,
       amount: options.entries,
       requests: { next: () => ({ path: space.take(), headers }) },
       progress: true,
-      onSecond: (second) => { if (second % 5 === 0) sample(second); },
+      onSecond: (second) => {
+        if (second % 5 === 0) sample(second);
+      },
     });
     const read = async (): Promise<GatewayCounters> => gatewayCounters(await scrapeMetrics(admin));
     const after = await steadyRead(read, (a, b) => a.requests === b.requests);
@@ -206,7 +216,8 @@ function trajectoryLine(trajectory: readonly MemorySample[]): string {
 /** Heap used plus external memory grown since before the fill, per cached entry, next to what the cache counts. */
 function perEntry(r: MemoryReport): string {
   const start = r.trajectory[0];
-  if (start === undefined || r.cacheEntries === null || r.cacheEntries === 0 || r.cacheBytes === null || r.heapUsedBytes === null || r.externalBytes === null) return 'no per-entry figure';
+  if (start === undefined || r.cacheEntries === null || r.cacheEntries === 0 || r.cacheBytes === null || r.heapUsedBytes === null || r.externalBytes === null)
+    return 'no per-entry figure';
   const grown = r.heapUsedBytes + r.externalBytes - (start.heapUsedBytes ?? 0) - (start.externalBytes ?? 0);
   return `${(grown / r.cacheEntries).toFixed(0)} B of heap used and Buffers per entry against ${(r.cacheBytes / r.cacheEntries).toFixed(0)} B counted (heap objects counted at ${HEAP_RESERVE}× for the reserve V8 keeps around them, and the records of each Buffer)`;
 }

@@ -34,12 +34,18 @@ async function answering(url: string, child: ChildProcess, errorLog: string, dis
  * `workers`: 1 runs nginx as a single process; more run a master and that many worker processes.
  * `tls`: listen with TLS 1.2+ and HTTP/2 on this certificate; `dispatcher` then trusts it.
  */
-export async function startNginx(dir: string, originUrl: string, workers = 1, tls?: { readonly files: CertificateFiles; readonly dispatcher: Dispatcher }): Promise<NginxProcess> {
+export async function startNginx(
+  dir: string,
+  originUrl: string,
+  workers = 1,
+  tls?: { readonly files: CertificateFiles; readonly dispatcher: Dispatcher },
+): Promise<NginxProcess> {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   const template = readFileSync(new URL('nginx.conf', import.meta.url), 'utf8');
-  const tlsLines = tls === undefined ? '' : `    ssl_certificate ${tls.files.cert};\n    ssl_certificate_key ${tls.files.key};\n    ssl_protocols TLSv1.2 TLSv1.3;`;
+  const tlsLines =
+    tls === undefined ? '' : `    ssl_certificate ${tls.files.cert};\n    ssl_certificate_key ${tls.files.key};\n    ssl_protocols TLSv1.2 TLSv1.3;`;
   writeFileSync(
     conf,
     template

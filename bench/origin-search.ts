@@ -72,7 +72,11 @@ const slowest: { target: string; micros: number }[] = [];
 
 function dbTimes(queries: readonly BooksQuery[]): Map<string, number[]> {
   const db = new CatalogDb(dbPath);
-  const times = new Map<string, number[]>([['all', []], ['term', []], ['match', []]]);
+  const times = new Map<string, number[]>([
+    ['all', []],
+    ['term', []],
+    ['match', []],
+  ]);
   try {
     for (const warm of queries.slice(0, 200)) searchBooks(db, warm, () => undefined);
     for (const query of queries) {
@@ -132,7 +136,9 @@ const rows = [...times.entries()].map(([plan, list]) => {
 });
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const load = loadavg()[0]?.toFixed(1) ?? '?';
-console.log(`\norigin search bench: ${BOOKS.toLocaleString('en-US')} books, ${queries.length} distinct queries, ${cpus().length} × ${cpu}, load average ${load}, Node ${process.versions.node}\n`);
+console.log(
+  `\norigin search bench: ${BOOKS.toLocaleString('en-US')} books, ${queries.length} distinct queries, ${cpus().length} × ${cpu}, load average ${load}, Node ${process.versions.node}\n`,
+);
 console.log('| measure | value |\n|---|---|');
 console.log(rows.join('\n'));
 console.log(await http(queries));

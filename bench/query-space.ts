@@ -27,14 +27,27 @@ export class QuerySpace {
   constructor(vocabulary: CatalogVocabulary, seed = 1) {
     const texts = new Set<string>();
     for (const title of vocabulary.titles) {
-      const words = title.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim().split(' ');
+      const words = title
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim()
+        .split(' ');
       for (let i = 0; i + 1 < words.length; i++) {
         const pair = [words[i] ?? '', words[i + 1] ?? ''];
         if (pair.every((w) => w.length > 1)) texts.add(pair.join(' '));
       }
     }
-    for (const author of vocabulary.authors) texts.add(author.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim());
-    this.#texts = shuffled([...texts].filter((t) => t !== ''), new SeededRandom(seed));
+    for (const author of vocabulary.authors)
+      texts.add(
+        author
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}]+/gu, ' ')
+          .trim(),
+      );
+    this.#texts = shuffled(
+      [...texts].filter((t) => t !== ''),
+      new SeededRandom(seed),
+    );
     const variants: Variant[] = [];
     for (const limit of [20, 10, 50]) {
       variants.push({ limit });

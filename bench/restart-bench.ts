@@ -63,7 +63,9 @@ export async function restartBench(options: BenchOptions, command: string, log: 
     const origin = await fleet.origin();
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const queries = Array.from({ length: QUERIES }, () => space.take());
-    const headers = { authorization: `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}` };
+    const headers = {
+      authorization: `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`,
+    };
     const originCalls = async (): Promise<number> => originCounters(await scrapeMetrics(origin.adminUrl ?? '')).requests;
     for (const [n, variant] of VARIANTS.entries()) {
       const port = await freePort();
@@ -87,7 +89,13 @@ export async function restartBench(options: BenchOptions, command: string, log: 
       const zipf = new ZipfSampler(QUERIES, 1, new SeededRandom(7 + n));
       const window = async (seconds: number): Promise<Window> => {
         const before = await originCalls();
-        const run = await runLoad({ urls: [`http://127.0.0.1:${port}`], connections: CONNECTIONS, duration: seconds, rate: RATE, requests: { next: () => ({ path: queries[zipf.next()] ?? '/', headers }) } });
+        const run = await runLoad({
+          urls: [`http://127.0.0.1:${port}`],
+          connections: CONNECTIONS,
+          duration: seconds,
+          rate: RATE,
+          requests: { next: () => ({ path: queries[zipf.next()] ?? '/', headers }) },
+        });
         const calls = (await originCalls()) - before;
         const answers = run.statusCounts['200'] ?? 0;
         return { answers, errors: run.errorCount + run.non2xx, originCalls: calls, offload: answers === 0 ? 0 : 1 - calls / answers };
@@ -112,7 +120,15 @@ export async function restartBench(options: BenchOptions, command: string, log: 
       rows.push({ variant, before, after, kept: before.offload === 0 ? 0 : after.offload / before.offload });
       log(`${variant}: offload ${(before.offload * 100).toFixed(1)} % before, ${(after.offload * 100).toFixed(1)} % after`);
     }
-    return { tool: 'catalog-gateway bench', mode: 'restart', startedAt, command, machine: machineInfo(), settings: { queries: QUERIES, rate: RATE, windowSeconds: options.duration, warmSeconds: WARM_SECONDS }, rows };
+    return {
+      tool: 'catalog-gateway bench',
+      mode: 'restart',
+      startedAt,
+      command,
+      machine: machineInfo(),
+      settings: { queries: QUERIES, rate: RATE, windowSeconds: options.duration, warmSeconds: WARM_SECONDS },
+      rows,
+    };
   } finally {
     await fleet.close();
   }
@@ -128,7 +144,10 @@ export function restartMarkdown(r: RestartReport): string {
     '',
     `| restart | offload, ${r.settings.windowSeconds} s before | offload, ${r.settings.windowSeconds} s after | after / before | origin calls before / after | failed requests after |`,
     '|---|---:|---:|---:|---:|---:|',
-    ...r.rows.map((row) => `| ${row.variant} | ${percent(row.before.offload)} | ${percent(row.after.offload)} | ${row.kept.toFixed(3)} | ${row.before.originCalls} / ${row.after.originCalls} | ${row.after.errors} |`),
+    ...r.rows.map(
+      (row) =>
+        `| ${row.variant} | ${percent(row.before.offload)} | ${percent(row.after.offload)} | ${row.kept.toFixed(3)} | ${row.before.originCalls} / ${row.after.originCalls} | ${row.after.errors} |`,
+    ),
     '',
     `${r.settings.queries.toLocaleString('en-US')} searches in Zipf order (α 1) at ${r.settings.rate} req/s, after ${r.settings.warmSeconds} s of warm-up. \`${r.command}\``,
     '',

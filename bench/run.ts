@@ -16,6 +16,7 @@ import { sharedTierBench, sharedTierMarkdown } from './shared-tier-bench.ts';
 import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
 import { tiersBench, tiersMarkdown } from './tiers-bench.ts';
 import { abBench, abMarkdown } from './ab-bench.ts';
+import { restartBench, restartMarkdown } from './restart-bench.ts';
 
 type Bench<R> = (options: BenchOptions, command: string, log: (message: string) => void) => Promise<R>;
 
@@ -53,13 +54,18 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`bench: ${message}\n`);
   };
   try {
-    const run = <R extends { readonly startedAt: string }>(bench: Bench<R>, markdown: (report: R) => string, latestName: string, stampPrefix: string): Promise<number> =>
-      runMode(options, command, log, bench, markdown, latestName, stampPrefix);
+    const run = <R extends { readonly startedAt: string }>(
+      bench: Bench<R>,
+      markdown: (report: R) => string,
+      latestName: string,
+      stampPrefix: string,
+    ): Promise<number> => runMode(options, command, log, bench, markdown, latestName, stampPrefix);
     if (options.ladder) return await run(ladderBench, ladderMarkdown, 'ladder-latest.json', 'ladder');
     if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
     if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
+    if (options.restart) return await run(restartBench, restartMarkdown, 'restart-latest.json', 'restart');
     if (options.tiers) return await run(tiersBench, tiersMarkdown, 'tiers-latest.json', 'tiers');
     if (options.memory) return await run(memoryBench, memoryMarkdown, 'memory-latest.json', 'memory');
     return await run(throughputBench, throughputMarkdown, 'latest.json', 'throughput');

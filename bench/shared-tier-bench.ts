@@ -73,8 +73,13 @@ const run = promisify(execFile);
  */
 export async function redisBenchmarkGet(port: number, bytes: number, requests = 20_000): Promise<Latencies | undefined> {
   try {
-    const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', String(requests), '-t', 'get', '-d', String(bytes), '--csv'], { timeout: 120_000 });
-    const [header, row] = stdout.trim().split('\n').map((line) => line.split(',').map((cell) => cell.replace(/"/g, '')));
+    const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', String(requests), '-t', 'get', '-d', String(bytes), '--csv'], {
+      timeout: 120_000,
+    });
+    const [header, row] = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(',').map((cell) => cell.replace(/"/g, '')));
     const field = (name: string): number => Number(row?.[header?.indexOf(name) ?? -1]);
     const figures = { p50Ms: field('p50_latency_ms'), p99Ms: field('p99_latency_ms'), maxMs: field('max_latency_ms') };
     return Object.values(figures).every(Number.isFinite) ? figures : undefined;
@@ -108,7 +113,10 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const secret = loadOrCreateSecret(join(fleet.dataDir, 'signing-secret'));
     const read = { authorization: `Bearer ${await mintToken(secret, { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}` };
-    const admin = { authorization: `Bearer ${await mintToken(secret, { subject: 'bench', scope: 'catalog:admin', ttlSeconds: 86_400 })}`, 'content-type': 'application/json' };
+    const admin = {
+      authorization: `Bearer ${await mintToken(secret, { subject: 'bench', scope: 'catalog:admin', ttlSeconds: 86_400 })}`,
+      'content-type': 'application/json',
+    };
 
     log(`pairing ${PAIRS} hits from Redis with the local hits after them, and with bare GETs of an entry…`);
     direct = new Redis(redis.url, { enableAutoPipelining: true });
@@ -121,7 +129,8 @@ export async function sharedTierBench(options: BenchOptions, command: string, lo
       await timedGet(agent, `${a.url}${target}`, read);
       const fromRedis = await timedGet(agent, `${b.url}${target}`, read);
       const fromL1 = await timedGet(agent, `${b.url}${target}`, read);
-      if (!fromRedis.cacheStatus.includes('detail=shared') || !/; hit; ttl=\d+$/.test(fromL1.cacheStatus)) throw new Error(`not an L2 then L1 hit: ${fromRedis.cacheStatus} / ${fromL1.cacheStatus}`);
+      if (!fromRedis.cacheStatus.includes('detail=shared') || !/; hit; ttl=\d+$/.test(fromL1.cacheStatus))
+        throw new Error(`not an L2 then L1 hit: ${fromRedis.cacheStatus} / ${fromL1.cacheStatus}`);
       shared.push(fromRedis.ms);
       local.push(fromL1.ms);
       entryKey ??= (await direct.scan('0', 'MATCH', '*entry:*', 'COUNT', 1000))[1][0];

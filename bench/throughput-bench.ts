@@ -23,8 +23,21 @@ import { LOCAL_DIR } from './results-file.ts';
 import type { Spread } from './stats.ts';
 import { machineLine, mib, scenarioTable } from './table.ts';
 import {
-  captureResponse, findHotTarget, gatewayMemory, ratioByRound, runRounds, warmCache,
-  type BenchServer, type GatewayMemory, type RunRecord, type Scenario, type ScenarioResult, type ServerRole, type Servers, type Workload, type WorkloadFiles,
+  captureResponse,
+  findHotTarget,
+  gatewayMemory,
+  ratioByRound,
+  runRounds,
+  warmCache,
+  type BenchServer,
+  type GatewayMemory,
+  type RunRecord,
+  type Scenario,
+  type ScenarioResult,
+  type ServerRole,
+  type Servers,
+  type Workload,
+  type WorkloadFiles,
 } from './throughput.ts';
 
 const ZIPF_URLS = 1000;
@@ -106,17 +119,37 @@ const SCENARIOS: readonly Scenario[] = [
   { id: 'bare-hot', label: 'bare node:http, prebuilt hit bytes (ceiling), one URL', server: 'bare', workload: 'hot', hits: true },
   { id: 'nginx-hot', label: 'nginx proxy_cache + access log, one URL', server: 'nginx', workload: 'hot', hits: true },
   { id: 'gateway-hot', label: 'gateway hit, one URL (auth + access log + metrics)', server: 'gateway', workload: 'hot', hits: true },
-  { id: 'gateway-hot-gzip', label: 'gateway hit, one URL, a browser\'s Accept-Encoding (gzip, deflate, br, zstd)', server: 'gateway', workload: 'hot', hits: true, acceptEncoding: BROWSER_ACCEPT_ENCODING },
+  {
+    id: 'gateway-hot-gzip',
+    label: "gateway hit, one URL, a browser's Accept-Encoding (gzip, deflate, br, zstd)",
+    server: 'gateway',
+    workload: 'hot',
+    hits: true,
+    acceptEncoding: BROWSER_ACCEPT_ENCODING,
+  },
   { id: 'gateway-hot-nolog', label: 'gateway hit, one URL, access log off', server: 'gateway-nolog', workload: 'hot', hits: true },
   { id: 'bare-zipf', label: 'bare node:http, same bytes for 1,000 URLs (ceiling)', server: 'bare', workload: 'zipf', hits: true },
   { id: 'nginx-zipf', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf)', server: 'nginx', workload: 'zipf', hits: true },
   { id: 'gateway-zipf', label: 'gateway hits, 1,000 URLs (Zipf; auth + access log + metrics)', server: 'gateway', workload: 'zipf', hits: true },
-  { id: 'gateway-zipf-gzip', label: 'gateway hits, 1,000 URLs (Zipf), a browser\'s Accept-Encoding', server: 'gateway', workload: 'zipf', hits: true, acceptEncoding: BROWSER_ACCEPT_ENCODING },
+  {
+    id: 'gateway-zipf-gzip',
+    label: "gateway hits, 1,000 URLs (Zipf), a browser's Accept-Encoding",
+    server: 'gateway',
+    workload: 'zipf',
+    hits: true,
+    acceptEncoding: BROWSER_ACCEPT_ENCODING,
+  },
   { id: 'gateway-zipf-nolog', label: 'gateway hits, 1,000 URLs (Zipf), access log off', server: 'gateway-nolog', workload: 'zipf', hits: true },
   { id: 'gateway-hot-2w', label: 'gateway hit, one URL, 2 workers on both cores (shared with wrk)', server: 'gateway-2-workers', workload: 'hot', hits: true },
   { id: 'nginx-hot-2w', label: 'nginx proxy_cache + access log, one URL, 2 workers on both cores', server: 'nginx-2-workers', workload: 'hot', hits: true },
   { id: 'gateway-zipf-2w', label: 'gateway hits, 1,000 URLs (Zipf), 2 workers on both cores', server: 'gateway-2-workers', workload: 'zipf', hits: true },
-  { id: 'nginx-zipf-2w', label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf), 2 workers on both cores', server: 'nginx-2-workers', workload: 'zipf', hits: true },
+  {
+    id: 'nginx-zipf-2w',
+    label: 'nginx proxy_cache + access log, 1,000 URLs (Zipf), 2 workers on both cores',
+    server: 'nginx-2-workers',
+    workload: 'zipf',
+    hits: true,
+  },
   { id: 'origin', label: 'origin directly, distinct searches', server: 'origin', workload: 'distinct', hits: false },
   { id: 'gateway-miss', label: 'gateway cold misses, distinct searches (fill)', server: 'gateway-fill', workload: 'distinct', hits: false },
 ];
@@ -151,7 +184,12 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     // The workers comparison: each server as two processes sharing both cores (with wrk). nginx's
     // workers share one cache zone; the gateway's share theirs through Redis, as a fleet does.
     redis = await startRedisProcess({ dir: join(fleet.logDir, 'redis') });
-    const gatewayWorkers = await fleet.gateway('gateway-2-workers', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_WORKERS: '2', CATALOG_GATEWAY_REDIS_URL: redis.url }, nodeFlags('gateway-2-workers'));
+    const gatewayWorkers = await fleet.gateway(
+      'gateway-2-workers',
+      origin,
+      { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_WORKERS: '2', CATALOG_GATEWAY_REDIS_URL: redis.url },
+      nodeFlags('gateway-2-workers'),
+    );
     nginxWorkers = await startNginx(join(fleet.logDir, 'nginx-2-workers'), origin.url, 2);
 
     const hotTarget = await findHotTarget(origin.url, space, authorization);
@@ -200,7 +238,12 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     // Every hit scenario is warmed, not only the hot URL's: the cache's warming fills leave a
     // gateway a full collection or two to make, which fell on the first round's 1,000-URL rows.
     log('warming up each hit scenario for 2 s…');
-    await runRounds(selected.filter((s) => s.hits), servers, origin, { ...rounds, duration: 2, rounds: 1, log: () => undefined });
+    await runRounds(
+      selected.filter((s) => s.hits),
+      servers,
+      origin,
+      { ...rounds, duration: 2, rounds: 1, log: () => undefined },
+    );
     const results = await runRounds(selected, servers, origin, rounds);
     for (const s of selected) {
       const result = results.find((r) => r.id === s.id);
@@ -215,9 +258,17 @@ export async function throughputBench(options: BenchOptions, command: string, lo
         await fleet.stop({ bare, gateway, 'gateway-nolog': quiet }[role]);
         const file = newestProfile(join(profileRoot, role));
         if (file === undefined) continue;
-        const served = results.filter((r) => selected.find((s) => s.id === r.id)?.server === role).reduce((n, r) => n + r.runs.reduce((m, run) => m + run.responses, 0), 0);
+        const served = results
+          .filter((r) => selected.find((s) => s.id === r.id)?.server === role)
+          .reduce((n, r) => n + r.runs.reduce((m, run) => m + run.responses, 0), 0);
         const summary = summariseProfile(file, REPO_ROOT);
-        profiles.push({ server: role, file: file.replace(`${REPO_ROOT}/`, ''), served, busyUsPerRequest: served === 0 ? 0 : (summary.busyMs * 1000) / served, ...summary });
+        profiles.push({
+          server: role,
+          file: file.replace(`${REPO_ROOT}/`, ''),
+          served,
+          busyUsPerRequest: served === 0 ? 0 : (summary.busyMs * 1000) / served,
+          ...summary,
+        });
       }
     }
     return {
@@ -260,15 +311,17 @@ function targetsOf(results: readonly ScenarioResult[]): Target[] {
     if (hit === undefined) return [];
     const peer = results.find((r) => r.id === `nginx-${hit.workload}`);
     const rpsVsNginx = peer === undefined ? null : ratioByRound(hit.runs, peer.runs, rps);
-    return [{
-      scenario: id,
-      rpsVsBare: hit.rpsVsBare,
-      p99VsBare: hit.p99VsBare,
-      rpsVsNginx,
-      rpsMet: hit.rpsVsBare.median >= TARGET_RPS_VS_BARE,
-      p99Met: hit.p99VsBare.median <= TARGET_P99_VS_BARE,
-      aheadOfNginx: rpsVsNginx === null ? null : rpsVsNginx.median > 1,
-    }];
+    return [
+      {
+        scenario: id,
+        rpsVsBare: hit.rpsVsBare,
+        p99VsBare: hit.p99VsBare,
+        rpsVsNginx,
+        rpsMet: hit.rpsVsBare.median >= TARGET_RPS_VS_BARE,
+        p99Met: hit.p99VsBare.median <= TARGET_P99_VS_BARE,
+        aheadOfNginx: rpsVsNginx === null ? null : rpsVsNginx.median > 1,
+      },
+    ];
   });
 }
 
@@ -294,7 +347,10 @@ export function throughputMarkdown(report: ThroughputReport): string {
       (t) =>
         `Target \`${t.scenario}\`: req/s ${range(t.rpsVsBare)} bare (≥ ${TARGET_RPS_VS_BARE}×) — ${verdict(t.rpsMet)}; p99 ${range(t.p99VsBare)} bare (≤ ${TARGET_P99_VS_BARE}×) — ${verdict(t.p99Met)}; ${t.rpsVsNginx === null ? 'nginx not in this run' : `req/s ${range(t.rpsVsNginx)} nginx — ${t.aheadOfNginx === true ? 'ahead' : '**behind**'}`}.`,
     ),
-    ...report.coded.map((c) => `Compressing client \`${c.scenario}\`: req/s ${range(c.rpsVsIdentity)} the identity client's hit (≥ ${TARGET_CODED_VS_IDENTITY}×) — ${verdict(c.met)}.`),
+    ...report.coded.map(
+      (c) =>
+        `Compressing client \`${c.scenario}\`: req/s ${range(c.rpsVsIdentity)} the identity client's hit (≥ ${TARGET_CODED_VS_IDENTITY}×) — ${verdict(c.met)}.`,
+    ),
     `Gateway after the bench: RSS ${mib(g.rssBytes)} with ${g.cacheEntries ?? 'n/a'} cached responses (${mib(g.cacheBytes)} counted against the 256 MiB bound); access log written: ${mib(g.accessLogBytes)}. The gateway the misses filled: RSS ${mib(report.fillingAfterBench.rssBytes)} with ${report.fillingAfterBench.cacheEntries ?? 'n/a'} cached responses (${mib(report.fillingAfterBench.cacheBytes)} counted).`,
     `Hot URL \`${report.hotTarget}\`, ${report.hitResponseBytes} B body, \`Cache-Status: ${report.hitCacheStatus}\`; the Zipf workload asks ${report.settings.zipfUrls.toLocaleString('en-US')} warmed URLs in a Zipf(s = 1) order (the hot URL first).`,
     `${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}. Ratios are per round against the bare server on the same workload in the same round, then the median (range over rounds). Server µs/req is the server process's own CPU time (all threads) per response.`,
@@ -302,11 +358,22 @@ export function throughputMarkdown(report: ThroughputReport): string {
   ];
   if (report.profiles !== null) {
     const table = (title: string, spots: ProfileSummary['functions'], withWhere: boolean): void => {
-      lines.push('', title, '', withWhere ? '| self ms | share of busy | function | where |' : '| self ms | share of busy | module |', withWhere ? '|---:|---:|---|---|' : '|---:|---:|---|');
+      lines.push(
+        '',
+        title,
+        '',
+        withWhere ? '| self ms | share of busy | function | where |' : '| self ms | share of busy | module |',
+        withWhere ? '|---:|---:|---|---|' : '|---:|---:|---|',
+      );
       for (const f of spots) lines.push(`| ${f.selfMs.toFixed(0)} | ${(f.share * 100).toFixed(1)} % | ${f.name}${withWhere ? ` | ${f.where}` : ''} |`);
     };
-    const perRequest = report.profiles.map((p) => `${p.server} ${p.busyUsPerRequest.toFixed(0)} µs (${p.served.toLocaleString('en-US')} requests, ${(p.busyMs / 1000).toFixed(1)} s busy)`);
-    lines.push('', `CPU profiles (${report.profiles[0]?.file.replace(/\/[^/]+\/[^/]+$/, '') ?? ''}): busy CPU time per request served — ${perRequest.join('; ')}.`);
+    const perRequest = report.profiles.map(
+      (p) => `${p.server} ${p.busyUsPerRequest.toFixed(0)} µs (${p.served.toLocaleString('en-US')} requests, ${(p.busyMs / 1000).toFixed(1)} s busy)`,
+    );
+    lines.push(
+      '',
+      `CPU profiles (${report.profiles[0]?.file.replace(/\/[^/]+\/[^/]+$/, '') ?? ''}): busy CPU time per request served — ${perRequest.join('; ')}.`,
+    );
     for (const p of report.profiles) {
       if (p.server === 'gateway-nolog') continue;
       table(`Self time by module, ${p.server}:`, p.modules.slice(0, 12), false);
@@ -315,5 +382,3 @@ export function throughputMarkdown(report: ThroughputReport): string {
   }
   return `${lines.join('\n')}\n`;
 }
-
-

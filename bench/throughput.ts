@@ -113,7 +113,14 @@ export async function originRequests(origin: BenchServer & { readonly adminUrl?:
   return originCounters(await scrapeMetrics(origin.adminUrl ?? '')).requests;
 }
 
-async function measure(scenario: Scenario, servers: Servers, origin: ServerProcess, options: RoundsOptions, round: number, position: number): Promise<RunRecord> {
+async function measure(
+  scenario: Scenario,
+  servers: Servers,
+  origin: ServerProcess,
+  options: RoundsOptions,
+  round: number,
+  position: number,
+): Promise<RunRecord> {
   const server = servers[scenario.server];
   if (server === undefined) throw new Error(`no server ${scenario.server}`);
   const before = await originRequests(origin);
@@ -130,7 +137,10 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
   });
   const cpu = cpuSeconds(server.pid) - cpuBefore;
   const gcAfter = server.gcTrace?.read() ?? null;
-  const after = await steadyRead(() => originRequests(origin), (a, b) => a === b);
+  const after = await steadyRead(
+    () => originRequests(origin),
+    (a, b) => a === b,
+  );
   return {
     round,
     position,
@@ -142,17 +152,22 @@ async function measure(scenario: Scenario, servers: Servers, origin: ServerProce
     errors: run.errors,
     originCalls: after - before,
     serverCpuUs: run.requests === 0 ? Number.NaN : (cpu * 1e6) / run.requests,
-    gc: gcBefore === null || gcAfter === null ? null : { count: gcAfter.count - gcBefore.count, totalMs: gcAfter.totalMs - gcBefore.totalMs, full: gcAfter.full - gcBefore.full },
+    gc:
+      gcBefore === null || gcAfter === null
+        ? null
+        : { count: gcAfter.count - gcBefore.count, totalMs: gcAfter.totalMs - gcBefore.totalMs, full: gcAfter.full - gcBefore.full },
   };
 }
 
 /** `pick` of each of `runs` over the same of `base`'s run in its round; rounds `base` lacks are skipped. */
 export function ratioByRound(runs: readonly RunRecord[], base: readonly RunRecord[], pick: (r: RunRecord) => number): Spread {
   const baseByRound = new Map(base.map((r) => [r.round, r]));
-  return spread(runs.flatMap((r) => {
-    const theirs = baseByRound.get(r.round);
-    return theirs === undefined || pick(theirs) === 0 ? [] : [pick(r) / pick(theirs)];
-  }));
+  return spread(
+    runs.flatMap((r) => {
+      const theirs = baseByRound.get(r.round);
+      return theirs === undefined || pick(theirs) === 0 ? [] : [pick(r) / pick(theirs)];
+    }),
+  );
 }
 
 export async function runRounds(scenarios: readonly Scenario[], servers: Servers, origin: ServerProcess, options: RoundsOptions): Promise<ScenarioResult[]> {
@@ -201,7 +216,10 @@ export async function warmCache(url: string, targets: readonly string[], authori
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < targets.length; i = next++) {
-      const { statusCode, body } = await request(`${url}${targets[i] ?? ''}`, { headers: { authorization }, ...(dispatcher === undefined ? {} : { dispatcher }) });
+      const { statusCode, body } = await request(`${url}${targets[i] ?? ''}`, {
+        headers: { authorization },
+        ...(dispatcher === undefined ? {} : { dispatcher }),
+      });
       await body.dump();
       if (statusCode !== 200) throw new Error(`warming ${targets[i] ?? ''} answered ${statusCode}`);
     }

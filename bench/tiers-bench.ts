@@ -23,7 +23,15 @@ import { machineLine } from './table.ts';
 import { leastEntryBytes, syntheticTraces, type Trace } from './traces.ts';
 
 const MIB = 1024 * 1024;
-const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = {
+  lifetimeMs: 3_600_000,
+  initialAgeMs: 0,
+  storedAt: Date.now(),
+  staleWhileRevalidateMs: 0,
+  staleIfErrorMs: 0,
+  mustRevalidate: false,
+  noCache: false,
+};
 /** The gateway's default `gateway.cache.maxEntryBytes`. */
 const MAX_ENTRY_BYTES = MIB;
 /** The traces the tiers are measured on (issue 57: the Zipf and crawler traces). */
@@ -68,10 +76,29 @@ interface Run {
 async function replay(trace: Trace, memoryBytes: number, diskBytes: number | undefined): Promise<Run> {
   const purges = new PurgeLog();
   const stamp = { generation: 0, mark: '' };
-  const memory = new ResponseCache({ maxBytes: memoryBytes, maxEntryBytes: MAX_ENTRY_BYTES, purges, admission: true, codec: new Codec({ gzip: 1, br: 0, zstd: 1 }) });
+  const memory = new ResponseCache({
+    maxBytes: memoryBytes,
+    maxEntryBytes: MAX_ENTRY_BYTES,
+    purges,
+    admission: true,
+    codec: new Codec({ gzip: 1, br: 0, zstd: 1 }),
+  });
   const dir = diskBytes === undefined ? undefined : mkdtempSync(join(tmpdir(), 'catalog-tiers-'));
   const registry = new Registry();
-  const disk = dir === undefined || diskBytes === undefined ? undefined : new DiskStore({ dir, maxBytes: diskBytes, maxEntryBytes: MAX_ENTRY_BYTES, owner: process.pid, maker: memory.maker, purges, metrics: new DiskMetrics(registry, () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
+  const disk =
+    dir === undefined || diskBytes === undefined
+      ? undefined
+      : new DiskStore({
+          dir,
+          maxBytes: diskBytes,
+          maxEntryBytes: MAX_ENTRY_BYTES,
+          owner: process.pid,
+          maker: memory.maker,
+          purges,
+          metrics: new DiskMetrics(registry, () => undefined),
+          logger: pino({ level: 'silent' }),
+          now: Date.now,
+        });
   const keys: CacheKey[] = trace.keys.map(cacheKey);
   let memoryHits = 0;
   let diskHits = 0;
@@ -87,7 +114,16 @@ async function replay(trace: Trace, memoryBytes: number, diskBytes: number | und
           memory.put(key, found, stamp);
         } else {
           const body = ZEROS.subarray(0, Math.max(0, (trace.sizes[id] ?? 0) - leastEntryBytes(trace.keys[id] ?? '')));
-          const response = memory.maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, FACTS, undefined, [], ['bk_1']);
+          const response = memory.maker.prepare(
+            200,
+            { 'content-type': 'application/json' },
+            body,
+            { keep: 'identity', offered: [] },
+            FACTS,
+            undefined,
+            [],
+            ['bk_1'],
+          );
           memory.put(key, response, stamp);
           void disk?.put(key, response, stamp);
         }
@@ -105,7 +141,9 @@ async function replay(trace: Trace, memoryBytes: number, diskBytes: number | und
 
 export async function tiersBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<TiersReport> {
   const startedAt = new Date().toISOString();
-  const traces = syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter((t): t is Trace => 'requests' in t && TRACES.includes(t.name));
+  const traces = syntheticTraces({ dataDir: options.dataDir, requests: options.traceRequests, distinct: options.traceDistinct }, log).filter(
+    (t): t is Trace => 'requests' in t && TRACES.includes(t.name),
+  );
   const memoryBytes = options.cacheMib * MIB;
   const diskBytes = options.diskMib * MIB;
   const rows: TiersRow[] = [];

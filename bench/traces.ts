@@ -107,7 +107,13 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
     const sampler = new ZipfSampler(options.distinct, alpha, random);
     const requests = new Uint32Array(options.requests);
     for (let i = 0; i < requests.length; i++) requests[i] = sampler.next();
-    return { name: `zipf-${alpha}`, description: `Zipf α ${alpha} over ${options.distinct.toLocaleString('en-US')} searches`, keys: zipfKeys, sizes: zipfSizes, requests };
+    return {
+      name: `zipf-${alpha}`,
+      description: `Zipf α ${alpha} over ${options.distinct.toLocaleString('en-US')} searches`,
+      keys: zipfKeys,
+      sizes: zipfSizes,
+      requests,
+    };
   };
   log('drawing the synthetic traces…');
   const traces: TraceFamily[] = [zipf(0.7), zipf(0.9), zipf(1.1)];
@@ -116,7 +122,13 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   const sampler = new ZipfSampler(options.distinct, 0.9, random);
   let crawler = options.distinct;
   for (let i = 0; i < mixed.length; i++) mixed[i] = random.next() < CRAWLER_SHARE && crawler < sizes.length ? crawler++ : sampler.next();
-  traces.push({ name: 'crawler-30%', description: `Zipf α 0.9, 30 % of requests a crawler paging through searches asked once each`, keys, sizes, requests: mixed });
+  traces.push({
+    name: 'crawler-30%',
+    description: `Zipf α 0.9, 30 % of requests a crawler paging through searches asked once each`,
+    keys,
+    sizes,
+    requests: mixed,
+  });
 
   const shifted = new Uint32Array(options.requests);
   const order = Uint32Array.from({ length: options.distinct }, (_, i) => i);
@@ -144,7 +156,13 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   };
   const recent = new Uint32Array(options.requests);
   for (let i = 0; i < recent.length; i++) recent[i] = recencyNext(recent, i);
-  traces.push({ name: 'recency', description: `${RECENCY_NEW_SHARE * 100} % new searches, the rest asking again a search asked a Pareto-distributed number of requests earlier (median ${RECENCY_SCALE.toLocaleString('en-US')})`, keys, sizes, requests: recent });
+  traces.push({
+    name: 'recency',
+    description: `${RECENCY_NEW_SHARE * 100} % new searches, the rest asking again a search asked a Pareto-distributed number of requests earlier (median ${RECENCY_SCALE.toLocaleString('en-US')})`,
+    keys,
+    sizes,
+    requests: recent,
+  });
 
   fresh = options.distinct;
   const phased = new Uint32Array(options.requests);
@@ -159,7 +177,13 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
       phased[i] = key;
     }
   }
-  traces.push({ name: 'phases', description: `Zipf α 0.9 and the recency trace's pattern in turn, ${PHASE_REQUESTS.toLocaleString('en-US')} requests each`, keys, sizes, requests: phased });
+  traces.push({
+    name: 'phases',
+    description: `Zipf α 0.9 and the recency trace's pattern in turn, ${PHASE_REQUESTS.toLocaleString('en-US')} requests each`,
+    keys,
+    sizes,
+    requests: phased,
+  });
 
   traces.push({
     name: 'loop',
@@ -168,7 +192,13 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
       for (let bytes = 0; bytes < LOOP_SHARE * boundBytes && end < sizes.length; end++) bytes += sizes[end] ?? 0;
       const length = end - options.distinct;
       const requests = Uint32Array.from({ length: options.requests }, (_, i) => options.distinct + (i % length));
-      return { name: 'loop', description: `${length.toLocaleString('en-US')} searches in a loop, ${LOOP_SHARE} times the bound of ${(boundBytes / 2 ** 20).toFixed(0)} MiB`, keys, sizes, requests };
+      return {
+        name: 'loop',
+        description: `${length.toLocaleString('en-US')} searches in a loop, ${LOOP_SHARE} times the bound of ${(boundBytes / 2 ** 20).toFixed(0)} MiB`,
+        keys,
+        sizes,
+        requests,
+      };
     },
   });
   return traces;
@@ -260,5 +290,11 @@ export async function readTrace(path: string, fixedEntryBytes: number): Promise<
     requests.set(requests.length, id);
   }
   if (requests.length === 0) throw new Error(`${path}: no requests`);
-  return { name: path.split('/').at(-1) ?? path, description: `${path}, ${ids.keys.length.toLocaleString('en-US')} distinct keys`, keys: ids.keys, sizes: sizes.done(), requests: requests.done() };
+  return {
+    name: path.split('/').at(-1) ?? path,
+    description: `${path}, ${ids.keys.length.toLocaleString('en-US')} distinct keys`,
+    keys: ids.keys,
+    sizes: sizes.done(),
+    requests: requests.done(),
+  };
 }

@@ -42,7 +42,9 @@ if (major >= REQUIRED_MAJOR && flagged) {
   const projectNode = join(dirname(self), '..', 'node_modules', '.bin', 'node');
   const node = major >= REQUIRED_MAJOR ? process.execPath : existsSync(projectNode) ? projectNode : undefined;
   if (node === undefined) {
-    process.stderr.write(`catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Install Node.js ${REQUIRED_MAJOR}, or run it through npm scripts after a full \`npm ci\`, which brings a Node ${REQUIRED_MAJOR} of its own.\n`);
+    process.stderr.write(
+      `catalog-gateway needs Node.js ${REQUIRED_MAJOR} or later; this is ${process.version}. Install Node.js ${REQUIRED_MAJOR}, or run it through npm scripts after a full \`npm ci\`, which brings a Node ${REQUIRED_MAJOR} of its own.\n`,
+    );
     process.exit(1);
   }
   const args = [...NODE_FLAGS, ...process.execArgv.filter((arg) => !NODE_FLAGS.includes(arg)), self, ...process.argv.slice(2)];

@@ -10,7 +10,13 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PAGES = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The text of a page outside fenced code blocks and inline code, where links are links. */
 function prose(markdown: string): string {
@@ -28,7 +34,10 @@ function anchorsOf(markdown: string): Set<string> {
   for (const [, text = ''] of withoutFences.matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*$/gm)) {
     // A link in a heading shows its text.
     const shown = text.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const base = shown.toLowerCase().replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = shown
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${String(count)}`);
@@ -58,7 +67,8 @@ test('every relative link in README.md, CHANGELOG.md and docs/*.md resolves, #an
         continue;
       }
       if (fragment === undefined || fragment === '' || statSync(target).isDirectory() || !target.endsWith('.md')) continue;
-      if (!anchorsOf(readFileSync(target, 'utf8')).has(decodeURIComponent(fragment))) broken.push(`${page}: ${link} (no heading with that anchor in ${relative(ROOT, target)})`);
+      if (!anchorsOf(readFileSync(target, 'utf8')).has(decodeURIComponent(fragment)))
+        broken.push(`${page}: ${link} (no heading with that anchor in ${relative(ROOT, target)})`);
     }
   }
   assert.ok(checked > 50, `only ${String(checked)} links found: the pattern is off`);
@@ -66,6 +76,7 @@ test('every relative link in README.md, CHANGELOG.md and docs/*.md resolves, #an
 });
 
 test('the anchor rule is GitHub’s', () => {
-  const page = '# Hit ratio: admission in front of the LRU (`--hit-ratio`, 2026-11-25)\n## HTTP/2 hits\n## Reload (SIGHUP)\n## Reload (SIGHUP)\n```\n# not a heading\n```\n';
+  const page =
+    '# Hit ratio: admission in front of the LRU (`--hit-ratio`, 2026-11-25)\n## HTTP/2 hits\n## Reload (SIGHUP)\n## Reload (SIGHUP)\n```\n# not a heading\n```\n';
   assert.deepEqual([...anchorsOf(page)], ['hit-ratio-admission-in-front-of-the-lru---hit-ratio-2026-11-25', 'http2-hits', 'reload-sighup', 'reload-sighup-1']);
 });

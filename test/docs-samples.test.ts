@@ -46,9 +46,12 @@ function settled(output: string): string {
     .trimEnd();
 }
 
-test('the README shows the banner `start` prints and a curl session that prints the same today, after the banner\'s curl', async (t) => {
+test("the README shows the banner `start` prints and a curl session that prints the same today, after the banner's curl", async (t) => {
   const dataDir = tempDir();
-  const { child, line, seen } = run(['start', '--port', '0', '--admin-port', '0', '--origin-port', '0', '--origin-admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'warn' });
+  const { child, line, seen } = run(['start', '--port', '0', '--admin-port', '0', '--origin-port', '0', '--origin-admin-port', '0'], {
+    CATALOG_DATA_DIR: dataDir,
+    CATALOG_LOG_LEVEL: 'warn',
+  });
   t.after(() => child.kill('SIGKILL'));
   await line((l) => l.startsWith('Mint another token'));
   const first = seen.findIndex((l) => l.startsWith('catalog-gateway is running'));
@@ -67,7 +70,9 @@ test('the README shows the banner `start` prints and a curl session that prints 
   const bannerSearch = seen.find((l) => l.startsWith('curl -i -H') && l.includes('/v1/books?q=')) ?? '';
   for (let i = 0; i < 2; i++) assert.equal(spawnSync('bash', ['-c', `${bannerSearch} -o /dev/null -s -w '%{http_code}'`], { encoding: 'utf8' }).stdout, '200');
   const token = spawnSync(NODE, ['bin/catalog-gateway.js', 'token', '--data-dir', dataDir], { encoding: 'utf8' }).stdout.trim();
-  const steps = sample('session').split(/^\$ /m).filter((step) => step !== '');
+  const steps = sample('session')
+    .split(/^\$ /m)
+    .filter((step) => step !== '');
   assert.ok(steps.length >= 8, 'the session has its steps');
   for (const step of steps) {
     const [command = '', ...expected] = step.split('\n');
@@ -79,7 +84,8 @@ test('the README shows the banner `start` prints and a curl session that prints 
 
 /** The session's counters as the README says they read with the banner's search run twice before: one more of each. */
 function withBannerSearch(counters: string): string {
-  const counted = /^(catalog_gateway_http_requests_total\{route="\/v1\/books",method="GET",status="200",cache="(?:miss|hit)"\}|catalog_gateway_cache_entries|catalog_gateway_origin_requests_total\{status="200"\}) (\d+)$/gm;
+  const counted =
+    /^(catalog_gateway_http_requests_total\{route="\/v1\/books",method="GET",status="200",cache="(?:miss|hit)"\}|catalog_gateway_cache_entries|catalog_gateway_origin_requests_total\{status="200"\}) (\d+)$/gm;
   return counters.replace(counted, (_, series: string, value: string) => `${series} ${String(Number(value) + 1)}`);
 }
 
@@ -89,7 +95,12 @@ test("operations.md's list of webhook registrations has the fields the origin an
   const f = await startOriginFixture({ 'origin.db': join(tempDir(), 'catalog.db'), 'origin.books': 100 });
   t.after(() => f.stop());
   const admin = { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` };
-  for (const port of [9090, 47001]) assert.equal((await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, { url: `http://127.0.0.1:${String(port)}/events`, types: ['book.availability.changed'] })).status, 201);
+  for (const port of [9090, 47001])
+    assert.equal(
+      (await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, { url: `http://127.0.0.1:${String(port)}/events`, types: ['book.availability.changed'] }))
+        .status,
+      201,
+    );
   const listed = (await f.get('/v1/webhooks', admin)).body;
   const fields = (text: string): string[][] => (JSON.parse(text) as { results: Record<string, unknown>[] }).results.map((r) => Object.keys(r));
   assert.deepEqual(fields(documented), fields(listed));

@@ -48,7 +48,12 @@ describe('docs', () => {
   });
 
   test('refer to no issue a reader cannot see, and do not contradict what is built', () => {
-    const pages = ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const pages = [
+      'README.md',
+      ...readdirSync(new URL('../docs/', import.meta.url))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     for (const page of pages) {
       const text = readFileSync(new URL(`../${page}`, import.meta.url), 'utf8');
       assert.doesNotMatch(text, /\bissues? #?\d+/i, `${page} names an issue number`);
@@ -65,8 +70,22 @@ describe('docs', () => {
   test('lists every metric of the gateway and the origin', async () => {
     const gateway = new Registry();
     const origin = new Registry();
-    new GatewayMetrics(gateway, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: true });
-    new FleetMetrics(gateway, () => true, () => false);
+    new GatewayMetrics(
+      gateway,
+      {
+        cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }),
+        inFlight: () => 0,
+        fillWaiting: () => 0,
+        originUp: () => true,
+        originConnections: () => ({ open: 0, waiting: 0 }),
+      },
+      { gcDurations: true },
+    );
+    new FleetMetrics(
+      gateway,
+      () => true,
+      () => false,
+    );
     new EventMetrics(gateway);
     new CatchUpMetrics(gateway);
     new DiskMetrics(gateway, () => undefined);

@@ -6,7 +6,12 @@ export class UsageError extends Error {
 }
 
 /** Every command takes it, so that all of them can be pointed at the same state. */
-const DATA_DIR_FLAG: FlagSpec = { name: 'data-dir', key: 'dataDir', value: 'DIR', description: "signing secret, catalog and event registration (default: the package's data/)" };
+const DATA_DIR_FLAG: FlagSpec = {
+  name: 'data-dir',
+  key: 'dataDir',
+  value: 'DIR',
+  description: "signing secret, catalog and event registration (default: the package's data/)",
+};
 
 const COMMON_FLAGS: readonly FlagSpec[] = [
   DATA_DIR_FLAG,

@@ -29,16 +29,43 @@ function addressesOf(host: string): readonly string[] {
 
 /** A P-256 key and a certificate for it valid `days` from now, for localhost and a listener on `host`. */
 export function makeSelfSignedCertificate(files: CertificateFiles, commonName: string, days: number, host = '127.0.0.1'): void {
-  const names = ['DNS:localhost', ...(isIP(host) === 0 && host !== '' && host !== 'localhost' ? [`DNS:${host}`] : []), ...addressesOf(host).map((address) => `IP:${address}`)];
+  const names = [
+    'DNS:localhost',
+    ...(isIP(host) === 0 && host !== '' && host !== 'localhost' ? [`DNS:${host}`] : []),
+    ...addressesOf(host).map((address) => `IP:${address}`),
+  ];
   try {
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', files.key, '-out', files.cert, '-days', String(days), '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=${names.join(',')}`],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        files.key,
+        '-out',
+        files.cert,
+        '-days',
+        String(days),
+        '-subj',
+        `/CN=${commonName}`,
+        '-addext',
+        `subjectAltName=${names.join(',')}`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? 'making a local certificate needs the openssl program (Debian: apt-get install openssl)' : `openssl could not make a certificate: ${String((err as { stderr?: unknown }).stderr ?? err)}`, { cause: err });
+    throw new Error(
+      missing
+        ? 'making a local certificate needs the openssl program (Debian: apt-get install openssl)'
+        : `openssl could not make a certificate: ${String((err as { stderr?: unknown }).stderr ?? err)}`,
+      { cause: err },
+    );
   }
   chmodSync(files.key, 0o600);
 }

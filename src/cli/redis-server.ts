@@ -62,7 +62,19 @@ const LEASHED = [
 ].join('\n');
 
 function launch(port: number, options: RedisProcessOptions): Promise<ChildProcess> {
-  const args = [...(options.configFile === undefined ? [] : [options.configFile]), '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', options.dir];
+  const args = [
+    ...(options.configFile === undefined ? [] : [options.configFile]),
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    options.dir,
+  ];
   args.push('--maxmemory', options.maxMemory ?? '256mb', '--maxmemory-policy', 'volatile-lru', '--loglevel', 'warning', ...(options.extraArgs ?? []));
   // A process group of its own: Ctrl-C at a terminal signals the whole foreground group, and a
   // Redis that died with it would be gone while the workers drain (each logging that the shared

@@ -17,7 +17,9 @@ export function commandConfig(command: string, options: LoadOptions): Config {
   const secret = secretPath(config);
   // A fleet's workers find the secret their primary announced (and made).
   if (config['auth.jwks'] === null && cluster.isPrimary && !existsSync(secret)) {
-    process.stderr.write(`catalog-gateway ${command}: no signing secret at ${secret} yet, so this creates one; servers that use another data directory will refuse tokens signed with it (--data-dir or CATALOG_DATA_DIR points every command at the same one)\n`);
+    process.stderr.write(
+      `catalog-gateway ${command}: no signing secret at ${secret} yet, so this creates one; servers that use another data directory will refuse tokens signed with it (--data-dir or CATALOG_DATA_DIR points every command at the same one)\n`,
+    );
   }
   return config;
 }

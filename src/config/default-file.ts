@@ -48,7 +48,10 @@ function valueText(value: unknown, indent: string): string {
 /** JSON on one line with a space after each `:` and `,` of objects and lists (JSON strings hold no raw newline). */
 function oneLine(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(oneLine).join(', ')}]`;
-  if (typeof value === 'object' && value !== null) return `{ ${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${oneLine(v)}`).join(', ')} }`;
+  if (typeof value === 'object' && value !== null)
+    return `{ ${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${oneLine(v)}`)
+      .join(', ')} }`;
   return JSON.stringify(value);
 }
 

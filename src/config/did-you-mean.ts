@@ -41,6 +41,7 @@ export function didYouMean(name: string, known: Iterable<string>): string {
     }
     if (lacksOneWord(words(name), words(candidate))) widened.push(candidate);
   }
-  if (widened.length > 0) return ` (did you mean ${widened.length === 1 ? widened[0] ?? '' : `${widened.slice(0, -1).join(', ')} or ${widened.at(-1) ?? ''}`}?)`;
+  if (widened.length > 0)
+    return ` (did you mean ${widened.length === 1 ? (widened[0] ?? '') : `${widened.slice(0, -1).join(', ')} or ${widened.at(-1) ?? ''}`}?)`;
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean ${best}?)` : '';
 }

@@ -62,7 +62,9 @@ const ENV_NAMES = new Set([...KEYS.map(envName), CONFIG_FILE_ENV]);
 function refuseUnknownEnv(env: NodeJS.ProcessEnv): void {
   const unknown = Object.keys(env).find((name) => name.startsWith(ENV_PREFIX) && !ENV_NAMES.has(name));
   if (unknown !== undefined) {
-    throw new ConfigError(`unknown environment variable ${unknown}${didYouMean(unknown, ENV_NAMES)}: every ${ENV_PREFIX}* variable names a config key (docs/configuration.md)`);
+    throw new ConfigError(
+      `unknown environment variable ${unknown}${didYouMean(unknown, ENV_NAMES)}: every ${ENV_PREFIX}* variable names a config key (docs/configuration.md)`,
+    );
   }
 }
 
@@ -116,7 +118,9 @@ function flatten(value: unknown, source: string, prefix: string, into: Map<Confi
 function expected(spec: KeySpec, unit: Unit | undefined): string {
   switch (spec.type) {
     case 'integer':
-      return unit === undefined ? `an integer from ${spec.min} to ${spec.max}` : `from ${spec.min} to ${spec.max} ${unit}, as an integer or with a unit (${unitExamples(unit).replaceAll('`', '')})`;
+      return unit === undefined
+        ? `an integer from ${spec.min} to ${spec.max}`
+        : `from ${spec.min} to ${spec.max} ${unit}, as an integer or with a unit (${unitExamples(unit).replaceAll('`', '')})`;
     case 'boolean':
       return 'true or false';
     case 'enum':
@@ -130,7 +134,9 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
     case 'addresses':
       return 'a list of IP addresses and CIDR blocks (comma-separated in env and flags)';
     case 'list':
-      return spec.values === undefined ? 'a list of non-empty strings (comma-separated in env and flags)' : `a list of ${spec.values.join(', ')} (comma-separated in env and flags)`;
+      return spec.values === undefined
+        ? 'a list of non-empty strings (comma-separated in env and flags)'
+        : `a list of ${spec.values.join(', ')} (comma-separated in env and flags)`;
     case 'workers':
       return `an integer from 1 to ${spec.max}, or auto (one per core)`;
     case 'redis-url':
@@ -140,7 +146,14 @@ function expected(spec: KeySpec, unit: Unit | undefined): string {
   }
 }
 
-const ROUTE_DEFAULTS = { auth: 'required', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, staleIfDisconnectedSeconds: 0, requestCacheControl: 'honour' } as const;
+const ROUTE_DEFAULTS = {
+  auth: 'required',
+  scope: null,
+  staleWhileRevalidateSeconds: 0,
+  staleIfErrorSeconds: 0,
+  staleIfDisconnectedSeconds: 0,
+  requestCacheControl: 'honour',
+} as const;
 const ROUTE_FIELDS: Readonly<Record<keyof RouteConfig, (v: unknown) => boolean>> = {
   prefix: (v) => typeof v === 'string' && v.startsWith('/') && !/[?#\s]/.test(v),
   mode: (v) => v === 'catalog' || v === 'http' || v === 'pass',
@@ -224,10 +237,24 @@ function coerce(spec: KeySpec, raw: unknown, fromText: boolean, unit: Unit | und
     case 'routes':
       return fromText && text !== undefined ? coerceJson(text, coerceRoutes) : coerceRoutes(raw);
     case 'addresses':
-      return coerceAddresses(text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw);
+      return coerceAddresses(
+        text !== undefined
+          ? text
+              .split(',')
+              .map((entry) => entry.trim())
+              .filter((entry) => entry !== '')
+          : raw,
+      );
     case 'list': {
-      const list = text !== undefined ? text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : raw;
-      if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string' && entry !== '' && (spec.values?.includes(entry) ?? true))) return { ok: false };
+      const list =
+        text !== undefined
+          ? text
+              .split(',')
+              .map((entry) => entry.trim())
+              .filter((entry) => entry !== '')
+          : raw;
+      if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string' && entry !== '' && (spec.values?.includes(entry) ?? true)))
+        return { ok: false };
       return { ok: true, value: Object.freeze([...new Set(list)]) };
     }
     case 'workers': {
@@ -261,7 +288,9 @@ function refusePortClash(config: Record<string, unknown>, sourceOf: (key: Config
   for (const [api, admin] of LISTENER_PAIRS) {
     const port = config[api];
     if (port === 0 || port !== config[admin]) continue;
-    throw new ConfigError(`config keys ${api} (from ${sourceOf(api)}) and ${admin} (from ${sourceOf(admin)}) are both ${String(port)}: the API and admin listeners need a port each`);
+    throw new ConfigError(
+      `config keys ${api} (from ${sourceOf(api)}) and ${admin} (from ${sourceOf(admin)}) are both ${String(port)}: the API and admin listeners need a port each`,
+    );
   }
 }
 
@@ -343,7 +372,9 @@ function checkEventSecret(config: Config, sourceOf: (key: ConfigKey) => string):
   try {
     new Webhook(secret);
   } catch {
-    throw new ConfigError(`config key gateway.events.secret (from ${sourceOf('gateway.events.secret')}, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it`);
+    throw new ConfigError(
+      `config key gateway.events.secret (from ${sourceOf('gateway.events.secret')}, not shown): expected whsec_ followed by the base64 of the key, as POST /v1/webhooks answers it`,
+    );
   }
 }
 
@@ -354,12 +385,15 @@ function checkEventSecret(config: Config, sourceOf: (key: ConfigKey) => string):
 function checkReceiverUrl(config: Config, sourceOf: (key: ConfigKey) => string): void {
   const url = config['gateway.events.receiverUrl'];
   if (url === null || webhookUrl(url) !== undefined) return;
-  throw new ConfigError(`config key gateway.events.receiverUrl = ${JSON.stringify(withoutPasswords(url))} (from ${sourceOf('gateway.events.receiverUrl')}): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers`);
+  throw new ConfigError(
+    `config key gateway.events.receiverUrl = ${JSON.stringify(withoutPasswords(url))} (from ${sourceOf('gateway.events.receiverUrl')}): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers`,
+  );
 }
 
 /** The TLS keys that only make sense together. */
 function checkTls(config: Config): void {
-  if ((config['http.tls.cert'] === null) !== (config['http.tls.key'] === null)) throw new ConfigError('config keys http.tls.cert and http.tls.key are set together or not at all');
+  if ((config['http.tls.cert'] === null) !== (config['http.tls.key'] === null))
+    throw new ConfigError('config keys http.tls.cert and http.tls.key are set together or not at all');
   if (config['http.tls.clientCertificates'] === 'required' && (config['http.tls.cert'] === null || config['http.tls.clientCa'] === null)) {
     throw new ConfigError('config key http.tls.clientCertificates = "required" needs http.tls.cert, http.tls.key and http.tls.clientCa');
   }

@@ -65,7 +65,12 @@ export function parseRedisUrl(url: string): RedisTarget {
   const schemeEnd = url.indexOf('//');
   const scheme = schemeEnd > 0 ? url.slice(0, schemeEnd) : '';
   const spec = SCHEMES[scheme];
-  if (spec === undefined) throw new RedisUrlError(`the scheme must be one of ${Object.keys(SCHEMES).map((s) => `${s}//`).join(', ')}`);
+  if (spec === undefined)
+    throw new RedisUrlError(
+      `the scheme must be one of ${Object.keys(SCHEMES)
+        .map((s) => `${s}//`)
+        .join(', ')}`,
+    );
   let rest = url.slice(schemeEnd + 2);
   let username: string | undefined;
   let password: string | undefined;
@@ -84,7 +89,8 @@ export function parseRedisUrl(url: string): RedisTarget {
   switch (spec.kind) {
     case 'standalone': {
       const [only] = hosts;
-      if (only === undefined || hosts.length > 1) throw new RedisUrlError('a redis:// URL names one host; use redis+cluster:// or redis+sentinel:// for several');
+      if (only === undefined || hosts.length > 1)
+        throw new RedisUrlError('a redis:// URL names one host; use redis+cluster:// or redis+sentinel:// for several');
       return { kind: 'standalone', node: node(only, 6379), db: database(path[0]), tls: spec.tls, username, password };
     }
     case 'cluster':

@@ -45,9 +45,11 @@ export interface RunningAdmin {
 export function registrationToken(config: Config): () => Promise<string> {
   const configured = config['gateway.events.token'];
   if (configured !== null) return () => Promise.resolve(configured);
-  if (config['auth.jwks'] !== null) throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');
+  if (config['auth.jwks'] !== null)
+    throw new Error('gateway.events.register needs gateway.events.token when auth.jwks is set (the gateway cannot mint tokens for a JWKS)');
   const secret = loadOrCreateSecret(secretPath(config));
-  return () => mintToken(secret, { subject: 'catalog-gateway', scope: PURGE_SCOPE, ttlSeconds: 300, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+  return () =>
+    mintToken(secret, { subject: 'catalog-gateway', scope: PURGE_SCOPE, ttlSeconds: 300, issuer: config['auth.issuer'], audience: config['auth.audience'] });
 }
 
 export async function startAdmin(parts: AdminParts): Promise<RunningAdmin> {

@@ -42,7 +42,12 @@ export interface Delivered {
 const NOT_MODIFIED_FIELDS: ReadonlySet<string> = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary']);
 
 function isConditional(conditions: Conditions): boolean {
-  return conditions.ifNoneMatch !== undefined || conditions.ifModifiedSince !== undefined || conditions.ifMatch !== undefined || conditions.ifUnmodifiedSince !== undefined;
+  return (
+    conditions.ifNoneMatch !== undefined ||
+    conditions.ifModifiedSince !== undefined ||
+    conditions.ifMatch !== undefined ||
+    conditions.ifUnmodifiedSince !== undefined
+  );
 }
 
 /**
@@ -94,11 +99,20 @@ function sentValidators(response: StoredResponse, representation: Representation
  * of the part and `Content-Range`; the 416 problem when no range is satisfiable (§15.5.17);
  * undefined when the whole representation is to be sent.
  */
-function deliverRange(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext, range: RangeRequest): Delivered | Problem | undefined {
+function deliverRange(
+  res: ServerResponse,
+  response: StoredResponse,
+  representation: Representation,
+  context: DeliverContext,
+  range: RangeRequest,
+): Delivered | Problem | undefined {
   const { body } = representation;
   const answer = rangeAnswer(range, body.length, sentValidators(response, representation), response.field('date'));
   if (answer.kind === 'whole') return undefined;
-  if (answer.kind === 'unsatisfiable') return problem('range-not-satisfiable', `no range asked for overlaps the ${body.length} bytes of the representation`, { 'content-range': `bytes */${body.length}` });
+  if (answer.kind === 'unsatisfiable')
+    return problem('range-not-satisfiable', `no range asked for overlaps the ${body.length} bytes of the representation`, {
+      'content-range': `bytes */${body.length}`,
+    });
   const part = sendFields(response, representation, context);
   for (let i = 0; i < part.length; i += 2) if (part[i] === 'content-length') part[i + 1] = String(answer.end - answer.start + 1);
   part.push('content-range', `bytes ${answer.start}-${answer.end}/${body.length}`);

@@ -97,12 +97,30 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       })
     : undefined;
   const tiers = new Tiers(memory, disk, purges);
-  const cacheStats = (): CacheGauges => ({ entries: memory.entries, bytes: memory.bytes, evictions: memory.evictions, admitted: memory.admitted, refused: memory.refused, shifts: memory.shifts, windowShare: memory.windowShare });
+  const cacheStats = (): CacheGauges => ({
+    entries: memory.entries,
+    bytes: memory.bytes,
+    evictions: memory.evictions,
+    admitted: memory.admitted,
+    refused: memory.refused,
+    shifts: memory.shifts,
+    windowShare: memory.windowShare,
+  });
   const unfinished = new Set<ServerResponse>();
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
-  const metrics = new GatewayMetrics(registry, { cache: cacheStats, inFlight: () => unfinished.size, fillWaiting: (): number => flights.waiting, originUp: () => health.up, originConnections: () => origin.connections }, { gcDurations: config['gateway.metrics.gcDurations'] });
+  const metrics = new GatewayMetrics(
+    registry,
+    {
+      cache: cacheStats,
+      inFlight: () => unfinished.size,
+      fillWaiting: (): number => flights.waiting,
+      originUp: () => health.up,
+      originConnections: () => origin.connections,
+    },
+    { gcDurations: config['gateway.metrics.gcDurations'] },
+  );
   const purger = new Purger({ tiers, log: purges, metrics, logger, now });
   const tags = { header: config['gateway.purge.tagHeader'].toLowerCase(), expose: config['gateway.purge.exposeTagHeader'] };
   const redisUrl = config['gateway.redis.url'];
@@ -121,7 +139,14 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
             purger.apply(purge);
           },
         });
-  const flights = new Flights({ fetcher: new Fetcher(origin, memory.maker, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }), tiers, purger, metrics, logger, fleet: fleet?.tier });
+  const flights = new Flights({
+    fetcher: new Fetcher(origin, memory.maker, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }),
+    tiers,
+    purger,
+    metrics,
+    logger,
+    fleet: fleet?.tier,
+  });
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
   if (fleet !== undefined) purger.fanOutTo(fleet.publishPurge, true);
@@ -134,27 +159,39 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
     now,
     edge: { isDraining: () => draining, unfinished },
     authenticate: { verifier },
-    cached: { tiers, negotiator: new Negotiator(), statusValues: new CacheStatusValues(), flights, partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(), origin, hiddenFields: hidden, metrics, logger, now },
+    cached: {
+      tiers,
+      negotiator: new Negotiator(),
+      statusValues: new CacheStatusValues(),
+      flights,
+      partitionMaxAgeMs: () => fleet?.partitionMaxAgeMs(),
+      origin,
+      hiddenFields: hidden,
+      metrics,
+      logger,
+      now,
+    },
     forward: { origin, hiddenFields: hidden, purger, keyOf: parts.keyOf, metrics, logger },
     log: {
       metrics,
-      accessLog: createAccessLog<GatewayAccessRecord>(logger, { enabled: config['gateway.accessLog'], format: config['log.format'], service: 'catalog-gateway', extraFields: ['cache', 'originMs', 'encoding'] }),
+      accessLog: createAccessLog<GatewayAccessRecord>(logger, {
+        enabled: config['gateway.accessLog'],
+        format: config['log.format'],
+        service: 'catalog-gateway',
+        extraFields: ['cache', 'originMs', 'encoding'],
+      }),
       logger,
     },
   });
-  const api = createListener(
-    createPipeline(pipeline),
-    config,
-    {
-      limits: httpLimits(config),
-      onRefused: refusals(parts, (reason) => {
-        metrics.refused(reason);
-      }),
-      logger,
-      registry,
-      now,
-    },
-  );
+  const api = createListener(createPipeline(pipeline), config, {
+    limits: httpLimits(config),
+    onRefused: refusals(parts, (reason) => {
+      metrics.refused(reason);
+    }),
+    logger,
+    registry,
+    now,
+  });
   liveListenerLimits(live, api);
   return {
     parts,
@@ -266,4 +303,3 @@ export async function startWorker(config: Config, group: string): Promise<Runnin
     },
   };
 }
-

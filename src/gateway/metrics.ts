@@ -9,10 +9,8 @@ import type { CacheResult, RevalidationOutcome, StaleReason } from './cache-outc
 import { INVALIDATION_CAUSES, type InvalidationCause, type PurgeSelector } from './purge/purge-log.ts';
 import { RequestSeries } from './request-series.ts';
 
-
 /** A route label: a catalog route template, or the prefix of a configured route; bounded either way. */
 export type MetricRoute = string;
-
 
 export interface CacheGauges {
   readonly entries: number;
@@ -71,7 +69,11 @@ export class GatewayMetrics {
     const registers = [registry];
     this.#requests = new RequestSeries(registry, {
       counter: { name: 'catalog_gateway_http_requests_total', help: 'Requests answered by the gateway, by route template, method, status and cache result.' },
-      histogram: { name: 'catalog_gateway_request_duration_seconds', help: 'Time from request arrival to the last byte of the response, by route template and cache result.', buckets: DURATION_BUCKETS },
+      histogram: {
+        name: 'catalog_gateway_request_duration_seconds',
+        help: 'Time from request arrival to the last byte of the response, by route template and cache result.',
+        buckets: DURATION_BUCKETS,
+      },
     });
     new Gauge({
       name: 'catalog_gateway_cache_entries',

@@ -106,7 +106,13 @@ function fail(ex: Exchange, log: LogDeps, err: unknown): void {
   const { res, targetRules } = ex;
   log.logger.error({ reqId: ex.reqId, err }, 'request failed');
   if (res.headersSent) res.destroy();
-  else sendProblem(res, { kind: 'internal-error', detail: 'the gateway failed to answer' }, problemInstance(ex.rawTarget, targetRules.maxBytes, targetRules.credentialNames), false);
+  else
+    sendProblem(
+      res,
+      { kind: 'internal-error', detail: 'the gateway failed to answer' },
+      problemInstance(ex.rawTarget, targetRules.maxBytes, targetRules.credentialNames),
+      false,
+    );
 }
 
 /**
@@ -154,7 +160,16 @@ function lookup(ex: Exchange, { steps }: PipelineSettings): Next {
   const { key } = ex;
   if (key === undefined) return 'pass';
   const mode = MODES[route.mode];
-  return serveCached(ex, steps.cached, { key, label: ex.label, route, originTarget: ex.originTarget, originHeaders: mode.originHeaders, relayServerErrors: mode.relayServerErrors, compress: mode.compress, sub: ex.sub });
+  return serveCached(ex, steps.cached, {
+    key,
+    label: ex.label,
+    route,
+    originTarget: ex.originTarget,
+    originHeaders: mode.originHeaders,
+    relayServerErrors: mode.relayServerErrors,
+    compress: mode.compress,
+    sub: ex.sub,
+  });
 }
 
 function pass(ex: Exchange, { steps }: PipelineSettings): Next {

@@ -149,7 +149,11 @@ export class RequestSeries {
   }
 }
 
-function histogramSamples(name: string, h: HistogramCell, buckets: readonly number[]): { metricName: string; labels: Record<string, string | number>; value: number }[] {
+function histogramSamples(
+  name: string,
+  h: HistogramCell,
+  buckets: readonly number[],
+): { metricName: string; labels: Record<string, string | number>; value: number }[] {
   const samples: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
   let cumulative = 0;
   for (let i = 0; i < buckets.length; i++) {

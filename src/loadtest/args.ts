@@ -52,10 +52,23 @@ interface FlagDoc {
 }
 
 const FLAGS: readonly FlagDoc[] = [
-  { name: 'url', value: 'URL[,URL…]', description: 'gateway to load, or a fleet\'s gateways, comma-separated, loaded side by side (default: start origin and gateway on embedded defaults and a data directory of their own, remove both afterwards)' },
-  { name: 'gateway-admin', value: 'URL[,URL…]', description: "the gateways' admin URLs, for cache hits and RSS from /metrics, summed over a fleet (with --url)" },
+  {
+    name: 'url',
+    value: 'URL[,URL…]',
+    description:
+      "gateway to load, or a fleet's gateways, comma-separated, loaded side by side (default: start origin and gateway on embedded defaults and a data directory of their own, remove both afterwards)",
+  },
+  {
+    name: 'gateway-admin',
+    value: 'URL[,URL…]',
+    description: "the gateways' admin URLs, for cache hits and RSS from /metrics, summed over a fleet (with --url)",
+  },
   { name: 'origin-admin', value: 'URL', description: "the origin's admin URL, for its own request count and RSS (with --url)" },
-  { name: 'secret-file', value: 'PATH', description: "HMAC secret the tokens are signed with (default: the started servers', or the configuration's with --url)" },
+  {
+    name: 'secret-file',
+    value: 'PATH',
+    description: "HMAC secret the tokens are signed with (default: the started servers', or the configuration's with --url)",
+  },
   { name: 'db', value: 'PATH', description: "catalog database the search texts come from (default: the started servers', or the configuration's with --url)" },
   { name: 'config', value: 'FILE', description: 'JSONC file layered over config/default.jsonc' },
   { name: 'connections', value: 'N', description: 'concurrent connections (default 50)' },
@@ -72,9 +85,16 @@ const FLAGS: readonly FlagDoc[] = [
   { name: 'seed', value: 'N', description: 'seed of the workload; the same seed sends the same requests (default 1)' },
   { name: 'out', value: 'DIR', description: 'where the JSON and HTML reports are written (default loadtest-results)' },
   { name: 'json', description: 'print the result JSON on stdout (progress and summary go to stderr)' },
-  { name: 'circulation', description: 'loans and returns against the origin while searching, max-age=3600, every answer checked for stale availability (embedded servers only)' },
+  {
+    name: 'circulation',
+    description: 'loans and returns against the origin while searching, max-age=3600, every answer checked for stale availability (embedded servers only)',
+  },
   { name: 'loans-per-second', value: 'N', description: 'circulation: loans and returns per second (default 1)' },
-  { name: 'allowed-lag-ms', value: 'MS', description: 'circulation: how old a change an answer may still miss before it counts as a stale read (default 1000)' },
+  {
+    name: 'allowed-lag-ms',
+    value: 'MS',
+    description: 'circulation: how old a change an answer may still miss before it counts as a stale read (default 1000)',
+  },
   { name: 'help', description: 'show this help' },
 ];
 
@@ -149,7 +169,8 @@ export function parseLoadtestArgs(argv: readonly string[]): LoadtestOptions | 'h
   const config = path('config', text('config'));
   const acceptEncoding = path('accept-encoding', text('accept-encoding'));
   const circulation = values.circulation === true;
-  if (urls !== undefined && urls.length < 2 && (gatewayAdmins?.length ?? 0) > 1) throw new UsageError('--gateway-admin names more admin URLs than --url names gateways');
+  if (urls !== undefined && urls.length < 2 && (gatewayAdmins?.length ?? 0) > 1)
+    throw new UsageError('--gateway-admin names more admin URLs than --url names gateways');
   if (circulation && urls !== undefined) throw new UsageError('--circulation starts its own origin and gateway; it cannot be given --url');
   return {
     ...(urls === undefined ? {} : { urls }),

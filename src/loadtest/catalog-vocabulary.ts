@@ -30,7 +30,10 @@ export function readCatalogVocabulary(path: string): CatalogVocabulary {
       titles.push(String(row.title));
       for (const name of JSON.parse(String(row.authors)) as unknown[]) if (typeof name === 'string') authors.add(name);
     }
-    const branches = db.prepare('SELECT id FROM branch ORDER BY id').all().map((row) => String(row.id));
+    const branches = db
+      .prepare('SELECT id FROM branch ORDER BY id')
+      .all()
+      .map((row) => String(row.id));
     if (titles.length === 0 || branches.length === 0) throw new CatalogUnavailableError(`catalog database ${path} holds no books or no branches`);
     return { titles, authors: [...authors].sort(), branches };
   } catch (err) {

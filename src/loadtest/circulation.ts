@@ -112,13 +112,16 @@ async function getJson(url: string, token: string): Promise<{ status: number; bo
 async function unregister(originUrl: string, receiver: string, admin: string): Promise<void> {
   const list = await getJson(`${originUrl}/v1/webhooks`, admin);
   for (const hook of (list.body as { results?: { id: string; url: string }[] } | undefined)?.results ?? []) {
-    if (hook.url === receiver) await (await request(`${originUrl}/v1/webhooks/${hook.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } })).body.dump();
+    if (hook.url === receiver)
+      await (await request(`${originUrl}/v1/webhooks/${hook.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } })).body.dump();
   }
 }
 
 /** The q-quantile of the observations a histogram gained between two scrapes, interpolated in its bucket. */
 export function histogramQuantile(before: PrometheusSamples, after: PrometheusSamples, name: string, q: number): number | null {
-  const buckets = after.select(`${name}_bucket`).map((s) => ({ le: Number(s.labels.le === '+Inf' ? Infinity : s.labels.le), count: s.value - before.sum(`${name}_bucket`, { le: s.labels.le ?? '' }) }));
+  const buckets = after
+    .select(`${name}_bucket`)
+    .map((s) => ({ le: Number(s.labels.le === '+Inf' ? Infinity : s.labels.le), count: s.value - before.sum(`${name}_bucket`, { le: s.labels.le ?? '' }) }));
   buckets.sort((a, b) => a.le - b.le);
   const total = buckets.at(-1)?.count ?? 0;
   if (total === 0) return null;
@@ -140,13 +143,27 @@ export async function runCirculation(options: CirculationOptions, config: Config
     onStep: log,
   });
   try {
-    const { originUrl, urls: [url] } = target;
+    const {
+      originUrl,
+      urls: [url],
+    } = target;
     const [adminUrl] = target.gatewayAdmins;
     if (adminUrl === undefined || originUrl === undefined) throw new UnreachableError('the circulation run needs the gateway admin and origin URLs');
     const servers = targetConfig(config, target);
     const secret = loadOrCreateSecret(secretPath(servers));
-    const result = await circulateFleet({ hosts: [{ url, adminUrl }], originUrl, originAdmin: target.originAdmin, secret, catalog: catalogPath(servers) }, options, config, log);
-    const admin = await mintToken(secret, { subject: 'loadtest-circulation', scope: 'catalog:admin', ttlSeconds: 600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+    const result = await circulateFleet(
+      { hosts: [{ url, adminUrl }], originUrl, originAdmin: target.originAdmin, secret, catalog: catalogPath(servers) },
+      options,
+      config,
+      log,
+    );
+    const admin = await mintToken(secret, {
+      subject: 'loadtest-circulation',
+      scope: 'catalog:admin',
+      ttlSeconds: 600,
+      issuer: config['auth.issuer'],
+      audience: config['auth.audience'],
+    });
     await unregister(originUrl, `${adminUrl}/events`, admin);
     return result;
   } finally {
@@ -158,12 +175,25 @@ export async function runCirculation(options: CirculationOptions, config: Config
  * The run against gateways already started; `during`, when given, runs alongside the load from
  * its start (a partition, say) and the load goes on until both it and the duration are over.
  */
-export async function circulateFleet(fleet: CirculationFleet, options: CirculationOptions, config: Config, log: (message: string) => void, during?: () => Promise<void>): Promise<CirculationResult> {
+export async function circulateFleet(
+  fleet: CirculationFleet,
+  options: CirculationOptions,
+  config: Config,
+  log: (message: string) => void,
+  during?: () => Promise<void>,
+): Promise<CirculationResult> {
   const startedAt = new Date().toISOString();
   const { originUrl, secret, hosts } = fleet;
   const [{ url: gatewayUrl }] = hosts;
   const admins = hosts.map((h) => h.adminUrl);
-  const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'loadtest-circulation', scope, ttlSeconds: options.duration + 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+  const mint = (scope: string): Promise<string> =>
+    mintToken(secret, {
+      subject: 'loadtest-circulation',
+      scope,
+      ttlSeconds: options.duration + 3600,
+      issuer: config['auth.issuer'],
+      audience: config['auth.audience'],
+    });
   const reader = await mint('catalog:read');
   const writer = await mint('catalog:write');
   const workload = buildWorkload(readCatalogVocabulary(fleet.catalog), {
@@ -232,7 +262,11 @@ export async function circulateFleet(fleet: CirculationFleet, options: Circulati
       const sentAt = performance.now();
       const res = giveBack
         ? await request(`${originUrl}${out.pop() ?? ''}`, { method: 'DELETE', headers: { authorization: `Bearer ${writer}` } })
-        : await request(`${originUrl}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(pair) });
+        : await request(`${originUrl}/v1/loans`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' },
+            body: JSON.stringify(pair),
+          });
       const text = await res.body.text();
       if (res.statusCode === 201) {
         out.push(`/v1/loans/${(JSON.parse(text) as { id: string }).id}`);
@@ -280,7 +314,8 @@ export async function circulateFleet(fleet: CirculationFleet, options: Circulati
   };
 
   const scrapeAll = (): Promise<PrometheusSamples[]> => Promise.all(admins.map(scrapeMetrics));
-  const total = (samples: readonly PrometheusSamples[], name: string, labels?: Record<string, string>): number => samples.reduce((t, s) => t + s.sum(name, labels), 0);
+  const total = (samples: readonly PrometheusSamples[], name: string, labels?: Record<string, string>): number =>
+    samples.reduce((t, s) => t + s.sum(name, labels), 0);
   const scrapes = new Map<number, Promise<PrometheusSamples[]>>();
   const first = await scrapeAll();
   const originFirst = fleet.originAdmin === undefined ? undefined : await scrapeMetrics(fleet.originAdmin);
@@ -356,11 +391,18 @@ export async function circulateFleet(fleet: CirculationFleet, options: Circulati
     staleReads: hostResults.reduce((t, h) => t + h.staleReads, 0),
     loans,
     offload: offload(first, last),
-    purgeLagSeconds: { count: total(last, `${lag}_count`) - total(first, `${lag}_count`), p50: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.5), p99: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.99) },
-    events: { sent: byOutcome(originFirst, originLast, 'catalog_origin_event_deliveries_total'), received: hostResults.reduce<Record<string, number>>((sum, h) => {
-      for (const [outcome, n] of Object.entries(h.eventsReceived)) sum[outcome] = (sum[outcome] ?? 0) + n;
-      return sum;
-    }, {}) },
+    purgeLagSeconds: {
+      count: total(last, `${lag}_count`) - total(first, `${lag}_count`),
+      p50: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.5),
+      p99: firstHost === undefined || lastHost === undefined ? null : histogramQuantile(firstHost, lastHost, lag, 0.99),
+    },
+    events: {
+      sent: byOutcome(originFirst, originLast, 'catalog_origin_event_deliveries_total'),
+      received: hostResults.reduce<Record<string, number>>((sum, h) => {
+        for (const [outcome, n] of Object.entries(h.eventsReceived)) sum[outcome] = (sum[outcome] ?? 0) + n;
+        return sum;
+      }, {}),
+    },
     searchLatencyMs: { p50: latency.percentile(50), p99: latency.percentile(99) },
     hosts: hostResults,
     timeline,
@@ -381,7 +423,9 @@ export function formatCirculation(r: CirculationResult): string {
     const slice = r.timeline.slice(from, from + 10);
     const sum = (f: (s: CirculationSecond) => number): number => slice.reduce((t, s) => t + f(s), 0);
     const requests = sum((s) => s.gatewayRequests);
-    rows.push(`  ${String(from).padStart(4)}–${String(from + slice.length).padEnd(4)} s  searches ${String(sum((s) => s.searches)).padStart(7)}  flips ${String(sum((s) => s.flips)).padStart(3)}  stale ${String(sum((s) => s.staleReads)).padStart(3)}  offload ${percent(requests === 0 ? null : 1 - sum((s) => s.originRequests) / requests)}`);
+    rows.push(
+      `  ${String(from).padStart(4)}–${String(from + slice.length).padEnd(4)} s  searches ${String(sum((s) => s.searches)).padStart(7)}  flips ${String(sum((s) => s.flips)).padStart(3)}  stale ${String(sum((s) => s.staleReads)).padStart(3)}  offload ${percent(requests === 0 ? null : 1 - sum((s) => s.originRequests) / requests)}`,
+    );
   }
   return [
     `circulation  ${r.options.loansPerSecond} loans/s for ${r.options.duration} s, ${r.options.connections} searching connections, ${r.watchedPairs} watched (book, branch) pairs`,

@@ -19,10 +19,7 @@ export interface PlannedRequest {
  * once, the cheapest for the generator; a source is drawn from on every request (shared by all
  * connections, so it can hand out targets that are never repeated).
  */
-export type RequestSource =
-  | PlannedRequest
-  | { readonly next: () => PlannedRequest }
-  | { readonly perConnection: readonly (readonly PlannedRequest[])[] };
+export type RequestSource = PlannedRequest | { readonly next: () => PlannedRequest } | { readonly perConnection: readonly (readonly PlannedRequest[])[] };
 
 export interface LoadRunOptions {
   /**
@@ -110,11 +107,17 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
   let errorCount = 0;
   let bytes = 0;
   let start = performance.now();
-  const shares = options.urls.map((url, i) => ({ url, part: (total: number): number => Math.floor(total / options.urls.length) + (i < total % options.urls.length ? 1 : 0) }));
-  if (shares.some((share) => share.part(options.connections) === 0)) throw new Error(`${options.connections} connections cannot be shared by ${options.urls.length} targets`);
+  const shares = options.urls.map((url, i) => ({
+    url,
+    part: (total: number): number => Math.floor(total / options.urls.length) + (i < total % options.urls.length ? 1 : 0),
+  }));
+  if (shares.some((share) => share.part(options.connections) === 0))
+    throw new Error(`${options.connections} connections cannot be shared by ${options.urls.length} targets`);
   const runs = shares.map(({ url, part }) => {
     let settle: (outcome: { err: unknown; result: autocannon.Result }) => void = () => undefined;
-    const finished = new Promise<{ err: unknown; result: autocannon.Result }>((resolve) => { settle = resolve; });
+    const finished = new Promise<{ err: unknown; result: autocannon.Result }>((resolve) => {
+      settle = resolve;
+    });
     const settings: autocannon.Options = {
       url,
       connections: part(options.connections),
@@ -123,7 +126,12 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
       ...(options.rate === undefined ? {} : { overallRate: Math.max(1, part(options.rate)) }),
       ...autocannonRequests(options.requests),
     };
-    return { instance: autocannon(settings, (err: unknown, result) => { settle({ err, result }); }), finished };
+    return {
+      instance: autocannon(settings, (err: unknown, result) => {
+        settle({ err, result });
+      }),
+      finished,
+    };
   });
   const first = runs[0];
   if (first === undefined) throw new Error('no target to load');
@@ -159,11 +167,17 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadRunResult> {
     instance.on('reqError', onError);
   }
   let second = 0;
-  const ticker = options.onSecond === undefined ? undefined : setInterval(() => { options.onSecond?.(++second); }, 1000);
+  const ticker =
+    options.onSecond === undefined
+      ? undefined
+      : setInterval(() => {
+          options.onSecond?.(++second);
+        }, 1000);
   if (options.progress === true) autocannon.track(first.instance, { renderResultsTable: false, renderLatencyTable: false });
   try {
     const outcomes = await Promise.all(runs.map((r) => r.finished));
-    for (const { err } of outcomes) if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
+    for (const { err } of outcomes)
+      if (err !== null && err !== undefined) throw err instanceof Error ? err : new Error(`autocannon failed: ${JSON.stringify(err)}`);
     const durationSeconds = (performance.now() - start) / 1000;
     const timeline: SecondSample[] = [];
     // Only whole seconds: answers that land after the last full second would plot as a collapse

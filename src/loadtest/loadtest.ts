@@ -13,7 +13,18 @@ import { readCatalogVocabulary } from './catalog-vocabulary.ts';
 import { runLoad, type PlannedRequest } from './load-run.ts';
 import { machineInfo } from './machine.ts';
 import type { LoadtestResult, TimelinePoint } from './result.ts';
-import { gatewayCounters, gatewayIncrease, sumGatewayCounters, hitRatio, originCounters, originIncrease, scrapeMetrics, steadyRead, type GatewayCounters, type OriginCounters } from './server-metrics.ts';
+import {
+  gatewayCounters,
+  gatewayIncrease,
+  sumGatewayCounters,
+  hitRatio,
+  originCounters,
+  originIncrease,
+  scrapeMetrics,
+  steadyRead,
+  type GatewayCounters,
+  type OriginCounters,
+} from './server-metrics.ts';
 import { embeddedTarget, externalTarget, targetConfig, type LoadTarget } from './target.ts';
 import { buildWorkload, crawlTarget, crawlWords, CRAWL, resolvePaging, type QueryKind, type Workload } from './workload.ts';
 
@@ -82,7 +93,8 @@ async function snapshot(target: LoadTarget): Promise<Snapshot> {
 async function settledSnapshot(target: LoadTarget): Promise<Snapshot> {
   return steadyRead(
     () => snapshot(target),
-    (a, b) => a.gateway?.requests === b.gateway?.requests && a.gateway?.originRequests === b.gateway?.originRequests && a.origin?.requests === b.origin?.requests,
+    (a, b) =>
+      a.gateway?.requests === b.gateway?.requests && a.gateway?.originRequests === b.gateway?.originRequests && a.origin?.requests === b.origin?.requests,
   );
 }
 
@@ -152,13 +164,25 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
       ...(options.rate === undefined ? {} : { rate: options.rate }),
       requests: source,
       progress: io.progressBar,
-      ...(admins.length === 0 ? {} : { onSecond: (second: number) => perSecond.set(second, fleetCounters(admins).catch(() => undefined)) }),
+      ...(admins.length === 0
+        ? {}
+        : {
+            onSecond: (second: number) =>
+              perSecond.set(
+                second,
+                fleetCounters(admins).catch(() => undefined),
+              ),
+          }),
     });
     const after = await settledSnapshot(target);
     const cacheTimeline = await cacheTimelineOf(before.gateway, perSecond);
     const cache = before.gateway !== undefined && after.gateway !== undefined ? gatewayIncrease(before.gateway, after.gateway) : undefined;
     const origin = before.origin !== undefined && after.origin !== undefined ? originIncrease(before.origin, after.origin) : undefined;
-    const timeline: TimelinePoint[] = run.timeline.map((p) => ({ ...p, hitRatio: cacheTimeline.get(p.second)?.hitRatio ?? null, offload: cacheTimeline.get(p.second)?.offload ?? null }));
+    const timeline: TimelinePoint[] = run.timeline.map((p) => ({
+      ...p,
+      hitRatio: cacheTimeline.get(p.second)?.hitRatio ?? null,
+      offload: cacheTimeline.get(p.second)?.offload ?? null,
+    }));
     return {
       tool: 'catalog-gateway loadtest',
       startedAt,
@@ -177,13 +201,24 @@ export async function runLoadtest(options: LoadtestOptions, config: Config, io: 
         queriesByKind: countKinds(workload),
         topTargets: targets.slice(0, 10),
       },
-      load: { connections: options.connections, duration: options.amount === undefined ? (options.duration ?? 30) : null, amount: options.amount ?? null, rate: options.rate ?? null },
+      load: {
+        connections: options.connections,
+        duration: options.amount === undefined ? (options.duration ?? 30) : null,
+        amount: options.amount ?? null,
+        rate: options.rate ?? null,
+      },
       results: {
         durationSeconds: run.durationSeconds,
         requests: run.responses,
         requestsPerSecond: run.requestsPerSecond,
         bytes: run.bytes,
-        latencyMs: { mean: run.latency.mean, p50: run.latency.percentile(50), p90: run.latency.percentile(90), p99: run.latency.percentile(99), max: run.latency.max },
+        latencyMs: {
+          mean: run.latency.mean,
+          p50: run.latency.percentile(50),
+          p90: run.latency.percentile(90),
+          p99: run.latency.percentile(99),
+          max: run.latency.max,
+        },
         distinctQueriesAsked: asked.size,
         crawlerRequests: crawled,
         statusCounts: run.statusCounts,

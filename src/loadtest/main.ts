@@ -47,7 +47,17 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     if (options.circulation) {
       const result = await runCirculation(
-        { connections: options.connections, duration: options.duration ?? 30, loansPerSecond: options.loansPerSecond, allowedLagMs: options.allowedLagMs, zipf: options.zipf, distinct: options.distinct, filters: options.filters, seed: options.seed, ...(options.config === undefined ? {} : { config: options.config }) },
+        {
+          connections: options.connections,
+          duration: options.duration ?? 30,
+          loansPerSecond: options.loansPerSecond,
+          allowedLagMs: options.allowedLagMs,
+          zipf: options.zipf,
+          distinct: options.distinct,
+          filters: options.filters,
+          seed: options.seed,
+          ...(options.config === undefined ? {} : { config: options.config }),
+        },
         config,
         (message) => process.stderr.write(`loadtest: ${message}\n`),
       );

@@ -92,7 +92,12 @@ export interface LoadtestResult {
    * second pages were resolved, and are in neither figure. `callsPerDistinctQuery` sets the
    * origin's calls against the distinct queries asked: 1 when a fleet asks each query once.
    */
-  readonly origin: { readonly originCalls: number; readonly setupCalls: number; readonly offload: number | null; readonly callsPerDistinctQuery: number | null } | null;
+  readonly origin: {
+    readonly originCalls: number;
+    readonly setupCalls: number;
+    readonly offload: number | null;
+    readonly callsPerDistinctQuery: number | null;
+  } | null;
   readonly memory: { readonly gatewayRssBytes: number | null; readonly originRssBytes: number | null };
   readonly timeline: readonly TimelinePoint[];
   readonly latencyDistribution: readonly DistributionPoint[];

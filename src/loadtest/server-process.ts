@@ -33,7 +33,12 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * a gateway hit from 21 to 25.5–27 (docs/performance.md, "V8 flags of every gateway process"). Without that
  * mode the reducer still collects when the server is quiet, and no process slowed.
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory'];
+export const GATEWAY_NODE_FLAGS: readonly string[] = [
+  '--max-semi-space-size=8',
+  '--heap-growing-percent=10',
+  '--no-allocation-site-pretenuring',
+  '--no-memory-reducer-favors-memory',
+];
 
 export interface ServerSpec {
   /** For messages: "origin", "gateway", "bare server". */
@@ -91,8 +96,12 @@ function findListening(text: string): Listening | undefined {
 export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => {
-    child.once('exit', (code) => { resolve(code); });
-    child.once('error', () => { resolve(null); });
+    child.once('exit', (code) => {
+      resolve(code);
+    });
+    child.once('error', () => {
+      resolve(null);
+    });
   });
 }
 

@@ -33,12 +33,17 @@ export function formatSummary(result: LoadtestResult): string {
   ];
   if (result.cache === null) lines.push('cache       n/a (no --gateway-admin)');
   else {
-    lines.push(`cache       hit ratio ${percent(result.cache.hitRatio)} (${counts(result.cache.byCache)}); stale reads served ${result.cache.byCache.stale ?? 0}; gateway→origin requests ${result.cache.originRequests}`);
+    lines.push(
+      `cache       hit ratio ${percent(result.cache.hitRatio)} (${counts(result.cache.byCache)}); stale reads served ${result.cache.byCache.stale ?? 0}; gateway→origin requests ${result.cache.originRequests}`,
+    );
   }
   if (result.origin === null) lines.push('origin      n/a (no --origin-admin)');
   else {
     const offload = result.origin.offload === null ? '' : `; offload ${percent(result.origin.offload)} of requests never reached the origin`;
-    const perQuery = result.origin.callsPerDistinctQuery === null ? '' : ` = ${result.origin.callsPerDistinctQuery.toFixed(2)} per distinct query asked (${r.distinctQueriesAsked})`;
+    const perQuery =
+      result.origin.callsPerDistinctQuery === null
+        ? ''
+        : ` = ${result.origin.callsPerDistinctQuery.toFixed(2)} per distinct query asked (${r.distinctQueriesAsked})`;
     lines.push(`origin      ${result.origin.originCalls} calls by its own count${perQuery}${offload} (setup before the run: ${result.origin.setupCalls} more)`);
   }
   lines.push(`memory      gateway RSS ${mib(result.memory.gatewayRssBytes)}, origin RSS ${mib(result.memory.originRssBytes)}`);

@@ -51,7 +51,11 @@ export async function assertReachable(what: string, url: string): Promise<void> 
   }
 }
 
-export async function externalTarget(urls: readonly [string, ...string[]], gatewayAdmins: readonly string[], originAdmin: string | undefined): Promise<LoadTarget> {
+export async function externalTarget(
+  urls: readonly [string, ...string[]],
+  gatewayAdmins: readonly string[],
+  originAdmin: string | undefined,
+): Promise<LoadTarget> {
   for (const url of urls) await assertReachable('gateway', `${url}/v1/branches`);
   for (const admin of gatewayAdmins) await assertReachable("gateway's admin listener", `${admin}/healthz`);
   if (originAdmin !== undefined) await assertReachable("origin's admin listener", `${originAdmin}/healthz`);
@@ -99,7 +103,15 @@ export async function embeddedTarget(options: EmbeddedOptions = {}): Promise<Loa
       logFile: join(logs, 'gateway.log'),
     });
     started.push(gateway);
-    return { mode: 'embedded', urls: [gateway.url], originUrl: origin.url, gatewayAdmins: gateway.adminUrl === undefined ? [] : [gateway.adminUrl], originAdmin: origin.adminUrl, dataDir, close };
+    return {
+      mode: 'embedded',
+      urls: [gateway.url],
+      originUrl: origin.url,
+      gatewayAdmins: gateway.adminUrl === undefined ? [] : [gateway.adminUrl],
+      originAdmin: origin.adminUrl,
+      dataDir,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;

@@ -59,12 +59,19 @@ const PAGING_LIMIT = 10;
 function searchText(vocabulary: CatalogVocabulary, random: SeededRandom): string {
   let text: string;
   if (random.chance(0.6)) {
-    const words = random.pick(vocabulary.titles).replace(/[^\p{L}\p{N}]+/gu, ' ').trim().split(' ');
+    const words = random
+      .pick(vocabulary.titles)
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+      .split(' ');
     const length = 1 + random.below(Math.min(3, words.length));
     const start = random.below(words.length - length + 1);
     text = words.slice(start, start + length).join(' ');
   } else {
-    const name = random.pick(vocabulary.authors).replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+    const name = random
+      .pick(vocabulary.authors)
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
     text = random.chance(0.5) ? name : (name.split(' ').at(-1) ?? name);
   }
   // Most people type in lower case; the rest type it as printed.
@@ -155,11 +162,7 @@ export function crawlTarget(words: readonly string[], n: number): string {
  * Turns each paging query into the second page its first page links to. A first page without a
  * `next` (the search has one page only) stays as it is: the request is still real, only not paged.
  */
-export async function resolvePaging(
-  workload: Workload,
-  nextOf: (target: string) => Promise<string | null>,
-  concurrency = 16,
-): Promise<readonly string[]> {
+export async function resolvePaging(workload: Workload, nextOf: (target: string) => Promise<string | null>, concurrency = 16): Promise<readonly string[]> {
   const targets = workload.queries.map((q) => q.target);
   const paging = workload.queries.flatMap((q, i) => (q.kind === 'paging' ? [i] : []));
   let cursor = 0;

@@ -46,8 +46,7 @@ export interface AvailabilityChange {
 }
 
 export type LendResult =
-  | { readonly ok: true; readonly loan: Loan }
-  | { readonly ok: false; readonly reason: 'unknown-book' | 'unknown-branch' | 'not-held' | 'none-free' };
+  { readonly ok: true; readonly loan: Loan } | { readonly ok: false; readonly reason: 'unknown-book' | 'unknown-branch' | 'not-held' | 'none-free' };
 
 /** One event due for delivery to one registration. */
 export interface OutboxRow {
@@ -112,7 +111,12 @@ const ADDED_WEBHOOK_COLUMNS = ['failing_since_ms', 'disabled_ms'];
 
 /** Brings a catalog built by an earlier seeder up to this one's tables; what it gains starts empty. */
 function migrate(db: DatabaseSync): void {
-  const present = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').all('webhook').map((row) => row.name));
+  const present = new Set(
+    db
+      .prepare('SELECT name FROM pragma_table_info(?)')
+      .all('webhook')
+      .map((row) => row.name),
+  );
   for (const column of ADDED_WEBHOOK_COLUMNS) if (!present.has(column)) db.exec(`ALTER TABLE webhook ADD COLUMN ${column} INTEGER`);
   db.exec(EVENT_LOG_TABLE);
 }
@@ -144,7 +148,9 @@ function prepareStatements(db: DatabaseSync) {
     webhooks: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook ORDER BY id'),
     webhook: prepare('SELECT id, url, types, failing_since_ms, disabled_ms FROM webhook WHERE id = ?'),
     webhookByUrl: prepare('SELECT id, url, types, secret FROM webhook WHERE url = ? ORDER BY id LIMIT 1'),
-    enable: prepare('UPDATE webhook SET types = ?, failing_since_ms = NULL, disabled_ms = NULL WHERE id = ? RETURNING id, url, types, failing_since_ms, disabled_ms'),
+    enable: prepare(
+      'UPDATE webhook SET types = ?, failing_since_ms = NULL, disabled_ms = NULL WHERE id = ? RETURNING id, url, types, failing_since_ms, disabled_ms',
+    ),
     succeeded: prepare('UPDATE webhook SET failing_since_ms = NULL WHERE id = ? AND failing_since_ms IS NOT NULL'),
     failedSince: prepare('UPDATE webhook SET failing_since_ms = coalesce(failing_since_ms, ?) WHERE id = ? RETURNING failing_since_ms'),
     disable: prepare('UPDATE webhook SET disabled_ms = ? WHERE id = ? AND disabled_ms IS NULL'),
@@ -242,7 +248,7 @@ export class CirculationDb {
     const wasAvailable = (before.on_loan as number) < (before.copies as number);
     const isAvailable = (after.on_loan as number) < (after.copies as number);
     if (wasAvailable === isAvailable) return;
-    const availability: BranchAvailability[] = (s.holdings.all(book)).map((h) => ({ branch: h.branch_id as string, available: h.available === 1 }));
+    const availability: BranchAvailability[] = s.holdings.all(book).map((h) => ({ branch: h.branch_id as string, available: h.available === 1 }));
     s.availability.run(JSON.stringify(availability), book);
     const now = this.#now();
     const change: AvailabilityChange = { book: `bk_${book}`, branch, available: isAvailable };
@@ -311,7 +317,7 @@ export class CirculationDb {
   }
 
   webhooks(): Webhook[] {
-    return (this.#statements.webhooks.all()).map(asWebhook);
+    return this.#statements.webhooks.all().map(asWebhook);
   }
 
   webhook(id: number): Webhook | undefined {
@@ -326,7 +332,7 @@ export class CirculationDb {
 
   /** Up to `limit` events due now, each the oldest undelivered one of its book for its receiver. */
   due(limit: number): OutboxRow[] {
-    return (this.#statements.due.all(this.#now(), limit)).map((row) => ({
+    return this.#statements.due.all(this.#now(), limit).map((row) => ({
       seq: row.seq as number,
       messageId: row.message_id as string,
       webhookId: row.webhook_id as number,

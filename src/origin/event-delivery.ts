@@ -123,7 +123,10 @@ export class EventDelivery {
     const disabled = this.#db.failedTo(row.webhookId, this.#options.now(), this.#options.disableAfterMs);
     if (disabled !== undefined) {
       this.#metrics.webhookDisabled(disabled.dropped);
-      this.#logger.error({ webhook: `wh_${row.webhookId}`, url: row.url, failingForMs: this.#options.disableAfterMs, dropped: disabled.dropped, failure }, 'webhook disabled: every delivery failed for the disable time; its queued events are dropped');
+      this.#logger.error(
+        { webhook: `wh_${row.webhookId}`, url: row.url, failingForMs: this.#options.disableAfterMs, dropped: disabled.dropped, failure },
+        'webhook disabled: every delivery failed for the disable time; its queued events are dropped',
+      );
       return;
     }
     if (this.#options.now() - row.createdMs >= this.#options.retryForMs) {

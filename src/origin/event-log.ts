@@ -35,7 +35,10 @@ export function answerEvents(db: CirculationDb, rawQuery: string): Answer {
   const found = db.eventsAfter(after === undefined ? undefined : Number(after), Number(limit));
   if (found.kind === 'expired') {
     const kept = found.oldest === undefined ? 'the log is empty' : `the log keeps events ${found.oldest} to ${found.last}`;
-    return { kind: 'problem', problem: problem('events-expired', `events after ${String(after)} are not all kept: ${kept}; GET ${ROUTE} without after answers where the log stands`) };
+    return {
+      kind: 'problem',
+      problem: problem('events-expired', `events after ${String(after)} are not all kept: ${kept}; GET ${ROUTE} without after answers where the log stands`),
+    };
   }
   const events = found.events.map((event) => ({ seq: event.seq, id: event.id, ...(JSON.parse(event.payload) as Record<string, unknown>) }));
   return { kind: 'written', status: 200, body: { events, last: found.last } };

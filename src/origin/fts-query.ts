@@ -20,9 +20,7 @@ export type SearchPlan =
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 /** Words the FTS5 unicode61 tokenizer turns into exactly their lower-case spelling. */
 const PLAIN_TOKEN = /^[a-z0-9]+$/;
-const COMMON_WORDS: ReadonlySet<string> = new Set([
-  'a', 'an', 'and', 'at', 'by', 'for', 'from', 'in', 'into', 'of', 'on', 'or', 'the', 'to', 'with',
-]);
+const COMMON_WORDS: ReadonlySet<string> = new Set(['a', 'an', 'and', 'at', 'by', 'for', 'from', 'in', 'into', 'of', 'on', 'or', 'the', 'to', 'with']);
 
 /** `undefined` when the text holds no searchable word (only punctuation, symbols or emoji). */
 export function planSearch(text: string): SearchPlan | undefined {

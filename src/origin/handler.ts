@@ -29,7 +29,14 @@ import { problem, problemStatus, sendProblem } from '../shared/problem.ts';
 import { UNMATCHED_ROUTE, originForm, parseRequestTarget, problemInstance, type RouteLabel } from '../shared/request-target.ts';
 import type { CatalogDb } from './catalog-db.ts';
 import type { CirculationDb } from './circulation-db.ts';
-import { answerCirculation, CIRCULATION_ROUTES, matchCirculation, type CirculationAnswer, type CirculationRoute, type CirculationTarget } from './circulation.ts';
+import {
+  answerCirculation,
+  CIRCULATION_ROUTES,
+  matchCirculation,
+  type CirculationAnswer,
+  type CirculationRoute,
+  type CirculationTarget,
+} from './circulation.ts';
 import { deliverJson, deliverWritten, type OriginCompression } from './deliver.ts';
 import type { OriginMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -109,7 +116,9 @@ async function answer(ctx: HandlerContext, framing: Framing, req: IncomingMessag
   if (limited !== undefined) return { kind: 'problem', problem: limited };
   if (!verdict.ok) return { kind: 'problem', problem: verdict.problem };
 
-  const resolution = resolve(ctx.db, verdict.target, (plan, seconds) => { ctx.metrics.search(plan, seconds); });
+  const resolution = resolve(ctx.db, verdict.target, (plan, seconds) => {
+    ctx.metrics.search(plan, seconds);
+  });
   if (!resolution.ok) return { kind: 'problem', problem: resolution.problem };
   return { kind: 'document', body: JSON.stringify(resolution.document), tags: resolution.tags, next: resolution.next ?? null };
 }
@@ -128,7 +137,15 @@ export function createOriginHandler(ctx: HandlerContext): (req: IncomingMessage,
       if (bodyLeftUnread(req)) res.setHeader('connection', 'close');
       if (a.kind === 'document') {
         const { isHead } = handled;
-        return deliverJson(res, a.body, { isHead, ifNoneMatch: req.headers['if-none-match'], acceptEncoding: req.headers['accept-encoding'], compression: ctx.compression, cachingFields: ctx.cachingFields, tags: a.tags, next: a.next });
+        return deliverJson(res, a.body, {
+          isHead,
+          ifNoneMatch: req.headers['if-none-match'],
+          acceptEncoding: req.headers['accept-encoding'],
+          compression: ctx.compression,
+          cachingFields: ctx.cachingFields,
+          tags: a.tags,
+          next: a.next,
+        });
       }
       if (a.kind === 'written') return deliverWritten(res, a.status, a.body, a.location, handled.isHead);
       const bytes = sendProblem(res, a.problem, problemInstance(req.url ?? '/', ctx.maxTargetBytes, ctx.credentialNames), handled.isHead);

@@ -81,7 +81,10 @@ export async function startOrigin(config: Config, deps: OriginDeps = {}): Promis
   const books = db.bookCount();
   if (books !== config['origin.books']) {
     // origin.books only says how many to seed; an existing catalog is served as it is.
-    logger.warn({ path, books, configured: config['origin.books'] }, `the catalog holds ${books} books; origin.books applies only when seeding (rebuild with: catalog-gateway seed --books ${config['origin.books']} --db ${path})`);
+    logger.warn(
+      { path, books, configured: config['origin.books'] },
+      `the catalog holds ${books} books; origin.books applies only when seeding (rebuild with: catalog-gateway seed --books ${config['origin.books']} --db ${path})`,
+    );
   }
   const metrics = new OriginMetrics(registry, () => circulation.outboxDepth);
   const events = new EventDelivery(circulation, metrics, logger, {

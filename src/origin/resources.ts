@@ -16,7 +16,6 @@ export type Resolution =
   | { readonly ok: true; readonly document: ApiDocument; readonly tags: string; readonly next?: string | null }
   | { readonly ok: false; readonly problem: Problem };
 
-
 /**
  * Every book shown, and for a search filtered by availability the tag of the branch it filters
  * on (`avail_any` without one): a loan or return there can add a book to the page or remove one.

@@ -38,7 +38,10 @@ function holdAlone(path: string): () => void {
     db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;');
   } catch (err) {
     db.close();
-    if ((err as { errcode?: unknown }).errcode === SQLITE_BUSY) throw new CatalogInUseError(`${path} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that`);
+    if ((err as { errcode?: unknown }).errcode === SQLITE_BUSY)
+      throw new CatalogInUseError(
+        `${path} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that`,
+      );
     return () => undefined;
   }
   return () => {

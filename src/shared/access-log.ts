@@ -80,7 +80,12 @@ export class ArrivalFields {
   requestId(header: string | string[] | undefined): string {
     if (typeof header === 'string' && SANE_REQUEST_ID.test(header) && !JWT_SHAPED.test(header)) return header;
     const low = ++this.#made & 0xff;
-    if (low === 0) this.#head = this.#prefix + Math.floor(this.#made / 256).toString(16).padStart(10, '0');
+    if (low === 0)
+      this.#head =
+        this.#prefix +
+        Math.floor(this.#made / 256)
+          .toString(16)
+          .padStart(10, '0');
     return this.#head + (LOW_DIGITS[low] ?? '');
   }
 

@@ -38,55 +38,64 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 export function createAdminServer(options: AdminOptions): Server {
   const framing = new Framing();
   const arrivals = new ArrivalFields();
-  return createHttpServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const answer = async (): Promise<void> => {
-      // The same strict framing as the API listeners: a proxy in front of the purge API reads a
-      // request with two Hosts or a coding other than chunked differently too.
-      const refused = framing.problem(req);
-      if (refused !== undefined) {
-        sendProblem(res, refused, path ?? '/', req.method === 'HEAD');
-        return;
-      }
-      // A probe or a scrape that is not a GET is a client's mistake: answered 200, a `DELETE
-      // /healthz` or a `POST /metrics` would look as if it had done something.
-      if (READ_PATHS.has(path ?? '') && req.method !== 'GET' && req.method !== 'HEAD') {
-        sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports GET and HEAD`, { allow: 'GET, HEAD' }), path ?? '/', false);
-        return;
-      }
-      switch (path) {
-        case '/metrics': {
-          const text = await options.registry.metrics();
-          res.writeHead(200, { 'content-type': options.registry.contentType, 'cache-control': 'no-store' });
-          res.end(text);
+  return createHttpServer(
+    (req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      const answer = async (): Promise<void> => {
+        // The same strict framing as the API listeners: a proxy in front of the purge API reads a
+        // request with two Hosts or a coding other than chunked differently too.
+        const refused = framing.problem(req);
+        if (refused !== undefined) {
+          sendProblem(res, refused, path ?? '/', req.method === 'HEAD');
           return;
         }
-        case '/healthz':
-          sendJson(res, 200, { status: 'ok' });
-          return;
-        case '/readyz': {
-          const reason = options.notReadyReason();
-          const degraded = options.degradedReason?.();
-          if (reason === undefined) sendJson(res, 200, degraded === undefined ? { status: 'ready' } : { status: 'ready', degraded });
-          else sendProblem(res, problem('not-ready', reason), '/readyz', req.method === 'HEAD');
+        // A probe or a scrape that is not a GET is a client's mistake: answered 200, a `DELETE
+        // /healthz` or a `POST /metrics` would look as if it had done something.
+        if (READ_PATHS.has(path ?? '') && req.method !== 'GET' && req.method !== 'HEAD') {
+          sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports GET and HEAD`, { allow: 'GET, HEAD' }), path ?? '/', false);
           return;
         }
-        default: {
-          const endpoint = options.endpoints?.[path ?? ''];
-          if (endpoint === undefined) {
-            sendProblem(res, problem('not-found', `admin endpoints: ${[...READ_PATHS, ...Object.keys(options.endpoints ?? {})].join(', ')}`), path ?? '/', req.method === 'HEAD');
-          } else if (req.method !== 'POST') {
-            sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
-          } else {
-            res.setHeader('x-request-id', arrivals.requestId(req.headers['x-request-id']));
-            await endpoint(req, res);
+        switch (path) {
+          case '/metrics': {
+            const text = await options.registry.metrics();
+            res.writeHead(200, { 'content-type': options.registry.contentType, 'cache-control': 'no-store' });
+            res.end(text);
+            return;
+          }
+          case '/healthz':
+            sendJson(res, 200, { status: 'ok' });
+            return;
+          case '/readyz': {
+            const reason = options.notReadyReason();
+            const degraded = options.degradedReason?.();
+            if (reason === undefined) sendJson(res, 200, degraded === undefined ? { status: 'ready' } : { status: 'ready', degraded });
+            else sendProblem(res, problem('not-ready', reason), '/readyz', req.method === 'HEAD');
+            return;
+          }
+          default: {
+            const endpoint = options.endpoints?.[path ?? ''];
+            if (endpoint === undefined) {
+              sendProblem(
+                res,
+                problem('not-found', `admin endpoints: ${[...READ_PATHS, ...Object.keys(options.endpoints ?? {})].join(', ')}`),
+                path ?? '/',
+                req.method === 'HEAD',
+              );
+            } else if (req.method !== 'POST') {
+              sendProblem(res, problem('method-not-allowed', `${path ?? ''} supports POST`, { allow: 'POST' }), path ?? '/', req.method === 'HEAD');
+            } else {
+              res.setHeader('x-request-id', arrivals.requestId(req.headers['x-request-id']));
+              await endpoint(req, res);
+            }
           }
         }
-      }
-    };
-    answer().catch((err: unknown) => {
-      if (!res.headersSent) sendProblem(res, problem('internal-error', 'the admin endpoint failed'), path ?? '/', false);
-      else res.destroy(err instanceof Error ? err : undefined);
-    });
-  }, options.limits, options.onRefused);
+      };
+      answer().catch((err: unknown) => {
+        if (!res.headersSent) sendProblem(res, problem('internal-error', 'the admin endpoint failed'), path ?? '/', false);
+        else res.destroy(err instanceof Error ? err : undefined);
+      });
+    },
+    options.limits,
+    options.onRefused,
+  );
 }

@@ -44,7 +44,9 @@ function keyFunction(key: KeySource): Uint8Array | JWTVerifyGetKey {
   if (key.kind === 'secret') return key.secret;
   if (/^https?:\/\//.test(key.jwks)) return createRemoteJWKSet(new URL(key.jwks));
   const path = key.jwks;
-  return fromConfiguredFile('auth.jwks', path, 'is not a JSON Web Key Set', () => createLocalJWKSet(JSON.parse(readFileSync(path, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]));
+  return fromConfiguredFile('auth.jwks', path, 'is not a JSON Web Key Set', () =>
+    createLocalJWKSet(JSON.parse(readFileSync(path, 'utf8')) as Parameters<typeof createLocalJWKSet>[0]),
+  );
 }
 
 /**
@@ -170,7 +172,9 @@ export class TokenVerifier {
     if (granted.principal.scopes.includes(scope)) return granted;
     let insufficient = this.#insufficient.get(scope);
     if (insufficient === undefined) {
-      insufficient = problem('insufficient-scope', `the token lacks the ${scope} scope`, { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` });
+      insufficient = problem('insufficient-scope', `the token lacks the ${scope} scope`, {
+        'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
+      });
       this.#insufficient.set(scope, insufficient);
     }
     return { ok: false, problem: insufficient };

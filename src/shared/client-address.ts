@@ -19,7 +19,8 @@ export function invalidProxyEntry(entry: string): string | undefined {
   const [address = '', prefix, extra] = entry.split('/');
   const family = isIP(address);
   if (family === 0 || extra !== undefined) return `${JSON.stringify(entry)} is not an IP address or CIDR block`;
-  if (prefix !== undefined && !(/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))) return `${JSON.stringify(entry)} has a bad prefix length`;
+  if (prefix !== undefined && !(/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)))
+    return `${JSON.stringify(entry)} has a bad prefix length`;
   return undefined;
 }
 

@@ -42,7 +42,12 @@ export class CredentialNames {
 
 /** `http.credentialParameters`: comma-separated names, compared case-insensitively. */
 export function parseCredentialNames(setting: string): CredentialNames {
-  return new CredentialNames(setting.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== ''));
+  return new CredentialNames(
+    setting
+      .split(',')
+      .map((n) => n.trim().toLowerCase())
+      .filter((n) => n !== ''),
+  );
 }
 
 export const NO_CREDENTIAL_NAMES = new CredentialNames([]);

@@ -41,7 +41,10 @@ export function httpLimits(config: Config): HttpLimits {
 export function reportRefusals(logger: Logger, credentialNames: CredentialNames, count: (reason: string) => void): (refusal: Refusal) => void {
   return ({ reason, method, target }) => {
     count(reason);
-    logger.warn({ reason, method, target: target === undefined ? undefined : redactTarget(target, credentialNames) }, 'request refused before parsing completed');
+    logger.warn(
+      { reason, method, target: target === undefined ? undefined : redactTarget(target, credentialNames) },
+      'request refused before parsing completed',
+    );
   };
 }
 

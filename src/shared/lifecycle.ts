@@ -45,13 +45,24 @@ export async function drain(server: Server, deadlineMs: number): Promise<void> {
   server.prependListener('request', closeAfterAnswer);
   // net.Server's close stops accepting; http.Server's would also destroy the idle connections at
   // once, and stop the sweep that enforces the header and request timeouts on the rest.
-  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => { resolve(); }));
+  const closed = new Promise<void>((resolve) =>
+    NetServer.prototype.close.call(server, () => {
+      resolve();
+    }),
+  );
   let sweeper: NodeJS.Timeout | undefined;
-  const grace = setTimeout(() => {
-    server.closeIdleConnections();
-    sweeper = setInterval(() => { server.closeIdleConnections(); }, 25);
-  }, Math.min(IDLE_GRACE_MS, deadlineMs));
-  const deadline = setTimeout(() => { server.closeAllConnections(); }, deadlineMs);
+  const grace = setTimeout(
+    () => {
+      server.closeIdleConnections();
+      sweeper = setInterval(() => {
+        server.closeIdleConnections();
+      }, 25);
+    },
+    Math.min(IDLE_GRACE_MS, deadlineMs),
+  );
+  const deadline = setTimeout(() => {
+    server.closeAllConnections();
+  }, deadlineMs);
   try {
     await closed;
   } finally {
@@ -101,7 +112,9 @@ function stopWithNpm(stop: () => void): void {
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid === parent) return;
-    process.stderr.write(`catalog-gateway: the npm process that ran this server (pid ${String(parent)}) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with \`npx catalog-gateway reload\`, not a signal to npm\n`);
+    process.stderr.write(
+      `catalog-gateway: the npm process that ran this server (pid ${String(parent)}) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with \`npx catalog-gateway reload\`, not a signal to npm\n`,
+    );
     stop();
   }, PARENT_CHECK_MS).unref();
 }
@@ -116,5 +129,11 @@ export function onReloadSignal(reload: () => void): void {
  * without workers says so rather than let the signal's default action kill it.
  */
 export function onRestartSignal(restart: (() => void) | undefined): void {
-  process.on('SIGUSR2', restart ?? (() => { process.emitWarning('SIGUSR2 replaces the workers one at a time, and this gateway runs none (gateway.workers is 1): ignored'); }));
+  process.on(
+    'SIGUSR2',
+    restart ??
+      (() => {
+        process.emitWarning('SIGUSR2 replaces the workers one at a time, and this gateway runs none (gateway.workers is 1): ignored');
+      }),
+  );
 }

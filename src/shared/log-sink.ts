@@ -47,7 +47,9 @@ const retryPause = new Int32Array(new SharedArrayBuffer(4));
 
 /** Every open sink, so that exit flushes them and a signal reopens their files. */
 const sinks = new Set<LogSink>();
-process.on('exit', () => { for (const sink of sinks) sink.flush(); });
+process.on('exit', () => {
+  for (const sink of sinks) sink.flush();
+});
 
 /** Reopens every log file by its path (after logrotate moved it away), as nginx does on SIGUSR1. */
 export function reopenLogFiles(): void {
@@ -76,7 +78,9 @@ export class LogSink {
     this.#fd = this.#open();
     const wanted = options.blockBytes ?? 64 * 1024;
     this.#block = Buffer.allocUnsafeSlow(fstatSync(this.#fd).isFile() ? wanted : Math.min(wanted, PIPE_BUF));
-    this.#timer = setInterval(() => { this.flush(); }, options.flushEveryMs ?? 200).unref();
+    this.#timer = setInterval(() => {
+      this.flush();
+    }, options.flushEveryMs ?? 200).unref();
     sinks.add(this);
   }
 

@@ -56,7 +56,10 @@ export function createLogger(config: Config, name: string, destination?: Destina
 export function lineWriter<T>(logger: Logger): (item: T, make: LineMaker<T>) => void {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   if (stream === undefined) throw new Error('the logger has no destination stream');
-  if (stream instanceof LogSink) return (item, make) => { stream.defer(item, make); };
+  if (stream instanceof LogSink)
+    return (item, make) => {
+      stream.defer(item, make);
+    };
   return (item, make) => {
     stream.write(make(item, Date.now()));
   };

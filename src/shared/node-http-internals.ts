@@ -80,7 +80,7 @@ export const internals: NodeHttpInternals = process.env.GATEWAY_NODE_HTTP === 'p
 /** One warning per field missing, once a logger exists. */
 export function reportNodeHttpInternals(logger: Logger): void {
   for (const [use, present] of Object.entries(internals)) {
-    if (!present) logger.warn({ use }, "a node:http private field is missing here (or GATEWAY_NODE_HTTP=public): its public replacement is used");
+    if (!present) logger.warn({ use }, 'a node:http private field is missing here (or GATEWAY_NODE_HTTP=public): its public replacement is used');
   }
 }
 

@@ -76,7 +76,9 @@ export function problemBody(p: Problem, instance: string): string {
 export function rawProblemResponse(p: Problem, instance: string): string {
   const body = problemBody(p, instance);
   const { status, title } = PROBLEM_KINDS[p.kind];
-  const extra = Object.entries(p.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const extra = Object.entries(p.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n${extra}connection: close\r\n\r\n${body}`;
 }
 

@@ -44,7 +44,10 @@ export function readJsonText(req: IncomingMessage, maxBytes: number): Promise<Bo
 }
 
 /** The body as a JSON object, or 422 naming what is wrong with it. */
-export async function readJsonObject(req: IncomingMessage, maxBytes: number): Promise<{ readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly problem: Problem }> {
+export async function readJsonObject(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<{ readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly problem: Problem }> {
   const body = await readJsonText(req, maxBytes);
   if (!body.ok) return body;
   let value: unknown;
@@ -53,7 +56,8 @@ export async function readJsonObject(req: IncomingMessage, maxBytes: number): Pr
   } catch {
     return { ok: false, problem: problem('invalid-body', 'the body is not valid JSON') };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problem: problem('invalid-body', 'the body must be a JSON object') };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, problem: problem('invalid-body', 'the body must be a JSON object') };
   return { ok: true, value: value as Record<string, unknown> };
 }
 

@@ -34,7 +34,12 @@ function keySource(config: Config): KeySource {
   const jwks = config['auth.jwks'];
   if (jwks !== null) return { kind: 'jwks', jwks };
   const path = secretPath(config);
-  return { kind: 'secret', secret: fromConfiguredFile(config['auth.secretFile'] === null ? 'dataDir' : 'auth.secretFile', path, 'cannot hold the signing secret', () => loadOrCreateSecret(path)) };
+  return {
+    kind: 'secret',
+    secret: fromConfiguredFile(config['auth.secretFile'] === null ? 'dataDir' : 'auth.secretFile', path, 'cannot hold the signing secret', () =>
+      loadOrCreateSecret(path),
+    ),
+  };
 }
 
 /** The verifier both servers build from their `auth.*` keys. */

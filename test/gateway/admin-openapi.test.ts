@@ -27,7 +27,11 @@ describe('docs/openapi.json and the gateway admin listener agree', () => {
     await origin.close();
   });
 
-  const event = JSON.stringify({ type: 'book.availability.changed', timestamp: new Date().toISOString(), data: { book: 'bk_1', branch: 'branch_central', available: false } });
+  const event = JSON.stringify({
+    type: 'book.availability.changed',
+    timestamp: new Date().toISOString(),
+    data: { book: 'bk_1', branch: 'branch_central', available: false },
+  });
   const signed = (id: string, at: Date, body = event): Record<string, string> => ({
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),

@@ -63,7 +63,10 @@ describe('W-TinyLFU in front of lru-cache', () => {
   test('a scan of one-off keys does not flush a hot set that plain LRU loses', () => {
     // Ten scanned keys between two requests for each hot key: 550 keys between two requests for
     // the same hot key, where plain LRU keeps 120.
-    for (const [name, cache, least, most] of [['W-TinyLFU', windowed(), 490, 500], ['LRU', plain(), 0, 0]] as const) {
+    for (const [name, cache, least, most] of [
+      ['W-TinyLFU', windowed(), 490, 500],
+      ['LRU', plain(), 0, 0],
+    ] as const) {
       const hot = Array.from({ length: 50 }, (_, i) => `/hot/${i}`);
       let scan = 0;
       let hits = 0;
@@ -91,7 +94,11 @@ describe('W-TinyLFU in front of lru-cache', () => {
     }
     const first = hitsAt[0];
     assert.ok(first !== undefined && first <= 5, `first hit at request ${first}`);
-    assert.deepEqual(hitsAt, Array.from({ length: 20 - first }, (_, i) => first + i), 'a hit on every request once it is in');
+    assert.deepEqual(
+      hitsAt,
+      Array.from({ length: 20 - first }, (_, i) => first + i),
+      'a hit on every request once it is in',
+    );
   });
 
   test('entries asked for again after admission outlast a stream of newcomers admitted on their way through', () => {
@@ -130,7 +137,12 @@ describe('W-TinyLFU in front of lru-cache', () => {
 
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
     const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined, onShift: () => undefined });
+    const cache = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     for (let round = 0; round < 3; round++) for (let i = 0; i < 200; i++) request(cache, `/warm/${i}`);
     request(cache, '/grows', 500);
     const grown = { key: '/grows' };
@@ -141,7 +153,12 @@ describe('W-TinyLFU in front of lru-cache', () => {
 
   test('a value set again over itself is not reported gone, in the window as in the main space (as lru-cache does)', () => {
     const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`), onAdmission: () => undefined, onShift: () => undefined });
+    const cache = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     const value = { key: '/same' };
     cache.set('/same', value, { size: 100 });
     cache.set('/same', value, { size: 100 });

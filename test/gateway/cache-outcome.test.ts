@@ -6,7 +6,16 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { CACHE_LABELS, CACHE_NAME, cacheLabel, cacheStatus, STALE_REASONS, type CacheOutcome, type Forward, type OutcomeKind } from '../../src/gateway/cache-outcome.ts';
+import {
+  CACHE_LABELS,
+  CACHE_NAME,
+  cacheLabel,
+  cacheStatus,
+  STALE_REASONS,
+  type CacheOutcome,
+  type Forward,
+  type OutcomeKind,
+} from '../../src/gateway/cache-outcome.ts';
 
 const HEADING = '`Age` and `Cache-Status`';
 
@@ -76,7 +85,11 @@ test('every label the code can derive for a request that reached the cache is do
 });
 
 test('every reason to forward (RFC 9211 §2.2) is documented', () => {
-  const forwards = new Set(rows(tableDocument()).map((r) => outcomeOf(r.value).fwd).filter((f) => f !== undefined));
+  const forwards = new Set(
+    rows(tableDocument())
+      .map((r) => outcomeOf(r.value).fwd)
+      .filter((f) => f !== undefined),
+  );
   assert.deepEqual([...forwards].sort(), ['bypass', 'method', 'miss', 'request', 'stale', 'vary-miss']);
 });
 

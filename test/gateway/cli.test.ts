@@ -58,7 +58,8 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
   // The second `npm start` of the README: the same search, answered from the disk tier.
   const again = run(['start'], env);
   t.after(() => again.child.kill('SIGKILL'));
-  const [, , againUrl = ''] = /^curl -i -H 'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/\S+)'$/.exec(await again.line((l) => l.startsWith('curl '))) ?? [];
+  const [, , againUrl = ''] =
+    /^curl -i -H 'Authorization: Bearer ([A-Za-z0-9._-]+)' '(http:\/\/\S+)'$/.exec(await again.line((l) => l.startsWith('curl '))) ?? [];
   assert.equal(new URL(againUrl).search, new URL(url).search, 'the banner suggests the same search');
   const warm = await get(againUrl, { authorization: `Bearer ${token}` });
   assert.equal(warm.body, first.body);
@@ -67,7 +68,15 @@ test('`start` runs origin and gateway and prints a curl that returns books throu
 
 test('`start --tls` makes a local certificate and prints a curl over HTTPS and HTTP/2 that trusts it', async (t) => {
   const dataDir = tempDir();
-  const env = { CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '2000', CATALOG_GATEWAY_PORT: '0', CATALOG_GATEWAY_ADMIN_PORT: '0', CATALOG_ORIGIN_PORT: '0', CATALOG_ORIGIN_ADMIN_PORT: '0', CATALOG_LOG_LEVEL: 'warn' };
+  const env = {
+    CATALOG_DATA_DIR: dataDir,
+    CATALOG_ORIGIN_BOOKS: '2000',
+    CATALOG_GATEWAY_PORT: '0',
+    CATALOG_GATEWAY_ADMIN_PORT: '0',
+    CATALOG_ORIGIN_PORT: '0',
+    CATALOG_ORIGIN_ADMIN_PORT: '0',
+    CATALOG_LOG_LEVEL: 'warn',
+  };
   const { child, line } = run(['start', '--tls'], env);
   t.after(() => child.kill('SIGKILL'));
   const curl = await line((l) => l.startsWith('curl '));
@@ -86,7 +95,13 @@ test('`start --tls` makes a local certificate and prints a curl over HTTPS and H
 });
 
 test('`fleet` runs Redis, the origin and two workers sharing one cache: a query asked of each worker reaches the origin once', async (t) => {
-  const env = { CATALOG_DATA_DIR: tempDir(), CATALOG_ORIGIN_BOOKS: '2000', CATALOG_ORIGIN_PORT: '0', CATALOG_ORIGIN_ADMIN_PORT: '0', CATALOG_LOG_LEVEL: 'warn' };
+  const env = {
+    CATALOG_DATA_DIR: tempDir(),
+    CATALOG_ORIGIN_BOOKS: '2000',
+    CATALOG_ORIGIN_PORT: '0',
+    CATALOG_ORIGIN_ADMIN_PORT: '0',
+    CATALOG_LOG_LEVEL: 'warn',
+  };
   const { child, line } = run(['fleet', '--workers', '2', '--port', '0', '--admin-port', '0'], env);
   // SIGTERM even when the test fails: a SIGKILLed fleet would leave its redis-server behind.
   t.after(() => child.kill('SIGTERM'));
@@ -107,7 +122,10 @@ test('`fleet` runs Redis, the origin and two workers sharing one cache: a query 
   }
   assert.equal(statuses.filter((s) => s.includes('fwd=miss')).length, 1, statuses.join('\n'));
   // The workers of one host find it in the host's disk tier before they ask Redis.
-  assert.ok(statuses.some((s) => /detail=(disk|shared)/.test(s)), 'the other worker took it from the host\'s disk tier or from Redis');
+  assert.ok(
+    statuses.some((s) => /detail=(disk|shared)/.test(s)),
+    "the other worker took it from the host's disk tier or from Redis",
+  );
   const metrics = (await get(`${adminUrl}/metrics`)).body;
   assert.equal(metricValue(metrics, 'catalog_gateway_workers'), 2);
   assert.equal(metricValue(metrics, 'catalog_gateway_fleet_fills_total', { role: 'leader' }), 1);
@@ -157,12 +175,20 @@ test('--version prints the package version; an older Node runs it on the project
 test('access lines name the service and the client; SIGUSR1 and SIGHUP reopen a rotated log file instead of killing the process', async (t) => {
   const dir = tempDir();
   const logFile = join(dir, 'gateway.log');
-  const { child } = run(['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dir, CATALOG_LOG_DESTINATION: logFile, CATALOG_LOG_LEVEL: 'info' });
+  const { child } = run(['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], {
+    CATALOG_DATA_DIR: dir,
+    CATALOG_LOG_DESTINATION: logFile,
+    CATALOG_LOG_LEVEL: 'info',
+  });
   t.after(() => child.kill('SIGKILL'));
   // With a file destination nothing reaches stdout: the file says when it is listening.
   let listening: { url: string } | undefined;
   await until(async () => {
-    const found = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"msg":"listening"')) : undefined;
+    const found = existsSync(logFile)
+      ? readFileSync(logFile, 'utf8')
+          .split('\n')
+          .find((l) => l.includes('"msg":"listening"'))
+      : undefined;
     listening = found === undefined ? undefined : (JSON.parse(found) as { url: string });
     if (listening === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
     return listening !== undefined;
@@ -171,7 +197,11 @@ test('access lines name the service and the client; SIGUSR1 and SIGHUP reopen a 
   const access = async (file: string, path: string): Promise<Record<string, unknown>> => {
     let found: string | undefined;
     await until(async () => {
-      found = existsSync(file) ? readFileSync(file, 'utf8').split('\n').find((l) => l.includes(`"path":"${path}"`)) : undefined;
+      found = existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .split('\n')
+            .find((l) => l.includes(`"path":"${path}"`))
+        : undefined;
       if (found === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
       return found !== undefined;
     }, 10_000);

@@ -21,7 +21,11 @@ describe('behind a trusted proxy (http.trustedProxies = 127.0.0.0/8)', () => {
   let fx: GatewayFixture;
   before(async () => {
     origin = await startFaultOrigin();
-    fx = await startGatewayFixture(origin.url, { 'http.trustedProxies': ['127.0.0.0/8', '::1'], 'gateway.rateLimit.perIpPerSecond': 1, 'gateway.rateLimit.perIpBurst': 1 });
+    fx = await startGatewayFixture(origin.url, {
+      'http.trustedProxies': ['127.0.0.0/8', '::1'],
+      'gateway.rateLimit.perIpPerSecond': 1,
+      'gateway.rateLimit.perIpBurst': 1,
+    });
   });
   after(async () => {
     await fx.stop();
@@ -61,10 +65,13 @@ describe('with no trusted proxies (the default)', () => {
     assert.equal(lastForwardedFor(origin), '127.0.0.1');
   });
 
-  test('log.format=combined: nginx\'s combined line, then rt, reqid, the cache result, the coding sent and the service', async () => {
+  test("log.format=combined: nginx's combined line, then rt, reqid, the cache result, the coding sent and the service", async () => {
     await fx.get('/v1/books?q=combined%20line', { 'x-request-id': 'trace-9', 'user-agent': 'probe/1.0 "quoted"' });
     await fx.get('/v1/books?q=combined%20line', { 'x-request-id': 'trace-10' });
-    const lines = fx.logs.text().split('\n').filter((l) => l.includes('combined%20line'));
+    const lines = fx.logs
+      .text()
+      .split('\n')
+      .filter((l) => l.includes('combined%20line'));
     assert.equal(lines.length, 2);
     assert.match(
       lines[0] ?? '',
@@ -85,11 +92,17 @@ test('the origin writes combined lines too, and believes the gateway it trusts',
   t.after(() => origin.stop());
   const token = await mintToken(loadOrCreateSecret(secretPath(config)), { subject: 'reader', scope: 'catalog:read', ttlSeconds: 60 });
   assert.equal((await get(`${origin.url}/v1/branches`, { authorization: `Bearer ${token}`, 'x-forwarded-for': '192.0.2.44' })).status, 200);
-  assert.match(logs.text(), /^192\.0\.2\.44 - reader \[.*\] "GET \/v1\/branches HTTP\/1\.1" 200 \d+ "-" "-" rt=\d+\.\d{6} reqid=[0-9a-f-]{36} service=catalog-origin$/m);
+  assert.match(
+    logs.text(),
+    /^192\.0\.2\.44 - reader \[.*\] "GET \/v1\/branches HTTP\/1\.1" 200 \d+ "-" "-" rt=\d+\.\d{6} reqid=[0-9a-f-]{36} service=catalog-origin$/m,
+  );
 });
 
 test('http.trustedProxies refuses what is not an address or a CIDR block, naming the key', () => {
-  assert.throws(() => loadConfig({ env: { CATALOG_HTTP_TRUSTED_PROXIES: '10.0.0.0/8, 10.0.0.300' } }), /config key http\.trustedProxies = "10\.0\.0\.0\/8, 10\.0\.0\.300" \(from env CATALOG_HTTP_TRUSTED_PROXIES\).*"10\.0\.0\.300" is not an IP address/);
+  assert.throws(
+    () => loadConfig({ env: { CATALOG_HTTP_TRUSTED_PROXIES: '10.0.0.0/8, 10.0.0.300' } }),
+    /config key http\.trustedProxies = "10\.0\.0\.0\/8, 10\.0\.0\.300" \(from env CATALOG_HTTP_TRUSTED_PROXIES\).*"10\.0\.0\.300" is not an IP address/,
+  );
   assert.throws(() => loadConfig({ env: { CATALOG_HTTP_TRUSTED_PROXIES: '10.0.0.0/33' } }), /bad prefix length/);
   assert.deepEqual(loadConfig({ env: { CATALOG_HTTP_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8' } })['http.trustedProxies'], ['10.0.0.0/8', 'fd00::/8']);
 });

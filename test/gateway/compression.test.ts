@@ -60,7 +60,8 @@ describe('compression in front of the real origin', () => {
   });
 
   const originCalls = async (): Promise<number> => metricValue((await get(`${origin.adminUrl}/metrics`)).body, 'catalog_origin_http_requests_total');
-  const through = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Wire> => wire(`${fx.gateway.url}${target}`, { ...auth, ...headers }, method);
+  const through = (target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Wire> =>
+    wire(`${fx.gateway.url}${target}`, { ...auth, ...headers }, method);
 
   test('every negotiation case, from one stored answer: one origin request, whatever each client spells', async () => {
     const target = '/v1/books?q=the&limit=50';
@@ -114,7 +115,11 @@ describe('compression in front of the real origin', () => {
     const gzip = await through(target, { 'accept-encoding': 'gzip' });
     const [identityTag, gzipTag] = [String(identity.headers.etag), String(gzip.headers.etag)];
     assert.notEqual(identityTag, gzipTag);
-    for (const [accept, held, expected] of [['gzip', identityTag, gzipTag], ['identity', gzipTag, identityTag], ['br', `"other", ${gzipTag}`, undefined]] as const) {
+    for (const [accept, held, expected] of [
+      ['gzip', identityTag, gzipTag],
+      ['identity', gzipTag, identityTag],
+      ['br', `"other", ${gzipTag}`, undefined],
+    ] as const) {
       const reply = await through(target, { 'accept-encoding': accept, 'if-none-match': held });
       assert.equal(reply.status, 304, `${accept} holding ${held}`);
       assert.equal(reply.body.length, 0);
@@ -157,7 +162,8 @@ describe('compression in front of the real origin', () => {
       const got = await through(target, { 'accept-encoding': accept });
       const head = await through(target, { 'accept-encoding': accept }, 'HEAD');
       assert.equal(head.body.length, 0);
-      for (const name of ['content-length', 'content-encoding', 'etag', 'vary', 'content-type']) assert.equal(head.headers[name], got.headers[name], `${accept} ${name}`);
+      for (const name of ['content-length', 'content-encoding', 'etag', 'vary', 'content-type'])
+        assert.equal(head.headers[name], got.headers[name], `${accept} ${name}`);
     }
   });
 
@@ -170,7 +176,10 @@ describe('compression in front of the real origin', () => {
     assert.match(String(revalidated.headers['cache-status']), /fwd=stale; stored; fwd-status=304/);
     assertFraming(revalidated, 'br');
     assert.equal(decoded(revalidated), identity.body.toString());
-    for (const [accept, reply] of [['gzip', first], ['identity', identity]] as const) {
+    for (const [accept, reply] of [
+      ['gzip', first],
+      ['identity', identity],
+    ] as const) {
       const again = await through(target, { 'accept-encoding': accept });
       assert.match(String(again.headers['cache-status']), /; hit;/);
       assert.deepEqual(again.body, reply.body);
@@ -196,14 +205,19 @@ describe('compression in front of an origin that never compresses', () => {
   let fx: GatewayFixture;
   before(async () => {
     origin = await startFaultOrigin();
-    origin.behave((target) => (target.includes('keep') ? { kind: 'json', padBytes: 4000, headers: { 'cache-control': 'public, max-age=60, no-transform' } } : { kind: 'json', padBytes: 4000, headers: { 'surrogate-key': 'bk_1' } }));
+    origin.behave((target) =>
+      target.includes('keep')
+        ? { kind: 'json', padBytes: 4000, headers: { 'cache-control': 'public, max-age=60, no-transform' } }
+        : { kind: 'json', padBytes: 4000, headers: { 'surrogate-key': 'bk_1' } },
+    );
     fx = await startGatewayFixture(origin.url);
   });
   after(async () => {
     await fx.stop();
     await origin.close();
   });
-  const through = async (target: string, headers: Record<string, string> = {}): Promise<Wire> => wire(`${fx.gateway.url}${target}`, { authorization: `Bearer ${await fx.token()}`, ...headers });
+  const through = async (target: string, headers: Record<string, string> = {}): Promise<Wire> =>
+    wire(`${fx.gateway.url}${target}`, { authorization: `Bearer ${await fx.token()}`, ...headers });
 
   test('the gateway compresses once at fill; the compression ratio is counted', async () => {
     const gzip = await through('/v1/books?q=once', { 'accept-encoding': 'gzip' });
@@ -245,7 +259,8 @@ describe('compression in front of an origin that never compresses', () => {
   test('a purge removes the entry in every coding it was made in', async () => {
     const target = '/v1/books?q=purged';
     for (const accept of ['gzip', 'identity', 'br']) await through(target, { 'accept-encoding': accept });
-    for (const accept of ['gzip', 'identity', 'br']) assert.match(String((await through(target, { 'accept-encoding': accept })).headers['cache-status']), /; hit;/);
+    for (const accept of ['gzip', 'identity', 'br'])
+      assert.match(String((await through(target, { 'accept-encoding': accept })).headers['cache-status']), /; hit;/);
     const purged = await send(`${fx.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${await fx.token('catalog:admin')}` }, { urls: [target] });
     assert.deepEqual(JSON.parse(purged.body), { purged: 1 });
     for (const accept of ['br', 'identity', 'gzip']) {
@@ -304,7 +319,8 @@ describe('an origin that encodes with no-transform, and clients that do not acce
     await fx.stop();
     await origin.close();
   });
-  const through = async (target: string, headers: Record<string, string> = {}): Promise<Wire> => wire(`${fx.gateway.url}${target}`, { authorization: `Bearer ${await fx.token()}`, ...headers });
+  const through = async (target: string, headers: Record<string, string> = {}): Promise<Wire> =>
+    wire(`${fx.gateway.url}${target}`, { authorization: `Bearer ${await fx.token()}`, ...headers });
   /** The Accept-Encoding the origin last received for `target`. */
   const askedWith = (target: string): string | string[] | undefined => origin.seen.filter((s) => s.target === target).at(-1)?.headers['accept-encoding'];
 

@@ -228,7 +228,9 @@ describe('HTTP caching conformance: targeted fields, ranges, 1xx, disconnected, 
   });
 
   test('origin.cdnMaxAgeSeconds: the catalog origin sends a CDN-Cache-Control with the same directives and its own max-age', () => {
-    assert.deepEqual(cachingFields(testConfig({ 'origin.maxAgeSeconds': 60, 'origin.staleIfErrorSeconds': 30 })), { 'cache-control': 'public, max-age=60, stale-if-error=30' });
+    assert.deepEqual(cachingFields(testConfig({ 'origin.maxAgeSeconds': 60, 'origin.staleIfErrorSeconds': 30 })), {
+      'cache-control': 'public, max-age=60, stale-if-error=30',
+    });
     assert.deepEqual(cachingFields(testConfig({ 'origin.maxAgeSeconds': 60, 'origin.cdnMaxAgeSeconds': 86_400 })), {
       'cache-control': 'public, max-age=60',
       'cdn-cache-control': 'public, max-age=86400',

@@ -120,7 +120,8 @@ describe('the disk tier across restarts', () => {
     await until(async () => (await diskWrites(gw.adminUrl)) >= 1);
     const statuses = new Set<string>();
     // A connection of its own each time, so node:cluster hands them to both workers.
-    for (let i = 0; i < 20; i++) statuses.add(String((await get(gw.url + target, { ...auth, connection: 'close' })).headers['cache-status']).replace(/ttl=\d+/, 'ttl'));
+    for (let i = 0; i < 20; i++)
+      statuses.add(String((await get(gw.url + target, { ...auth, connection: 'close' })).headers['cache-status']).replace(/ttl=\d+/, 'ttl'));
     assert.equal(origin.count(target), 1, 'one origin call for the host');
     assert.ok(statuses.has('catalog-gateway; hit; ttl; detail=disk'), `the other worker found it on disk: ${[...statuses].join(' | ')}`);
   });
@@ -130,7 +131,17 @@ function store(dir: string, log = new PurgeLog(), logs = captureLogs(), owner = 
   const maker = new EntryMaker(codec);
   const registry = new Registry();
   let disk: DiskStore | undefined = undefined;
-  disk = new DiskStore({ dir, maxBytes: 64 << 20, maxEntryBytes: 1 << 20, owner, maker, purges: log, metrics: new DiskMetrics(registry, () => disk?.size()), logger: pino({ level: 'info' }, logs), now: Date.now });
+  disk = new DiskStore({
+    dir,
+    maxBytes: 64 << 20,
+    maxEntryBytes: 1 << 20,
+    owner,
+    maker,
+    purges: log,
+    metrics: new DiskMetrics(registry, () => disk?.size()),
+    logger: pino({ level: 'info' }, logs),
+    now: Date.now,
+  });
   return { disk, maker, registry };
 }
 
@@ -138,16 +149,24 @@ function answer(maker: EntryMaker, body = '{"results":[]}') {
   return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], ['bk_1']);
 }
 
-describe('the disk tier\'s faults', () => {
+describe("the disk tier's faults", () => {
   const stamp = { generation: 0, mark: '' };
 
   for (const [what, make] of [
-    ['a file that is not a database', (file: string) => { writeFileSync(file, 'this is not a database, only text that is long enough to be read as a header '.repeat(20)); }],
-    ['a database of another layout', (file: string) => {
-      const db = new DatabaseSync(file);
-      db.exec('CREATE TABLE entry (x); PRAGMA user_version = 7');
-      db.close();
-    }],
+    [
+      'a file that is not a database',
+      (file: string) => {
+        writeFileSync(file, 'this is not a database, only text that is long enough to be read as a header '.repeat(20));
+      },
+    ],
+    [
+      'a database of another layout',
+      (file: string) => {
+        const db = new DatabaseSync(file);
+        db.exec('CREATE TABLE entry (x); PRAGMA user_version = 7');
+        db.close();
+      },
+    ],
   ] as const) {
     test(`${what} is set aside with one log line, and the tier starts empty and works`, async () => {
       const dir = tempDir();
@@ -156,7 +175,10 @@ describe('the disk tier\'s faults', () => {
       const { disk, maker, registry } = store(dir, new PurgeLog(), logs);
       try {
         assert.equal(logs.lines().filter((l) => l.msg === 'the disk tier could not be read; set aside, starting empty').length, 1);
-        assert.ok(readdirSync(dir).some((f) => f.startsWith('cache.db.bad-')), 'the old file is kept beside, for a look');
+        assert.ok(
+          readdirSync(dir).some((f) => f.startsWith('cache.db.bad-')),
+          'the old file is kept beside, for a look',
+        );
         assert.equal(await disk.put(cacheKey('/a'), answer(maker), stamp), undefined);
         assert.equal(disk.get(cacheKey('/a'), {})?.body.toString(), '{"results":[]}');
         assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'corrupt' }), 1);
@@ -190,7 +212,10 @@ describe('the disk tier\'s faults', () => {
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'owner'), String(other.pid));
-      assert.throws(() => store(dir), (err: unknown) => err instanceof DiskTierInUse && err.message.includes(dir) && err.message.includes(String(other.pid)));
+      assert.throws(
+        () => store(dir),
+        (err: unknown) => err instanceof DiskTierInUse && err.message.includes(dir) && err.message.includes(String(other.pid)),
+      );
     } finally {
       other.kill();
     }
@@ -233,7 +258,17 @@ describe('the disk tier\'s faults', () => {
   test('the bound holds: the least recently used entries go first', async () => {
     const dir = tempDir();
     const maker = new EntryMaker(codec);
-    const disk = new DiskStore({ dir, maxBytes: 1 << 20, maxEntryBytes: 1 << 20, owner: process.pid, maker, purges: new PurgeLog(), metrics: new DiskMetrics(new Registry(), () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
+    const disk = new DiskStore({
+      dir,
+      maxBytes: 1 << 20,
+      maxEntryBytes: 1 << 20,
+      owner: process.pid,
+      maker,
+      purges: new PurgeLog(),
+      metrics: new DiskMetrics(new Registry(), () => undefined),
+      logger: pino({ level: 'silent' }),
+      now: Date.now,
+    });
     try {
       const body = '{"x":"'.padEnd(20_000, 'z') + '"}';
       await disk.put(cacheKey('/k0'), answer(maker, body), stamp);
@@ -259,13 +294,19 @@ test('a second gateway pointed at a directory a live one uses is refused at star
   const dataDir = tempDir();
   await startProcess(t, origin, dataDir);
   for (const workers of ['1', '2']) {
-    const second = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0', '--workers', workers], { CATALOG_DATA_DIR: dataDir, CATALOG_GATEWAY_EVENTS_REGISTER: 'false' });
+    const second = run(['gateway', '--origin', origin.url, '--port', '0', '--admin-port', '0', '--workers', workers], {
+      CATALOG_DATA_DIR: dataDir,
+      CATALOG_GATEWAY_EVENTS_REGISTER: 'false',
+    });
     let stderr = '';
     second.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const [code] = (await once(second.child, 'exit')) as [number | null];
     assert.equal(code, 1, `--workers ${workers}`);
     assert.equal(stderr.trim().split('\n').length, 1, stderr);
-    assert.match(stderr, new RegExp(`gateway\\.cache\\.disk\\.path ${join(dataDir, 'cache').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another gateway \\(pid \\d+\\)`));
+    assert.match(
+      stderr,
+      new RegExp(`gateway\\.cache\\.disk\\.path ${join(dataDir, 'cache').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another gateway \\(pid \\d+\\)`),
+    );
   }
 });
 
@@ -274,25 +315,36 @@ test('the workers of a host opening a new disk tier at once all open it: one mak
   const startAt = Date.now() + 3000;
   const opened = await Promise.all(
     Array.from({ length: 6 }, async () => {
-      const child = spawn('node_modules/.bin/node', ['--import', 'tsx', 'test/support/open-disk-tier.ts', dir, String(process.pid), String(startAt)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn('node_modules/.bin/node', ['--import', 'tsx', 'test/support/open-disk-tier.ts', dir, String(process.pid), String(startAt)], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const [code] = (await once(child, 'exit')) as [number | null];
       return { code, stderr };
     }),
   );
-  assert.deepEqual(opened.filter((o) => o.code !== 0), [], 'every process opened it');
+  assert.deepEqual(
+    opened.filter((o) => o.code !== 0),
+    [],
+    'every process opened it',
+  );
 });
 
 test('killed (SIGKILL) in the middle of heavy writes, the disk tier serves every entry it kept whole, and no torn one', async () => {
   const dir = tempDir();
-  const writer = spawn('node_modules/.bin/node', ['--import', 'tsx', 'test/support/write-disk-tier.ts', dir, String(process.pid)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const writer = spawn('node_modules/.bin/node', ['--import', 'tsx', 'test/support/write-disk-tier.ts', dir, String(process.pid)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await once(writer.stdout, 'data');
   await new Promise((resolve) => setTimeout(resolve, 1500));
   writer.kill('SIGKILL');
   await once(writer, 'exit');
   const db = new DatabaseSync(join(dir, 'cache.db'), { readOnly: true });
-  const keys = db.prepare('SELECT key FROM entry').all().map((row) => String(row.key));
+  const keys = db
+    .prepare('SELECT key FROM entry')
+    .all()
+    .map((row) => String(row.key));
   db.close();
   assert.ok(keys.length >= 64, `${keys.length} entries were committed before the kill`);
   const { disk, registry } = store(dir);

@@ -110,14 +110,21 @@ describe('strict framing and credentials, on both servers', () => {
       assert.equal(typeOf(response), 'https://catalog.example/problems/expectation-failed');
       assert.match(response, /\r\ncontent-type: application\/problem\+json\r\n/i, name);
     }
-    assert.ok(fx.logs.lines().some((l) => JSON.stringify(l).includes('"reason":"expectation"')), 'the refusal is logged');
+    assert.ok(
+      fx.logs.lines().some((l) => JSON.stringify(l).includes('"reason":"expectation"')),
+      'the refusal is logged',
+    );
   });
 
   test('a user name and password in an absolute-form target are refused, and written nowhere', async () => {
     const secret = 'S3CR3T-userinfo-password';
     for (const [name, url] of servers()) {
       const host = new URL(url).host;
-      for (const target of [`http://user:${secret}@${host}/v1/branches`, `http://user:${secret}@${host}/v1/nothing?q=x`, `HTTP://${secret}@${host}/v1/books?q=x`]) {
+      for (const target of [
+        `http://user:${secret}@${host}/v1/branches`,
+        `http://user:${secret}@${host}/v1/nothing?q=x`,
+        `HTTP://${secret}@${host}/v1/books?q=x`,
+      ]) {
         const response = await rawExchange(url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
         assert.equal(statusOf(response), 400, `${name} ${target}: ${response.slice(0, 200)}`);
         assert.equal(typeOf(response), 'https://catalog.example/problems/credentials-in-target');
@@ -143,9 +150,15 @@ describe('strict framing and credentials, on both servers', () => {
 
   test('requests the parser refuses are logged with a redacted excerpt and counted', async () => {
     const secret = 'SECRET-in-a-broken-request';
-    const response = await rawExchange(fx.gateway.url, `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`);
+    const response = await rawExchange(
+      fx.gateway.url,
+      `GET /v1/books?access_token=${secret} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`,
+    );
     assert.equal(statusOf(response), 400);
-    const line = fx.logs.lines().map((l) => JSON.stringify(l)).findLast((l) => l.includes('refused before parsing'));
+    const line = fx.logs
+      .lines()
+      .map((l) => JSON.stringify(l))
+      .findLast((l) => l.includes('refused before parsing'));
     assert.ok(line !== undefined, 'the refusal is logged');
     assert.ok(!line.includes(secret));
     assert.match(line, /"method":"GET"/);
@@ -202,10 +215,12 @@ describe('slow and greedy clients', () => {
     assert.match(String(first.headers['retry-after']), /^[1-9][0-9]*$/);
     assert.match(String(first.headers['ratelimit-policy']), /^"per-token";q=5;w=3$/);
     assert.match(String(first.headers.ratelimit), /^"per-token";r=0;t=[0-9]+$/);
-    const other = await get(`${fx.gateway.url}/hit`, { authorization: `Bearer ${await (async () => {
-      const { loadOrCreateSecret, mintToken, secretPath } = await import('../../src/shared/signing-key.ts');
-      return mintToken(loadOrCreateSecret(secretPath(fx.config)), { subject: 'someone else', scope: 'catalog:read', ttlSeconds: 60 });
-    })()}` });
+    const other = await get(`${fx.gateway.url}/hit`, {
+      authorization: `Bearer ${await (async () => {
+        const { loadOrCreateSecret, mintToken, secretPath } = await import('../../src/shared/signing-key.ts');
+        return mintToken(loadOrCreateSecret(secretPath(fx.config)), { subject: 'someone else', scope: 'catalog:read', ttlSeconds: 60 });
+      })()}`,
+    });
     assert.equal(other.status, 200);
   });
 });
@@ -238,7 +253,13 @@ test('a flood from one address gets 429 before authentication, while another add
 test('10 000 idle connections do not stop a new client from being served', async () => {
   const origin = await startScriptedOrigin((_req, res) => res.end('{}'));
   const child = spawn('node_modules/.bin/node', ['bin/catalog-gateway.js', 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url], {
-    env: { ...process.env, CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false', CATALOG_GATEWAY_ROUTES: JSON.stringify([{ prefix: '/', mode: 'http', auth: 'off' }]) },
+    env: {
+      ...process.env,
+      CATALOG_DATA_DIR: tempDir(),
+      CATALOG_LOG_LEVEL: 'info',
+      CATALOG_GATEWAY_ACCESS_LOG: 'false',
+      CATALOG_GATEWAY_ROUTES: JSON.stringify([{ prefix: '/', mode: 'http', auth: 'off' }]),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const sockets: Socket[] = [];

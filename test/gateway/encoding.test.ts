@@ -6,7 +6,12 @@ import { accepts, codingOf, negotiate, representationTag, varyWithEncoding, type
 import type { CompressionPolicy } from '../../src/shared/encoding/policy.ts';
 
 const ALL: readonly Coding[] = ['gzip', 'br', 'zstd', 'identity'];
-const POLICY: CompressionPolicy = { encodings: ['gzip', 'br', 'zstd'], minBytes: 1024, types: ['application/json', 'text/*'], levels: { gzip: 6, br: 5, zstd: 3 } };
+const POLICY: CompressionPolicy = {
+  encodings: ['gzip', 'br', 'zstd'],
+  minBytes: 1024,
+  types: ['application/json', 'text/*'],
+  levels: { gzip: 6, br: 5, zstd: 3 },
+};
 
 describe('RFC 9110 §12.5.3 Accept-Encoding', () => {
   test('no field: identity, since a client that says nothing may decode nothing', () => {
@@ -83,7 +88,7 @@ describe('representations', () => {
     assert.equal(representationTag('W/"abc"', 'identity', 'zstd'), 'W/"abc-zstd"');
     // RFC 9110 §8.8.3: an origin's coded form tagged without the suffix owns its tag; the form
     // decoded from it may not carry the same strong tag, so it carries it weak.
-    assert.equal(representationTag('"x"', 'gzip', 'identity'), 'W/"x"', 'a tag without the suffix is the coded bytes\' own');
+    assert.equal(representationTag('"x"', 'gzip', 'identity'), 'W/"x"', "a tag without the suffix is the coded bytes' own");
     assert.equal(representationTag('"x"', 'gzip', 'br'), '"x-br"');
   });
 
@@ -121,12 +126,22 @@ describe('the encoding plan', () => {
 
   test('§7.7 no-transform: never compressed, never decoded', () => {
     assert.deepEqual(encodingPlan(200, { ...json, 'cache-control': 'public, no-transform' }, 5000, POLICY, true), { keep: 'identity', offered: [] });
-    assert.deepEqual(encodingPlan(200, { ...json, 'content-encoding': 'gzip', 'cache-control': 'no-transform' }, 5000, POLICY, true), { keep: 'gzip', offered: [] });
+    assert.deepEqual(encodingPlan(200, { ...json, 'content-encoding': 'gzip', 'cache-control': 'no-transform' }, 5000, POLICY, true), {
+      keep: 'gzip',
+      offered: [],
+    });
   });
 
   test('an origin-encoded answer is kept as it came and may be sent decoded (and, when listed, re-encoded)', () => {
     assert.deepEqual(encodingPlan(200, { ...json, 'content-encoding': 'br' }, 500, POLICY, true), { keep: 'br', offered: ['gzip', 'br', 'zstd', 'identity'] });
-    assert.deepEqual(encodingPlan(200, { 'content-type': 'image/svg', 'content-encoding': 'gzip' }, 500, POLICY, true), { keep: 'gzip', offered: ['gzip', 'identity'] });
-    assert.deepEqual(encodingPlan(200, { ...json, 'content-encoding': 'deflate' }, 500, POLICY, true), { keep: undefined, offered: [] }, 'a coding we cannot decode');
+    assert.deepEqual(encodingPlan(200, { 'content-type': 'image/svg', 'content-encoding': 'gzip' }, 500, POLICY, true), {
+      keep: 'gzip',
+      offered: ['gzip', 'identity'],
+    });
+    assert.deepEqual(
+      encodingPlan(200, { ...json, 'content-encoding': 'deflate' }, 500, POLICY, true),
+      { keep: undefined, offered: [] },
+      'a coding we cannot decode',
+    );
   });
 });

@@ -25,13 +25,24 @@ describe('servedAtEndOfTurn', () => {
     const afterAll = performance.now();
     assert.equal(served.length, 0, 'served during the turn it arrived in');
     await nextTurn();
-    assert.deepEqual(served.map((s) => [s.req, s.res]), [['/1', 'res 1'], ['/2', 'res 2'], ['/3', 'res 3']]);
+    assert.deepEqual(
+      served.map((s) => [s.req, s.res]),
+      [
+        ['/1', 'res 1'],
+        ['/2', 'res 2'],
+        ['/3', 'res 3'],
+      ],
+    );
     served.forEach((s, i) => {
       assert.ok(s.arrivedAt >= (handedAt[i] ?? Infinity) && s.arrivedAt <= (handedAt[i + 1] ?? afterAll), `request ${i + 1}'s time is when it was handed over`);
     });
     handler('/4', 'res 4');
     await nextTurn();
-    assert.deepEqual(served.map((s) => s.req), ['/1', '/2', '/3', '/4'], 'a later turn is served on its own');
+    assert.deepEqual(
+      served.map((s) => s.req),
+      ['/1', '/2', '/3', '/4'],
+      'a later turn is served on its own',
+    );
   });
 
   test('the requests of a turn read the wall clock once between them, and the clock moves on after', async () => {

@@ -25,5 +25,8 @@ test('what the cache counts per entry is within 20 % of what 100,000 entries add
   const figures = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { counted: number; heapUsed: number; malloc: number };
   const measured = figures.heapUsed * HEAP_RESERVE + figures.malloc;
   const ratio = figures.counted / measured;
-  assert.ok(ratio >= 0.8 && ratio <= 1.2, `counted ${figures.counted.toFixed(0)} B per entry, measured ${measured.toFixed(0)} B (heap ${figures.heapUsed.toFixed(0)} × ${HEAP_RESERVE} + malloc ${figures.malloc.toFixed(0)}): ratio ${ratio.toFixed(2)}`);
+  assert.ok(
+    ratio >= 0.8 && ratio <= 1.2,
+    `counted ${figures.counted.toFixed(0)} B per entry, measured ${measured.toFixed(0)} B (heap ${figures.heapUsed.toFixed(0)} × ${HEAP_RESERVE} + malloc ${figures.malloc.toFixed(0)}): ratio ${ratio.toFixed(2)}`,
+  );
 });

@@ -37,11 +37,38 @@ function cacheWith(entries: Record<string, string>) {
   const log = new PurgeLog();
   const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: log, admission: false, codec });
   const registry = new Registry();
-  const metrics = new GatewayMetrics(registry, { cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }), inFlight: () => 0, fillWaiting: () => 0, originUp: () => true, originConnections: () => ({ open: 0, waiting: 0 }) }, { gcDurations: false });
+  const metrics = new GatewayMetrics(
+    registry,
+    {
+      cache: () => ({ entries: 0, bytes: 0, evictions: 0, admitted: 0, refused: 0, shifts: 0, windowShare: 0.01 }),
+      inFlight: () => 0,
+      fillWaiting: () => 0,
+      originUp: () => true,
+      originConnections: () => ({ open: 0, waiting: 0 }),
+    },
+    { gcDurations: false },
+  );
   const purger = new Purger({ tiers: new Tiers(cache, undefined, log), log, metrics, logger: silent, now: Date.now });
   const store = (path: string, tags: string): void => {
-    const facts = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
-    const response = maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), { keep: 'identity', offered: [] }, facts, undefined, [], parseTags(tags));
+    const facts = {
+      lifetimeMs: 3_600_000,
+      initialAgeMs: 0,
+      storedAt: Date.now(),
+      staleWhileRevalidateMs: 0,
+      staleIfErrorMs: 0,
+      mustRevalidate: false,
+      noCache: false,
+    };
+    const response = maker.prepare(
+      200,
+      { 'content-type': 'application/json' },
+      Buffer.from('{}'),
+      { keep: 'identity', offered: [] },
+      facts,
+      undefined,
+      [],
+      parseTags(tags),
+    );
     assert.equal(cache.put(cacheKey(path), response, { generation: log.generation, mark: log.mark }), undefined, path);
   };
   for (const [path, tags] of Object.entries(entries)) store(path, tags);
@@ -49,7 +76,12 @@ function cacheWith(entries: Record<string, string>) {
   return { purger, registry, replays: new CatchUpMetrics(registry), store, has: (path: string): boolean => lookup(path).kind === 'found', lookup };
 }
 
-function catchUpOf(origin: string, token: () => Promise<string>, parts: { purger: Purger; replays: CatchUpMetrics }, more: Partial<EventCatchUpOptions> = {}): EventCatchUp {
+function catchUpOf(
+  origin: string,
+  token: () => Promise<string>,
+  parts: { purger: Purger; replays: CatchUpMetrics },
+  more: Partial<EventCatchUpOptions> = {},
+): EventCatchUp {
   return new EventCatchUp({ origin, token, purger: parts.purger, soft: false, metrics: parts.replays, logger: silent, now: Date.now, ...more });
 }
 
@@ -65,7 +97,7 @@ const holding = (i: number): Holding => {
   return h;
 };
 
-describe('catching up with the origin\'s event log', () => {
+describe("catching up with the origin's event log", () => {
   let f: OriginFixture;
   let writer: Record<string, string>;
   const admin = (): Promise<string> => f.token({ scope: 'catalog:admin' });
@@ -96,7 +128,11 @@ describe('catching up with the origin\'s event log', () => {
     });
     const replay = catchUpOf(f.origin.url, admin, gw);
     const start = cursorOf(await replay.catchUp(undefined));
-    assert.equal(start, json<{ last: number }>(await send(`${f.origin.url}/v1/events`, 'GET', { authorization: `Bearer ${await admin()}` })).last, 'without a cursor, where the log stands');
+    assert.equal(
+      start,
+      json<{ last: number }>(await send(`${f.origin.url}/v1/events`, 'GET', { authorization: `Bearer ${await admin()}` })).last,
+      'without a cursor, where the log stands',
+    );
     assert.ok(gw.has('/a'), 'learning where the log stands purges nothing');
 
     const loan = await lend(a);
@@ -120,7 +156,9 @@ describe('catching up with the origin\'s event log', () => {
     const replay = catchUpOf(f.origin.url, admin, gw);
     const start = cursorOf(await replay.catchUp(undefined));
     await lend(d);
-    const [event] = json<{ events: { id: string }[] }>(await send(`${f.origin.url}/v1/events?after=${start}`, 'GET', { authorization: `Bearer ${await admin()}` })).events;
+    const [event] = json<{ events: { id: string }[] }>(
+      await send(`${f.origin.url}/v1/events?after=${start}`, 'GET', { authorization: `Bearer ${await admin()}` }),
+    ).events;
     assert.ok(event !== undefined);
     // The webhook's delivery first, as the receiver applies it: under the same id.
     assert.equal(await gw.purger.purge({ kind: 'tags', tags: [d.book] }, false, { kind: 'event', id: event.id }), 1);
@@ -163,7 +201,11 @@ describe('catching up with the origin\'s event log', () => {
       const reply = await gateway.get(`/v1/events?after=${start}`, admin);
       assert.equal(reply.status, 200, reply.body);
       assert.equal(reply.headers['cache-control'], 'no-store');
-      assert.deepEqual(json<{ events: { seq: number }[] }>(reply).events.map((e) => e.seq), [start + 1], 'not a stored answer from before the loan');
+      assert.deepEqual(
+        json<{ events: { seq: number }[] }>(reply).events.map((e) => e.seq),
+        [start + 1],
+        'not a stored answer from before the loan',
+      );
       assert.equal((await gateway.get('/v1/events')).status, 403, 'catalog:read is not enough');
     } finally {
       await gateway.stop();

@@ -14,10 +14,10 @@ interface ProblemBody {
 
 describe('gateway when the origin fails', () => {
   const t = useFaultGateway({
-      'gateway.upstream.headersTimeoutMs': 300,
-      'gateway.upstream.bodyTimeoutMs': 300,
-      'gateway.upstream.maxResponseBytes': 4096,
-    });
+    'gateway.upstream.headersTimeoutMs': 300,
+    'gateway.upstream.bodyTimeoutMs': 300,
+    'gateway.upstream.maxResponseBytes': 4096,
+  });
 
   const faults: [string, Behaviour, number, string, RegExp][] = [
     ['answers 500', { kind: 'json', status: 500 }, 502, 'bad-gateway', /the origin answered 500/],

@@ -23,21 +23,36 @@ const FLEET = { 'gateway.redis.commandTimeoutMs': 250, 'gateway.redis.cooldownMs
 
 /** Delivers one availability event to `fx` the way the origin does, under `id`. */
 async function deliver(fx: GatewayFixture, id: string, book: string): Promise<void> {
-  const body = JSON.stringify({ type: 'book.availability.changed', timestamp: new Date().toISOString(), data: { book, branch: 'branch_central', available: false } });
+  const body = JSON.stringify({
+    type: 'book.availability.changed',
+    timestamp: new Date().toISOString(),
+    data: { book, branch: 'branch_central', available: false },
+  });
   const at = new Date();
-  const reply = await send(`${fx.gateway.adminUrl}/events`, 'POST', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(SECRET).sign(id, at, body) }, body);
+  const reply = await send(
+    `${fx.gateway.adminUrl}/events`,
+    'POST',
+    { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(SECRET).sign(id, at, body) },
+    body,
+  );
   assert.equal(reply.status, 200, reply.body);
 }
 
 /** Event purges applied by `fx`, whichever way they came. */
 async function eventsApplied(fx: GatewayFixture): Promise<number> {
   const metrics = await fx.metrics();
-  return metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'applied' }) + metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'applied' });
+  return (
+    metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'applied' }) +
+    metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'applied' })
+  );
 }
 
 async function eventRepeats(fx: GatewayFixture): Promise<number> {
   const metrics = await fx.metrics();
-  return metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'repeat' }) + metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'repeat' });
+  return (
+    metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'delivery', result: 'repeat' }) +
+    metricValue(metrics, 'catalog_gateway_event_purges_total', { source: 'stream', result: 'repeat' })
+  );
 }
 
 async function sharing(fx: GatewayFixture): Promise<boolean> {
@@ -71,7 +86,10 @@ describe('fleet when Redis goes silent', () => {
     prefix = `faults-${Math.random().toString(36).slice(2)}:`;
     const shared = { ...FLEET, 'gateway.redis.keyPrefix': prefix };
     cut = await startGatewayFixture(origin.url, { ...shared, 'gateway.redis.url': relay.url });
-    others = [await startGatewayFixture(origin.url, { ...shared, 'gateway.redis.url': redis.url }), await startGatewayFixture(origin.url, { ...shared, 'gateway.redis.url': redis.url })];
+    others = [
+      await startGatewayFixture(origin.url, { ...shared, 'gateway.redis.url': redis.url }),
+      await startGatewayFixture(origin.url, { ...shared, 'gateway.redis.url': redis.url }),
+    ];
     await until(async () => (await Promise.all([cut, ...others].map(sharing))).every(Boolean));
   });
   after(async () => {
@@ -127,7 +145,7 @@ describe('fleet when Redis goes silent', () => {
     assert.equal(await fills(c, 'lapsed'), lapsed + 1);
   });
 
-  test('under load, a 10 s silence of one host leaves no request slower than 1 s on any host (beyond the test process\'s own stalls), and it shares again within 2 s of the heal', async () => {
+  test("under load, a 10 s silence of one host leaves no request slower than 1 s on any host (beyond the test process's own stalls), and it shares again within 2 s of the heal", async () => {
     const fleet = [cut, ...others];
     const slowest = fleet.map(() => 0);
     // The three gateways and this test share one process: a request also waits out whatever held
@@ -165,7 +183,10 @@ describe('fleet when Redis goes silent', () => {
       const received = metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' });
       const here = await cut.get(`/v1/books?q=${q}`);
       await purgeTag(b, `t_${q}`);
-      const purgeArrived = await holdsWithin(100, async () => (metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' })) > received);
+      const purgeArrived = await holdsWithin(
+        100,
+        async () => metricValue(await cut.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) > received,
+      );
       if (/detail=shared/.test(String(here.headers['cache-status'])) && purgeArrived) break;
       assert.ok(performance.now() - healed < 5000, 'not sharing 5 s after the heal');
       await sleep(20);
@@ -175,8 +196,11 @@ describe('fleet when Redis goes silent', () => {
     await Promise.all(load);
     stalls.disable();
     const stalled = stalls.max / 1e6;
-    process.stderr.write(`# slowest request per host (cut first): ${slowest.map((ms) => ms.toFixed(0)).join(', ')} ms; longest stall of the process ${stalled.toFixed(0)} ms; sharing again ${back.toFixed(0)} ms after the heal\n`);
-    for (const [i, ms] of slowest.entries()) assert.ok(ms < 1000 + stalled, `host ${i}: a request took ${ms.toFixed(0)} ms (the process stalled ${stalled.toFixed(0)} ms at most)`);
+    process.stderr.write(
+      `# slowest request per host (cut first): ${slowest.map((ms) => ms.toFixed(0)).join(', ')} ms; longest stall of the process ${stalled.toFixed(0)} ms; sharing again ${back.toFixed(0)} ms after the heal\n`,
+    );
+    for (const [i, ms] of slowest.entries())
+      assert.ok(ms < 1000 + stalled, `host ${i}: a request took ${ms.toFixed(0)} ms (the process stalled ${stalled.toFixed(0)} ms at most)`);
     assert.ok(back < 2000, `sharing again ${back.toFixed(0)} ms after the heal`);
   });
 
@@ -188,24 +212,41 @@ describe('fleet when Redis goes silent', () => {
     for (let i = 0; i < 5; i++) await Promise.all(fleet.map((fx) => deliver(fx, `msg_${run}_${i}`, `bk_${i + 1}`)));
     // Every host applied each event once, and the stream's copies of it are repeats there.
     await until(async () => (await Promise.all(fleet.map(eventRepeats))).every((n, i) => n >= (repeats[i] ?? 0) + 5));
-    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 5));
+    assert.deepEqual(
+      await Promise.all(fleet.map(eventsApplied)),
+      applied.map((n) => n + 5),
+    );
     relay.cut();
     for (let i = 5; i < 8; i++) await Promise.all(fleet.map((fx) => deliver(fx, `msg_${run}_${i}`, `bk_${i + 1}`)));
-    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 8), 'the cut-off host applied its deliveries');
+    assert.deepEqual(
+      await Promise.all(fleet.map(eventsApplied)),
+      applied.map((n) => n + 8),
+      'the cut-off host applied its deliveries',
+    );
     relay.heal();
     await until(() => sharing(cut));
     // What the cut-off host sent on meanwhile reaches the others as repeats, not as purges.
     await sleep(300);
-    assert.deepEqual(await Promise.all(fleet.map(eventsApplied)), applied.map((n) => n + 8));
-    process.stderr.write(`# event purges per host for 8 events: applied ${(await Promise.all(fleet.map(eventsApplied))).map((n, i) => n - (applied[i] ?? 0)).join(', ')}; repeats dropped ${(await Promise.all(fleet.map(eventRepeats))).map((n, i) => n - (repeats[i] ?? 0)).join(', ')}\n`);
+    assert.deepEqual(
+      await Promise.all(fleet.map(eventsApplied)),
+      applied.map((n) => n + 8),
+    );
+    process.stderr.write(
+      `# event purges per host for 8 events: applied ${(await Promise.all(fleet.map(eventsApplied))).map((n, i) => n - (applied[i] ?? 0)).join(', ')}; repeats dropped ${(await Promise.all(fleet.map(eventRepeats))).map((n, i) => n - (repeats[i] ?? 0)).join(', ')}\n`,
+    );
   });
 
   test('a gateway process exits within 0.5 s of logging "stopped", with Redis answering and with Redis silent', async () => {
     for (const silent of [false, true]) {
-      const gateway = run(['gateway', '--redis', relay.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info' });
-      const exited = new Promise<void>((resolve) => gateway.child.once('exit', () => {
-        resolve();
-      }));
+      const gateway = run(['gateway', '--redis', relay.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], {
+        CATALOG_DATA_DIR: tempDir(),
+        CATALOG_LOG_LEVEL: 'info',
+      });
+      const exited = new Promise<void>((resolve) =>
+        gateway.child.once('exit', () => {
+          resolve();
+        }),
+      );
       try {
         await gateway.line((l) => l.includes('sharing the cache through Redis'));
         await gateway.line((l) => l.includes('"msg":"listening"'));

@@ -47,7 +47,9 @@ describe('a fleet of three hosts in network namespaces', { skip: unavailable ===
     const out = await bed.runClient(SCENARIO, [JSON.stringify(spec)], (line) => process.stderr.write(`# ${line}\n`));
     const r = JSON.parse(out) as ScenarioResult;
     const { circulation: c, settled } = r;
-    process.stderr.write(`# per host (cut first): stale ${c.hosts.map((h) => h.staleReads).join(', ')}; slowest ${c.hosts.map((h) => h.slowestSearchMs).join(', ')} ms; applied ${settled.applied.join(', ')} of ${settled.eventsDelivered / settled.registrations} events; sharing again ${r.shareAgainMs?.toFixed(0)} ms after the heal; offload ${c.offload}\n`);
+    process.stderr.write(
+      `# per host (cut first): stale ${c.hosts.map((h) => h.staleReads).join(', ')}; slowest ${c.hosts.map((h) => h.slowestSearchMs).join(', ')} ms; applied ${settled.applied.join(', ')} of ${settled.eventsDelivered / settled.registrations} events; sharing again ${r.shareAgainMs?.toFixed(0)} ms after the heal; offload ${c.offload}\n`,
+    );
 
     assert.ok(c.loans.flips > 10, `only ${c.loans.flips} availability changes`);
     for (const [i, h] of c.hosts.entries()) {

@@ -86,7 +86,11 @@ describe('fleet on one Redis', () => {
     const [a, b, c] = fleet;
     assert.ok(a !== undefined && b !== undefined && c !== undefined);
     await purge(a, { tags: ['bk_1'] });
-    await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1 && metricValue(await c.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1);
+    await until(
+      async () =>
+        metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1 &&
+        metricValue(await c.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1,
+    );
     // b dropped its copy and judges the shared one purged, so it asks the origin; c dropped its
     // copy too and takes the one b has just stored.
     assert.match(cacheStatus(await b.get('/v1/books?q=tagged')), /fwd=miss; stored/);
@@ -106,7 +110,7 @@ describe('fleet on one Redis', () => {
   });
 });
 
-describe('fleet: a validation that retires the stored response drops the shared one and every gateway\'s own', () => {
+describe("fleet: a validation that retires the stored response drops the shared one and every gateway's own", () => {
   let origin: ScriptedOrigin;
   let redis: RedisServer;
   let a: GatewayFixture;
@@ -116,7 +120,10 @@ describe('fleet: a validation that retires the stored response drops the shared 
     origin = await startScriptedOrigin(plainAnswer(200, {}, ''));
     redis = await startRedis();
     // An http route without authentication: a request's own Authorization keeps a stored response (§4.3.3).
-    [a, b] = (await startSharingGateways(origin.url, redis.url, 2, { ...FLEET, 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] })) as [GatewayFixture, GatewayFixture];
+    [a, b] = (await startSharingGateways(origin.url, redis.url, 2, { ...FLEET, 'gateway.routes': [{ prefix: '/', mode: 'http', auth: 'off' }] })) as [
+      GatewayFixture,
+      GatewayFixture,
+    ];
   });
   after(async () => {
     await Promise.all([a.stop(), b.stop()]);
@@ -180,7 +187,11 @@ describe('fleet: a validation that retires the stored response drops the shared 
     assert.equal(await retired(), before + 1);
     // Another gateway drops its copy when it reads the purge stream, as for any purge: once b has
     // read every purge a sent (only a retires here), a's sent with its answer.
-    await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= metricValue(await a.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'sent' }));
+    await until(
+      async () =>
+        metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >=
+        metricValue(await a.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'sent' }),
+    );
     const asked = origin.count(target);
     const reply = await through(b, target);
     assert.equal(reply.body, 'h2', cacheStatus(reply));
@@ -212,7 +223,10 @@ describe('fleet when Redis fails', () => {
     await redis.cli('client', 'pause', '2500', 'ALL');
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => member(fleet, i).get(`/v1/books?q=paused${i % 5}`)));
     for (const reply of replies) assert.equal(reply.status, 200, reply.body);
-    assert.ok(metricValue(await a.metrics(), 'catalog_gateway_shared_tier_reads_total', { result: 'error' }) > errorsBefore, 'reads timed out and were counted');
+    assert.ok(
+      metricValue(await a.metrics(), 'catalog_gateway_shared_tier_reads_total', { result: 'error' }) > errorsBefore,
+      'reads timed out and were counted',
+    );
     await until(async () => metricValue(await a.metrics(), 'catalog_gateway_shared_tier_up') === 1);
   });
 
@@ -235,7 +249,9 @@ describe('fleet when Redis fails', () => {
     assert.match((JSON.parse(ready.body) as { degraded: string }).degraded, /Redis at redis:\/\/127\.0\.0\.1:\d+ /);
     await redis.restart();
     // Every gateway reconnects on its own schedule: the next one must be back too before it can share.
-    await until(async () => (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean));
+    await until(async () =>
+      (await Promise.all(fleet.map(async (fx) => metricValue(await fx.metrics(), 'catalog_gateway_shared_tier_up') === 1))).every(Boolean),
+    );
     const shared = await a.get('/v1/books?q=after');
     assert.equal(shared.status, 200);
     const other = fleet[1];

@@ -7,7 +7,7 @@ function counted(sketch: FrequencySketch, key: string, times: number): void {
   for (let i = 0; i < times; i++) sketch.increment(key);
 }
 
-test('a key is counted once per request, the first by the doorkeeper, up to the counters\' ceiling', () => {
+test("a key is counted once per request, the first by the doorkeeper, up to the counters' ceiling", () => {
   const sketch = new FrequencySketch(1024);
   assert.equal(sketch.frequency('/v1/books?q=river'), 0);
   sketch.increment('/v1/books?q=river');

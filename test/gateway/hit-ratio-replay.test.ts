@@ -13,7 +13,13 @@ import { tempDir } from '../support/config.ts';
 function trace(sequence: string, size: number): Trace {
   const letters = sequence.split('');
   const keys = [...new Set(letters)];
-  return { name: 'hand', description: 'by hand', keys, sizes: new Uint32Array(keys.length).fill(size), requests: Uint32Array.from(letters.map((k) => keys.indexOf(k))) };
+  return {
+    name: 'hand',
+    description: 'by hand',
+    keys,
+    sizes: new Uint32Array(keys.length).fill(size),
+    requests: Uint32Array.from(letters.map((k) => keys.indexOf(k))),
+  };
 }
 
 test('MIN keeps what is asked again soonest and does not store what is asked later than all it holds', () => {
@@ -30,7 +36,13 @@ test('MIN keeps what is asked again soonest and does not store what is asked lat
 test('with sizes, MIN evicts the entry holding the most byte-time until its next request', () => {
   // Room for 30. When c (10) comes, a (20) is next asked at 5 and b (10) at 6: a holds 20 × 2
   // byte-steps, b 10 × 3, so a goes, and b and c are hit.
-  const sized: Trace = { name: 'sized', description: 'sized', keys: ['a', 'b', 'c'], sizes: Uint32Array.from([20, 10, 10]), requests: Uint32Array.from([0, 1, 1, 2, 2, 0, 1]) };
+  const sized: Trace = {
+    name: 'sized',
+    description: 'sized',
+    keys: ['a', 'b', 'c'],
+    sizes: Uint32Array.from([20, 10, 10]),
+    requests: Uint32Array.from([0, 1, 1, 2, 2, 0, 1]),
+  };
   assert.deepEqual(beladyHits(sized, 30, 1000), { hits: 3, hitBytes: 30 });
 });
 
@@ -40,7 +52,13 @@ test('perfect LFU keeps the most requests per byte from the start, each paying i
   // Room for one: a is asked three times, b twice.
   assert.deepEqual(staticOptimumHits(trace('ababa', 10), 10, 1000), { hits: 2, hitBytes: 20 });
   // Sizes count: two small entries asked twice each beat one large one asked three times.
-  const sized: Trace = { name: 'sized', description: 'sized', keys: ['big', 's1', 's2'], sizes: Uint32Array.from([20, 10, 10]), requests: Uint32Array.from([0, 1, 2, 0, 1, 2, 0]) };
+  const sized: Trace = {
+    name: 'sized',
+    description: 'sized',
+    keys: ['big', 's1', 's2'],
+    sizes: Uint32Array.from([20, 10, 10]),
+    requests: Uint32Array.from([0, 1, 2, 0, 1, 2, 0]),
+  };
   assert.deepEqual(staticOptimumHits(sized, 20, 1000), { hits: 2, hitBytes: 20 });
   assert.equal(staticOptimumHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
 });
@@ -78,12 +96,19 @@ test('a trace file ending in .gz or .zst is read decompressed, line for line as 
 test('key ids stay dense and stable when the keys outgrow one Map (a V8 Map stops at 2^24)', () => {
   const ids = new KeyIds(3);
   const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
-  assert.deepEqual(keys.map((k) => ids.id(k)), [0, 1, 2, 3, 4, 5, 6]);
-  assert.deepEqual([...keys].reverse().map((k) => ids.id(k)), [6, 5, 4, 3, 2, 1, 0], 'each found again, in whichever Map holds it');
+  assert.deepEqual(
+    keys.map((k) => ids.id(k)),
+    [0, 1, 2, 3, 4, 5, 6],
+  );
+  assert.deepEqual(
+    [...keys].reverse().map((k) => ids.id(k)),
+    [6, 5, 4, 3, 2, 1, 0],
+    'each found again, in whichever Map holds it',
+  );
   assert.deepEqual(ids.keys, keys);
 });
 
-test('a trace longer than the reader\'s first arrays reads whole, in order', async () => {
+test("a trace longer than the reader's first arrays reads whole, in order", async () => {
   const path = join(tempDir(), 'long.txt');
   const n = (1 << 16) + 5;
   writeFileSync(path, Array.from({ length: n }, (_, i) => `k${i % 7}`).join('\n'));

@@ -20,9 +20,53 @@ const REQUESTS = 600;
 
 const setup = useRealOriginGateway();
 
-const WORDS = ['river', 'war', 'über', '東京', '%', '"', '*', 'NEAR', 'OR', '-x', '(', '^', 'title:x', '\\', '%00', '%zz', '%c0%af', '%ff', '%e2%80%ae', '+', '..', '=', '#frag', ';', 'x'.repeat(300)];
+const WORDS = [
+  'river',
+  'war',
+  'über',
+  '東京',
+  '%',
+  '"',
+  '*',
+  'NEAR',
+  'OR',
+  '-x',
+  '(',
+  '^',
+  'title:x',
+  '\\',
+  '%00',
+  '%zz',
+  '%c0%af',
+  '%ff',
+  '%e2%80%ae',
+  '+',
+  '..',
+  '=',
+  '#frag',
+  ';',
+  'x'.repeat(300),
+];
 const PATHS = ['/v1/books', '/v1/books', '/v1/books/', '/v1//books', '/V1/books', '/v1/books;x', '/v1/./books', '/v1/books/../books'];
-const OTHER_TARGETS = ['/v1/books/bk_1', '/v1/books/bk_999999999', '/v1/books/%2e%2e', '/v1/branches', '/v1/branches/x', '/v1/loans', '/v1/loans/ln_1', '/v1/webhooks', '*', 'http://localhost/v1/books?q=war', 'https://elsewhere.example/v1/books?q=war', '//v1/books?q=a', '/', `/v1/books?${'q='.repeat(5000)}`, `/${'a'.repeat(20_000)}`, '/v1/books?q=a%23b', `/v1/books?q=${'%F0%9F%98%80'.repeat(60)}`];
+const OTHER_TARGETS = [
+  '/v1/books/bk_1',
+  '/v1/books/bk_999999999',
+  '/v1/books/%2e%2e',
+  '/v1/branches',
+  '/v1/branches/x',
+  '/v1/loans',
+  '/v1/loans/ln_1',
+  '/v1/webhooks',
+  '*',
+  'http://localhost/v1/books?q=war',
+  'https://elsewhere.example/v1/books?q=war',
+  '//v1/books?q=a',
+  '/',
+  `/v1/books?${'q='.repeat(5000)}`,
+  `/${'a'.repeat(20_000)}`,
+  '/v1/books?q=a%23b',
+  `/v1/books?q=${'%F0%9F%98%80'.repeat(60)}`,
+];
 const METHODS = ['GET', 'GET', 'GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PURGE', 'get', 'CONNECT', 'QUERY', 'X'.repeat(50)];
 const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'http/1.1'];
 
@@ -30,11 +74,15 @@ function parameter(random: SeededRandom): string {
   const name = random.pick(['q', 'q', 'q', 'limit', 'cursor', 'branch', 'available', 'offset', 'Q', 'q[]', 'access_token', '']);
   if (random.next() < 0.1) return name;
   const value =
-    name === 'limit' ? random.pick(['1', '100', '101', '0', '-1', '1e3', 'abc', '0x10', '', '99999999999999999999'])
-    : name === 'available' ? random.pick(['true', 'false', 'maybe', '', 'TRUE'])
-    : name === 'cursor' ? random.pick(['abc', '', 'eyJ4IjoxfQ', '%%%', 'x'.repeat(2000)])
-    : name === 'branch' ? random.pick(['branch_central', 'nowhere', '', '%00'])
-    : Array.from({ length: 1 + random.below(3) }, () => random.pick(WORDS)).join(random.pick(['%20', '+', '']));
+    name === 'limit'
+      ? random.pick(['1', '100', '101', '0', '-1', '1e3', 'abc', '0x10', '', '99999999999999999999'])
+      : name === 'available'
+        ? random.pick(['true', 'false', 'maybe', '', 'TRUE'])
+        : name === 'cursor'
+          ? random.pick(['abc', '', 'eyJ4IjoxfQ', '%%%', 'x'.repeat(2000)])
+          : name === 'branch'
+            ? random.pick(['branch_central', 'nowhere', '', '%00'])
+            : Array.from({ length: 1 + random.below(3) }, () => random.pick(WORDS)).join(random.pick(['%20', '+', '']));
   return `${name}=${value}`;
 }
 
@@ -53,11 +101,14 @@ function fields(random: SeededRandom, token: string): string[] {
   else if (auth < 0.85) out.push(`Authorization: Bearer ${token}`, `Authorization: Bearer ${token}`);
   else if (auth < 0.9) out.push(`Authorization: Bearer ${'x'.repeat(9000)}`);
   const choices = [
-    (): string => `Accept-Encoding: ${random.pick(['gzip', 'br', 'zstd', 'identity;q=0', '*;q=0', 'gzip;q=abc', '*;q=2', 'br;q=0.5, gzip;q=0.5', ',,,', 'gzip;q=0, identity;q=0', 'compress', ''])}`,
-    (): string => `Cache-Control: ${random.pick(['no-cache', 'max-age=abc', 'max-age=0', 'no-cache="', 'max-stale', 'only-if-cached', 'max-age=99999999999999999999', 'min-fresh=10', 'no-store', ''])}`,
+    (): string =>
+      `Accept-Encoding: ${random.pick(['gzip', 'br', 'zstd', 'identity;q=0', '*;q=0', 'gzip;q=abc', '*;q=2', 'br;q=0.5, gzip;q=0.5', ',,,', 'gzip;q=0, identity;q=0', 'compress', ''])}`,
+    (): string =>
+      `Cache-Control: ${random.pick(['no-cache', 'max-age=abc', 'max-age=0', 'no-cache="', 'max-stale', 'only-if-cached', 'max-age=99999999999999999999', 'min-fresh=10', 'no-store', ''])}`,
     (): string => `If-None-Match: ${random.pick(['*', 'W/', '"', '"abc"', 'W/"x", "y"', '"a",'.repeat(200), 'garbage'])}`,
     (): string => `If-Modified-Since: ${random.pick(['garbage', 'Thu, 01 Jan 1970 00:00:00 GMT', 'Fri, 31 Dec 9999 23:59:59 GMT'])}`,
-    (): string => `Range: ${random.pick(['bytes=0-10', 'bytes=abc', 'bytes=5-1', 'bytes=-0', `${'bytes=0-0,'.repeat(300)}0-0`, 'items=0-1', 'bytes=99999999-'])}`,
+    (): string =>
+      `Range: ${random.pick(['bytes=0-10', 'bytes=abc', 'bytes=5-1', 'bytes=-0', `${'bytes=0-0,'.repeat(300)}0-0`, 'items=0-1', 'bytes=99999999-'])}`,
     (): string => `X-Request-Id: ${random.pick(['abc', 'x'.repeat(300), `${token.slice(0, 20)}.e30.sig`, '<script>'])}`,
     (): string => `X-Forwarded-For: ${random.pick(['1.2.3.4', 'garbage', '1.2.3.4, 5.6.7.8', 'x'.repeat(1000)])}`,
     (): string => `Content-Length: ${random.pick(['0', '5', 'abc', '-1'])}`,
@@ -128,7 +179,8 @@ async function hostile(url: string, seed: number, count: number, token: string):
   for (let i = 0; i < count; i++) {
     const method = random.pick(METHODS);
     const lines = fields(random, token);
-    const body = ['POST', 'PUT', 'PATCH'].includes(method) && random.next() < 0.7 ? random.pick(['{}', 'garbage', '{"tags":["x"]}', `[${'1,'.repeat(1000)}1]`]) : '';
+    const body =
+      ['POST', 'PUT', 'PATCH'].includes(method) && random.next() < 0.7 ? random.pick(['{}', 'garbage', '{"tags":["x"]}', `[${'1,'.repeat(1000)}1]`]) : '';
     if (body !== '' && !lines.some((f) => /^(content-length|transfer-encoding):/i.test(f))) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
     const eol = random.next() < 0.05 ? '\n' : '\r\n';
     const bytes = `${method} ${target(random)} ${random.pick(VERSIONS)}${eol}${lines.join(eol)}${eol}Connection: close${eol}${eol}${body}`;
@@ -167,7 +219,8 @@ test('pipelined requests, valid and hostile mixed on one connection, are answere
   const { origin, fx } = setup;
   const token = await fx.token();
   const random = new SeededRandom(11);
-  const valid = (id: string): string => `GET ${random.pick(['/v1/books?q=river', '/v1/books?q=war&limit=3', '/v1/branches', '/v1/books/bk_1'])} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: ${id}\r\n${random.pick(['', 'Accept-Encoding: gzip\r\n', 'Range: bytes=0-5\r\n'])}\r\n`;
+  const valid = (id: string): string =>
+    `GET ${random.pick(['/v1/books?q=river', '/v1/books?q=war&limit=3', '/v1/branches', '/v1/books/bk_1'])} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: ${id}\r\n${random.pick(['', 'Accept-Encoding: gzip\r\n', 'Range: bytes=0-5\r\n'])}\r\n`;
   const hostileOnes = [
     (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Length: 3\r\n\r\nabc`,
     (id: string): string => `GET /v1/books?q=a HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,

@@ -21,7 +21,8 @@ import { metricValue, until } from '../support/harness.ts';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const refused = async (metrics: Promise<string>, reason: string): Promise<number> => metricValue(await metrics, 'catalog_gateway_http2_refused_total', { reason });
+const refused = async (metrics: Promise<string>, reason: string): Promise<number> =>
+  metricValue(await metrics, 'catalog_gateway_http2_refused_total', { reason });
 
 /** Collects garbage until the heap stops shrinking, and returns what is left (heap and buffers). */
 async function settledMemory(): Promise<number> {
@@ -40,8 +41,16 @@ async function settledMemory(): Promise<number> {
 function stalledGet(session: ClientHttp2Session, path: string, token: string): { headers: Promise<number>; closed: Promise<number> } {
   const stream = session.request({ ':path': path, authorization: `Bearer ${token}` });
   stream.on('error', () => undefined);
-  const headers = new Promise<number>((resolve) => stream.once('response', (h) => { resolve(Number(h[':status'])); }));
-  const closed = new Promise<number>((resolve) => stream.once('close', () => { resolve(stream.rstCode); }));
+  const headers = new Promise<number>((resolve) =>
+    stream.once('response', (h) => {
+      resolve(Number(h[':status']));
+    }),
+  );
+  const closed = new Promise<number>((resolve) =>
+    stream.once('close', () => {
+      resolve(stream.rstCode);
+    }),
+  );
   return { headers, closed };
 }
 
@@ -80,11 +89,18 @@ describe('the send deadline (http.http2.sendTimeoutMs)', () => {
     const sessions = Array.from({ length: 8 }, () => h2connect(url, { settings: { initialWindowSize: 0 } }));
     for (const session of sessions) session.on('error', () => undefined);
     const streams = sessions.flatMap((session) => Array.from({ length: 128 }, () => stalledGet(session, '/v1/books?q=stall', token)));
-    assert.deepEqual(new Set(await Promise.all(streams.map((s) => s.headers))), new Set([200]), 'every stream got its answer\'s head');
+    assert.deepEqual(new Set(await Promise.all(streams.map((s) => s.headers))), new Set([200]), "every stream got its answer's head");
     const answered = performance.now();
     const codes = new Set(await Promise.all(streams.map((s) => s.closed)));
     const tookMs = performance.now() - answered;
-    await Promise.all(sessions.map((session) => new Promise<void>((resolve) => { session.close(resolve); })));
+    await Promise.all(
+      sessions.map(
+        (session) =>
+          new Promise<void>((resolve) => {
+            session.close(resolve);
+          }),
+      ),
+    );
     return { codes, tookMs };
   }
 
@@ -100,7 +116,7 @@ describe('the send deadline (http.http2.sendTimeoutMs)', () => {
     // The deadline, a sweep (a quarter of it) to notice, and room for a loaded machine to send 1,024 resets.
     assert.ok(tookMs < SEND_TIMEOUT_MS * 2, `all reset ${Math.round(tookMs)} ms after their heads, deadline ${SEND_TIMEOUT_MS} ms`);
     assert.equal(await refused(fx.metrics(), 'send-timeout'), 2048);
-    assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_http2_rapid_reset_total'), 0, 'the gateway\'s own resets are not the client\'s');
+    assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_http2_rapid_reset_total'), 0, "the gateway's own resets are not the client's");
     const lines = fx.logs.lines().filter((l) => l.msg === 'HTTP/2 refused');
     assert.equal(lines[0]?.reason, 'send-timeout');
     assert.ok(lines.length < 10, `the log is rate-bounded: ${lines.length} lines`);
@@ -155,7 +171,8 @@ describe('resets of any code count toward the rapid-reset rate', () => {
     let id = 1;
     const start = performance.now();
     while (!attacker.closed && id < 2 * 600 && attacker.frames.every((f) => f.type !== FRAME.GOAWAY)) {
-      for (let i = 0; i < 15; i++, id += 2) attacker.write(Buffer.concat([getRequest(id, `/v1/books?q=noerror${id % 10}`, [auth]), rstStream(id, constants.NGHTTP2_NO_ERROR)]));
+      for (let i = 0; i < 15; i++, id += 2)
+        attacker.write(Buffer.concat([getRequest(id, `/v1/books?q=noerror${id % 10}`, [auth]), rstStream(id, constants.NGHTTP2_NO_ERROR)]));
       // 15 every 100 ms.
       await sleep(Math.max(0, start + ((id - 1) / 30) * 100 - performance.now()));
     }
@@ -172,14 +189,24 @@ describe('resets of any code count toward the rapid-reset rate', () => {
     const before = await refused(fx.metrics(), 'rapid-reset');
     const client = h2connect(fx.gateway.url);
     try {
-      const statuses = await Promise.all(Array.from({ length: 400 }, (_, i) => new Promise<number>((resolve, reject) => {
-        const stream = client.request({ ':path': `/v1/books?q=complete${i % 8}`, authorization: `Bearer ${token}` }, { endStream: true });
-        let status = 0;
-        stream.on('response', (h) => { status = Number(h[':status']); });
-        stream.on('error', reject);
-        stream.on('end', () => { resolve(status); });
-        stream.resume();
-      })));
+      const statuses = await Promise.all(
+        Array.from(
+          { length: 400 },
+          (_, i) =>
+            new Promise<number>((resolve, reject) => {
+              const stream = client.request({ ':path': `/v1/books?q=complete${i % 8}`, authorization: `Bearer ${token}` }, { endStream: true });
+              let status = 0;
+              stream.on('response', (h) => {
+                status = Number(h[':status']);
+              });
+              stream.on('error', reject);
+              stream.on('end', () => {
+                resolve(status);
+              });
+              stream.resume();
+            }),
+        ),
+      );
       assert.deepEqual(new Set(statuses), new Set([200]));
       assert.ok(!client.closed && !client.destroyed, 'the connection is open');
       assert.equal(await refused(fx.metrics(), 'rapid-reset'), before);
@@ -214,7 +241,7 @@ describe('RFC 9113 §3.4: the connection preface', () => {
     assert.equal(await refused(fx.metrics(), 'preface-timeout'), 1);
   });
 
-  test('a whole preface is not cut, however long the client then stays silent within the connection\'s idle time', async () => {
+  test("a whole preface is not cut, however long the client then stays silent within the connection's idle time", async () => {
     const { fx } = gateway;
     const raw = await RawH2.open(fx.gateway.url);
     await sleep(600);
@@ -228,7 +255,13 @@ describe('RFC 9113 §3.4: the connection preface', () => {
 
 describe('frames nghttp2 refuses end the connection with their own code, counted', () => {
   const gateway = useFaultGateway({ 'http.h2c': true });
-  const head = (): Buffer => headerBlock([[':method', 'GET'], [':scheme', 'http'], [':authority', 'localhost'], [':path', '/v1/books?q=frames']]);
+  const head = (): Buffer =>
+    headerBlock([
+      [':method', 'GET'],
+      [':scheme', 'http'],
+      [':authority', 'localhost'],
+      [':path', '/v1/books?q=frames'],
+    ]);
 
   test('RFC 9113 §5.3.1: a HEADERS frame making its stream depend on itself gets GOAWAY PROTOCOL_ERROR', async () => {
     const { fx } = gateway;

@@ -89,7 +89,12 @@ describe('invalidation and soft purges reach every gateway of a fleet, L1 and L2
     assert.ok(a !== undefined && b !== undefined);
     await a.get('/soft');
     assert.match(cacheStatus(await b.get('/soft')), /hit/);
-    const reply = await send(`${a.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${await a.token('catalog:admin')}` }, { tags: ['everything'], soft: true });
+    const reply = await send(
+      `${a.gateway.adminUrl}/purge`,
+      'POST',
+      { authorization: `Bearer ${await a.token('catalog:admin')}` },
+      { tags: ['everything'], soft: true },
+    );
     assert.equal(reply.status, 200);
     assert.match(cacheStatus(await a.get('/soft')), /fwd=stale/);
     await until(async () => metricValue(await b.metrics(), 'catalog_gateway_fleet_purges_total', { direction: 'received' }) >= 1);
@@ -113,7 +118,10 @@ describe('without Redis, a soft purge behaves the same', () => {
 
   test('a stored entry becomes a validation; a fill the purge overtook is kept, stale, not refused', async () => {
     await fx.get('/stored');
-    const purge = (): Promise<Reply> => fx.token('catalog:admin').then(async (t) => send(`${fx.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${t}` }, { tags: ['everything'], soft: true }));
+    const purge = (): Promise<Reply> =>
+      fx
+        .token('catalog:admin')
+        .then(async (t) => send(`${fx.gateway.adminUrl}/purge`, 'POST', { authorization: `Bearer ${t}` }, { tags: ['everything'], soft: true }));
     assert.equal((await purge()).status, 200);
     assert.match(cacheStatus(await fx.get('/stored')), /fwd=stale/);
 

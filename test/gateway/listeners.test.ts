@@ -132,7 +132,10 @@ describe('certificates are reloaded without closing a connection', () => {
       assert.equal(await servedFingerprint(fx.gateway.url, ca), fingerprintOf(second));
       assert.equal(await h2get(session, TARGET, token), 200);
       assert.equal(session.socket, socket, 'the same connection');
-      assert.ok(metricValue(await fx.metrics(), 'catalog_gateway_tls_certificate_expiry_timestamp_seconds') > expiryBefore + 20 * 86_400, 'the gauge follows the new certificate');
+      assert.ok(
+        metricValue(await fx.metrics(), 'catalog_gateway_tls_certificate_expiry_timestamp_seconds') > expiryBefore + 20 * 86_400,
+        'the gauge follows the new certificate',
+      );
     } finally {
       session.close();
     }
@@ -185,7 +188,11 @@ describe('rapid reset (CVE-2023-44487)', () => {
     const token = await fx.token();
     const attacker = h2connect(fx.gateway.url);
     attacker.on('error', () => undefined);
-    const goaway = new Promise<number>((resolve) => attacker.once('goaway', (code: number) => { resolve(code); }));
+    const goaway = new Promise<number>((resolve) =>
+      attacker.once('goaway', (code: number) => {
+        resolve(code);
+      }),
+    );
     const clean = h2connect(fx.gateway.url);
     try {
       const attack = (async () => {
@@ -225,7 +232,7 @@ test('RFC 9113 §8.3.1: a Host field naming another authority than :authority is
   }
 });
 
-test('RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refused with 431 on a connection\'s first requests too, before the client has acknowledged the setting', async () => {
+test("RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refused with 431 on a connection's first requests too, before the client has acknowledged the setting", async () => {
   const origin = await startFaultOrigin();
   const fx = await startGatewayFixture(origin.url, protocolOverrides('h2c'));
   // Every request sent at once, as a client that does not wait for the server's SETTINGS does.
@@ -236,8 +243,14 @@ test('RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refu
     const bomb = { 'x-bomb': 'd'.repeat(40_000) };
     // Those sent before the client acknowledged the setting (usually all: they go with the
     // connection preface) get the gateway's 431; any sent after, nghttp2's reset. None is served.
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => h2get(session, TARGET, token, bomb).catch((err: unknown) => (err as { message: string }).message.replace(/.* /, ''))));
-    assert.deepEqual(outcomes.filter((o) => o !== 431 && o !== 'NGHTTP2_ENHANCE_YOUR_CALM'), [], outcomes.join(', '));
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, () => h2get(session, TARGET, token, bomb).catch((err: unknown) => (err as { message: string }).message.replace(/.* /, ''))),
+    );
+    assert.deepEqual(
+      outcomes.filter((o) => o !== 431 && o !== 'NGHTTP2_ENHANCE_YOUR_CALM'),
+      [],
+      outcomes.join(', '),
+    );
     assert.equal(origin.count(), 0, 'nothing of them reached the origin');
     assert.equal(await h2get(session, TARGET, token), 200, 'the connection serves requests within the limit');
   } finally {
@@ -247,7 +260,7 @@ test('RFC 9113 §6.5.2: a header list over http.http2.maxHeaderListBytes is refu
   }
 });
 
-test('a TLS client that does not finish its handshake is cut at http.headersTimeoutMs, not at Node\'s 120 s', async () => {
+test("a TLS client that does not finish its handshake is cut at http.headersTimeoutMs, not at Node's 120 s", async () => {
   const origin = await startFaultOrigin();
   const pair = makeCertificate(tempDir('catalog-handshake-'), 'server');
   const fx = await startGatewayFixture(origin.url, { 'http.tls.cert': pair.cert, 'http.tls.key': pair.key, 'http.headersTimeoutMs': 300 });
@@ -256,8 +269,14 @@ test('a TLS client that does not finish its handshake is cut at http.headersTime
     const closed = await new Promise<boolean>((resolve) => {
       // A TCP connection that never sends its ClientHello.
       const socket = connect(Number(port), '127.0.0.1');
-      const timer = setTimeout(() => { socket.destroy(); resolve(false); }, 5000);
-      socket.on('close', () => { clearTimeout(timer); resolve(true); });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(false);
+      }, 5000);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
       socket.on('error', () => undefined);
     });
     assert.ok(closed, 'the gateway closed the silent connection');
@@ -272,7 +291,12 @@ describe('mutual TLS', () => {
     const origin = await startFaultOrigin();
     const server = makeCertificate(tempDir('catalog-mtls-'), 'server');
     const client = makeCertificate(tempDir('catalog-mtls-'), 'client');
-    const fx = await startGatewayFixture(origin.url, { 'http.tls.cert': server.cert, 'http.tls.key': server.key, 'http.tls.clientCertificates': 'required', 'http.tls.clientCa': client.cert });
+    const fx = await startGatewayFixture(origin.url, {
+      'http.tls.cert': server.cert,
+      'http.tls.key': server.key,
+      'http.tls.clientCertificates': 'required',
+      'http.tls.clientCa': client.cert,
+    });
     const ca = readFileSync(server.cert);
     const withCert = new Agent({ connect: { ca, cert: readFileSync(client.cert), key: readFileSync(client.key) } });
     const without = new Agent({ connect: { ca } });

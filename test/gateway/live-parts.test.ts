@@ -59,7 +59,16 @@ test('one route table per configuration, for the request path and a purge by URL
   const parts = processParts(config, { logDestination: captureLogs() });
   const table = parts.routesOf(parts.live.current);
   assert.equal(parts.routesOf(config), table, 'asked again, the same table');
-  const pass = { prefix: '/', mode: 'pass', auth: 'off', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, staleIfDisconnectedSeconds: 0, requestCacheControl: 'honour' } as const;
+  const pass = {
+    prefix: '/',
+    mode: 'pass',
+    auth: 'off',
+    scope: null,
+    staleWhileRevalidateSeconds: 0,
+    staleIfErrorSeconds: 0,
+    staleIfDisconnectedSeconds: 0,
+    requestCacheControl: 'honour',
+  } as const;
   assert.equal(parts.live.apply({ ...config, 'gateway.routes': [pass] }).ok, true);
   const reloaded = parts.routesOf(parts.live.current);
   assert.notEqual(reloaded, table);

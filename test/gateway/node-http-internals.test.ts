@@ -9,7 +9,14 @@ import { test } from 'node:test';
 import { internals } from '../../src/shared/node-http-internals.ts';
 import { NODE } from '../support/cli-process.ts';
 
-const SUITES = ['test/gateway/request-teardown.test.ts', 'test/shared/client-errors.test.ts', 'test/gateway/hostile-requests.test.ts', 'test/gateway/http-routes.test.ts', 'test/gateway/edge.test.ts', 'test/gateway/caching.test.ts'];
+const SUITES = [
+  'test/gateway/request-teardown.test.ts',
+  'test/shared/client-errors.test.ts',
+  'test/gateway/hostile-requests.test.ts',
+  'test/gateway/http-routes.test.ts',
+  'test/gateway/edge.test.ts',
+  'test/gateway/caching.test.ts',
+];
 
 /** `node args` with every private field replaced; its exit code and output. */
 async function publicOnly(args: readonly string[]): Promise<{ code: number | null; output: string }> {
@@ -32,8 +39,14 @@ test('each field replaced is reported by a warning', async () => {
   const script = "import pino from 'pino'; import { reportNodeHttpInternals } from './src/shared/node-http-internals.ts'; reportNodeHttpInternals(pino());";
   const { code, output } = await publicOnly(['--input-type=module', '-e', script]);
   assert.equal(code, 0, output);
-  const uses = output.trim().split('\n').map((line) => (JSON.parse(line) as { use: string; level: number }));
-  assert.deepEqual(uses.map((u) => u.use), ['endSignal', 'drain', 'headText', 'inFlight']);
+  const uses = output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { use: string; level: number });
+  assert.deepEqual(
+    uses.map((u) => u.use),
+    ['endSignal', 'drain', 'headText', 'inFlight'],
+  );
   assert.ok(uses.every((u) => u.level === 40));
 });
 

@@ -92,7 +92,10 @@ describe('gateway access log and metrics', () => {
     assert.equal(metricValue(text, 'catalog_gateway_cache_bytes'), fx.gateway.cacheStats().bytes);
     assert.ok(fx.gateway.cacheStats().bytes > Buffer.byteLength('/v1/books?q=log%20line&limit=5'));
     assert.equal(metricValue(text, 'catalog_gateway_cache_evictions_total'), 0);
-    assert.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), 'process defaults');
+    assert.ok(
+      samples.some((s) => s.name === 'process_cpu_user_seconds_total'),
+      'process defaults',
+    );
     for (const s of samples.filter((x) => x.name.startsWith('catalog_gateway_'))) {
       assert.ok(!Object.values(s.labels).some((v) => v.includes('?')), `no URL or query in labels: ${JSON.stringify(s.labels)}`);
     }

@@ -48,7 +48,11 @@ function churn(): number {
 function defaultFamilies(): string[] {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  return registry.getMetricsAsArray().map((m) => m.name).filter((n) => !/^nodejs_active_\w+_total$/.test(n)).sort();
+  return registry
+    .getMetricsAsArray()
+    .map((m) => m.name)
+    .filter((n) => !/^nodejs_active_\w+_total$/.test(n))
+    .sort();
 }
 
 test('gateway.metrics.gcDurations true exposes every prom-client default, the GC histogram among them, less the misnamed gauges', async () => {

@@ -33,5 +33,8 @@ test('twelve concurrent relays share one message listener on process, and each g
   assert.equal(whileOut, 1, 'one listener however many relays are out');
   assert.equal(afterwards, 0, 'none once all are answered');
   assert.deepEqual(warnings, []);
-  assert.deepEqual(purged, relays.map(({ id }) => id * 10));
+  assert.deepEqual(
+    purged,
+    relays.map(({ id }) => id * 10),
+  );
 });

@@ -114,7 +114,11 @@ describe('the real origin with max-age=1 and stale-if-error=60 behind the gatewa
     assert.equal(refreshed.body, first.body);
     assert.equal(refreshed.headers['cache-status'], 'catalog-gateway; fwd=stale; stored; fwd-status=304; ttl=1');
     const originMetrics = (await get(`${origin.adminUrl}/metrics`)).body;
-    assert.equal(metricValue(originMetrics, 'catalog_origin_http_requests_total', { status: '304' }) - notModifiedBefore, 1, 'the origin answered the refresh with 304');
+    assert.equal(
+      metricValue(originMetrics, 'catalog_origin_http_requests_total', { status: '304' }) - notModifiedBefore,
+      1,
+      'the origin answered the refresh with 304',
+    );
 
     await origin.stop();
     fx.clock.advance(5000);

@@ -8,7 +8,13 @@ import type { Trace } from '../../bench/traces.ts';
 /** One request per key of `sequence`, every entry `size` bytes. */
 function trace(sequence: readonly string[], size: number): Trace {
   const keys = [...new Set(sequence)];
-  return { name: 'hand', description: 'by hand', keys, sizes: new Uint32Array(keys.length).fill(size), requests: Uint32Array.from(sequence.map((k) => keys.indexOf(k))) };
+  return {
+    name: 'hand',
+    description: 'by hand',
+    keys,
+    sizes: new Uint32Array(keys.length).fill(size),
+    requests: Uint32Array.from(sequence.map((k) => keys.indexOf(k))),
+  };
 }
 
 const letters = (text: string): string[] => text.split('');
@@ -53,7 +59,7 @@ test('S3-FIFO remembers a key dropped from the small queue and takes it straight
   assert.equal(s3FifoHits(trace(['b', ...distinct('t', 30), 'b'], 1), 10, 1000).hits, 0);
 });
 
-test('S3-FIFO reinserts the main queue\'s oldest while it has hits left, and counts bytes', () => {
+test("S3-FIFO reinserts the main queue's oldest while it has hits left, and counts bytes", () => {
   // Room for four, the small queue's share under one entry: a, b, c and d are hit in the small
   // queue (a twice) and keep those counts in the main queue, where they all go when e comes. The
   // small queue is then empty, so the main queue makes the room: one pass takes a count off each

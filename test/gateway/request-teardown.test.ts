@@ -76,7 +76,11 @@ describe('a request without a body spared its stream work', () => {
     }
     await nextTurn();
     await nextTurn();
-    assert.deepEqual(seen.map((s) => s.ended), [!forgoes, !forgoes, !forgoes], forgoes ? 'not drained after the answer' : 'drained by node:http');
+    assert.deepEqual(
+      seen.map((s) => s.ended),
+      [!forgoes, !forgoes, !forgoes],
+      forgoes ? 'not drained after the answer' : 'drained by node:http',
+    );
     assert.equal(new Set(seen.map((s) => s.req.socket)).size, 1, 'one connection throughout');
   });
 

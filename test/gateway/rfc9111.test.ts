@@ -75,7 +75,7 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(last('/heuristic/etag-only')?.headers['if-none-match'], '"v"', 'a heuristically cacheable status with a validator is kept for validation');
   });
 
-  test('§4.3.3: a newer full answer that may not be stored retires the stored one; one kept out for the request\'s own sake does not', async () => {
+  test("§4.3.3: a newer full answer that may not be stored retires the stored one; one kept out for the request's own sake does not", async () => {
     const script = (target: string, later: Record<string, string>): void => {
       let asked = 0;
       answers.set(target, (_req, res) => {
@@ -162,7 +162,7 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/kept-on-304'), 3);
   });
 
-  test('§4.4: an absolute Location or Content-Location on the origin\'s own authority (the Host it hears) is invalidated; another authority is not', async () => {
+  test("§4.4: an absolute Location or Content-Location on the origin's own authority (the Host it hears) is invalidated; another authority is not", async () => {
     for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) on(target, 200, { 'cache-control': 'max-age=100' });
     answers.set('/moved', (req, res) => {
       res.writeHead(201, { location: `http://${req.headers.host}/moved/here`, 'content-location': `http://${req.headers.host}/moved/there` });
@@ -178,7 +178,7 @@ describe('RFC 9111 shared cache, section by section', () => {
     for (const target of ['/moved/here', '/moved/there', '/moved/elsewhere']) await send(target);
     assert.equal(origin.count('/moved/here'), 2, 'Location');
     assert.equal(origin.count('/moved/there'), 2, 'Content-Location');
-    assert.equal(origin.count('/moved/elsewhere'), 1, 'another origin\'s URI invalidates nothing here');
+    assert.equal(origin.count('/moved/elsewhere'), 1, "another origin's URI invalidates nothing here");
   });
 
   test('RFC 9110 §6.6.1: a response received without Date is stored dated the time it was received, and its hits keep that Date', async () => {
@@ -218,7 +218,12 @@ describe('RFC 9111 shared cache, section by section', () => {
   });
 
   test('§3.1: the proxy authentication fields are neither stored nor relayed; unknown fields are', async () => {
-    on('/proxy-fields', 200, { 'cache-control': 'max-age=100', 'proxy-authenticate': 'Basic realm="p"', 'proxy-authentication-info': 'nextnonce="n"', 'x-unknown': 'kept' });
+    on('/proxy-fields', 200, {
+      'cache-control': 'max-age=100',
+      'proxy-authenticate': 'Basic realm="p"',
+      'proxy-authentication-info': 'nextnonce="n"',
+      'x-unknown': 'kept',
+    });
     const miss = await send('/proxy-fields');
     const hit = await send('/proxy-fields');
     for (const r of [miss, hit]) {
@@ -237,10 +242,28 @@ describe('RFC 9111 shared cache, section by section', () => {
       await send(target);
       return origin.count(target) === 1;
     };
-    for (const value of ['max-age="100"', 'max-age=100, max-age=0', 'MAX-AGE=100', 'max-age=0100', 'foo="max-age=0, no-store", max-age=100', 'no-cache="x, y", max-age=100']) {
+    for (const value of [
+      'max-age="100"',
+      'max-age=100, max-age=0',
+      'MAX-AGE=100',
+      'max-age=0100',
+      'foo="max-age=0, no-store", max-age=100',
+      'no-cache="x, y", max-age=100',
+    ]) {
       assert.equal(await reuses(value), true, value);
     }
-    for (const value of ['max-age=0, max-age=100', 'max-age=100a', 'max-age=-100', 'max-age=100.5', 'max-age=+100', 'max-age=', 'max-age = 100', 'max-age =100', 'max-age= 100', 'max-age=100, No-Store']) {
+    for (const value of [
+      'max-age=0, max-age=100',
+      'max-age=100a',
+      'max-age=-100',
+      'max-age=100.5',
+      'max-age=+100',
+      'max-age=',
+      'max-age = 100',
+      'max-age =100',
+      'max-age= 100',
+      'max-age=100, No-Store',
+    ]) {
       assert.equal(await reuses(value), false, value);
     }
   });
@@ -248,7 +271,12 @@ describe('RFC 9111 shared cache, section by section', () => {
   test('§5.2.2.7, §5.2.2.4 with §3.2: fields a 304 brings that private= or no-cache= name are not stored; the client that asked gets them', async () => {
     answers.set('/named-304', (req, res) => {
       if (req.headers['if-none-match'] === '"n"') {
-        res.writeHead(304, { etag: '"n"', 'cache-control': 'max-age=100, private="set-cookie", no-cache="x-token"', 'set-cookie': 'session=for-the-validator', 'x-token': 'new' });
+        res.writeHead(304, {
+          etag: '"n"',
+          'cache-control': 'max-age=100, private="set-cookie", no-cache="x-token"',
+          'set-cookie': 'session=for-the-validator',
+          'x-token': 'new',
+        });
         res.end();
         return;
       }
@@ -289,7 +317,11 @@ describe('RFC 9111 shared cache, section by section', () => {
       return Promise.all([send(target), send(target)]);
     };
     const named = await validatedTogether('/together-named', { 'cache-control': 'max-age=100, private="set-cookie"', 'set-cookie': 'who=leader' });
-    assert.deepEqual(named.map((r) => r.headers['set-cookie']).sort(), ['who=leader', undefined].sort(), 'the waiter gets the stored response, without the cookie');
+    assert.deepEqual(
+      named.map((r) => r.headers['set-cookie']).sort(),
+      ['who=leader', undefined].sort(),
+      'the waiter gets the stored response, without the cookie',
+    );
     assert.equal(origin.count('/together-named'), 2);
     const unstorable = await validatedTogether('/together-private', { 'cache-control': 'private, max-age=100' });
     assert.equal(origin.count('/together-private'), 3, 'a 304 that makes the response private sends the waiter to the origin');
@@ -322,7 +354,7 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.match(cacheStatus(await send('/swr-max-age')), /detail=stale-while-revalidate$/, 'without max-age the window applies');
   });
 
-  test('RFC 5861 §4: stale-if-error stands in for a 500, 502, 503 or 504; a 501 is relayed as the origin\'s answer', async () => {
+  test("RFC 5861 §4: stale-if-error stands in for a 500, 502, 503 or 504; a 501 is relayed as the origin's answer", async () => {
     let status = 200;
     answers.set('/fallback', (_req, res) => {
       res.writeHead(status, { 'cache-control': status === 200 ? 'max-age=1, stale-if-error=100' : 'no-store' });
@@ -339,7 +371,6 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(unavailable.body, 'status 200');
     assert.match(cacheStatus(unavailable), /^catalog-gateway; fwd=stale; fwd-status=503; ttl=-\d+; detail=stale-if-error$/);
   });
-
 
   test('RFC 5861 §3, §4 with §3: a response stale on arrival (max-age=0) without a validator is kept for its stale window alone', async () => {
     let asked = 0;
@@ -368,13 +399,17 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.match(cacheStatus(await send('/stale-on-arrival/none')), /detail=already-stale$/, 'must-revalidate allows no stale window');
   });
 
-
   /**
    * Two GETs of a fresh target `pauseMs` apart, the origin answering `status` and `headers` (a list
    * is sent as that many field lines); how often the origin was asked, and the second reply.
    */
   let probes = 0;
-  const askedTwice = async (status: number, headers: Record<string, string | string[]>, requests: [Record<string, string>, Record<string, string>] = [{}, {}], pauseMs = 0): Promise<{ asked: number; second: Reply; target: string }> => {
+  const askedTwice = async (
+    status: number,
+    headers: Record<string, string | string[]>,
+    requests: [Record<string, string>, Record<string, string>] = [{}, {}],
+    pauseMs = 0,
+  ): Promise<{ asked: number; second: Reply; target: string }> => {
     const target = `/twice/${probes++}`;
     answers.set(target, (_req, res) => {
       res.writeHead(status, { 'content-type': 'text/plain', ...headers });
@@ -386,12 +421,17 @@ describe('RFC 9111 shared cache, section by section', () => {
     return { asked: origin.count(target), second, target };
   };
   /** Whether the second of two GETs was answered from storage. */
-  const reused = async (status: number, headers: Record<string, string | string[]>, requests?: [Record<string, string>, Record<string, string>], pauseMs = 0): Promise<boolean> => {
+  const reused = async (
+    status: number,
+    headers: Record<string, string | string[]>,
+    requests?: [Record<string, string>, Record<string, string>],
+    pauseMs = 0,
+  ): Promise<boolean> => {
     const { asked } = await askedTwice(status, headers, requests, pauseMs);
     return asked === 1;
   };
 
-  test('§4.2.3, §5.1: Age arithmetic: the first of several Age lines counts, a negative or fractional one is ignored, the origin\'s delay is added; no Warning is generated', async () => {
+  test("§4.2.3, §5.1: Age arithmetic: the first of several Age lines counts, a negative or fractional one is ignored, the origin's delay is added; no Warning is generated", async () => {
     assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: '7200' }), false, 'older than its lifetime on arrival');
     assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: ['0', '7200'] }), true, 'the first line counts');
     assert.equal(await reused(200, { 'cache-control': 'max-age=3600', age: ['7200', '0'] }), false);
@@ -419,7 +459,8 @@ describe('RFC 9111 shared cache, section by section', () => {
   });
 
   test('§3, §4.2.1, §5.2.2.3: with explicit freshness any final status is stored; must-understand only for a status the cache understands', async () => {
-    for (const status of [201, 202, 299, 302, 307, 400, 403, 499, 500, 502, 599]) assert.equal(await reused(status, { 'cache-control': 'max-age=3600' }), true, String(status));
+    for (const status of [201, 202, 299, 302, 307, 400, 403, 499, 500, 502, 599])
+      assert.equal(await reused(status, { 'cache-control': 'max-age=3600' }), true, String(status));
     assert.equal(await reused(299, { date: dateIn(0), expires: dateIn(3600) }), true, 'Expires is explicit freshness too');
     assert.equal(await reused(200, { 'cache-control': 'max-age=3600, must-understand, no-store' }), true);
     assert.equal(await reused(299, { 'cache-control': 'max-age=3600, must-understand, no-store' }), false, 'an unknown status: no-store holds');
@@ -442,8 +483,21 @@ describe('RFC 9111 shared cache, section by section', () => {
   test('§4.1: Vary matches across whitespace and line splits, names in any case, in any order; * anywhere is never reused', async () => {
     const vary = (value: string | string[]): Record<string, string | string[]> => ({ 'cache-control': 'max-age=3600', vary: value });
     assert.equal(await reused(200, vary('Foo'), [{ foo: '1,2' }, { foo: '1 ,  2' }]), true);
-    assert.equal(await reused(200, vary('FOO, bar'), [{ foo: 'a', bar: 'b' }, { bar: 'b', foo: 'a' }]), true);
-    assert.equal(await reused(200, vary(['foo', 'bar']), [{ foo: 'a', bar: 'b' }, { foo: 'a', bar: 'c' }]), false, 'two Vary lines are one list');
+    assert.equal(
+      await reused(200, vary('FOO, bar'), [
+        { foo: 'a', bar: 'b' },
+        { bar: 'b', foo: 'a' },
+      ]),
+      true,
+    );
+    assert.equal(
+      await reused(200, vary(['foo', 'bar']), [
+        { foo: 'a', bar: 'b' },
+        { foo: 'a', bar: 'c' },
+      ]),
+      false,
+      'two Vary lines are one list',
+    );
     assert.equal(await reused(200, vary('foo'), [{ foo: 'a' }, { foo: 'a', other: 'x' }]), true, 'fields not named do not count');
     assert.equal(await reused(200, vary('foo'), [{ foo: 'a' }, {}]), false, 'absent matches only absent');
     assert.equal(await reused(200, vary('foo'), [{}, { foo: '' }]), false);
@@ -453,7 +507,14 @@ describe('RFC 9111 shared cache, section by section', () => {
   test('§4.3.4 with §3.2: a 304 replaces every stored field it carries, keeps those it does not, and never the Content-Length', async () => {
     answers.set('/updated', (req, res) => {
       if (req.headers['if-none-match'] === '"u"') {
-        res.writeHead(304, { 'cache-control': 'max-age=3600', etag: '"u"', 'content-length': '3', 'content-type': 'text/html', 'x-test': 'B', link: ['</b>', '</c>'] });
+        res.writeHead(304, {
+          'cache-control': 'max-age=3600',
+          etag: '"u"',
+          'content-length': '3',
+          'content-type': 'text/html',
+          'x-test': 'B',
+          link: ['</b>', '</c>'],
+        });
         res.end();
         return;
       }
@@ -473,7 +534,7 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/updated'), 2);
   });
 
-  test('§4.3.2 with RFC 9110 §13.1.2, §13.1.3, §13.2.2, §15.4.5: a client\'s validation answered from storage; its 304 carries the fields a 200 would', async () => {
+  test("§4.3.2 with RFC 9110 §13.1.2, §13.1.3, §13.2.2, §15.4.5: a client's validation answered from storage; its 304 carries the fields a 200 would", async () => {
     const date = dateIn(-10);
     answers.set('/validators', (_req, res) => {
       res.writeHead(200, { 'cache-control': 'max-age=3600', date, etag: 'W/"w"', vary: 'foo', 'content-location': '/validators/1', expires: dateIn(3600) });
@@ -494,10 +555,13 @@ describe('RFC 9111 shared cache, section by section', () => {
     assert.equal(origin.count('/validators'), 1);
   });
 
-  test('§4.4: PUT, DELETE and a method of unknown safety invalidate; an error answer does not; a 303\'s Location does', async () => {
+  test("§4.4: PUT, DELETE and a method of unknown safety invalidate; an error answer does not; a 303's Location does", async () => {
     const stored = (target: string): void => {
       answers.set(target, (req, res) => {
-        res.writeHead(req.method === 'GET' ? 200 : Number(req.headers['x-status'] ?? 204), req.method === 'GET' ? { 'cache-control': 'max-age=3600' } : { location: '/invalidated/see' });
+        res.writeHead(
+          req.method === 'GET' ? 200 : Number(req.headers['x-status'] ?? 204),
+          req.method === 'GET' ? { 'cache-control': 'max-age=3600' } : { location: '/invalidated/see' },
+        );
         res.end();
       });
     };
@@ -516,6 +580,6 @@ describe('RFC 9111 shared cache, section by section', () => {
     await send('/invalidated/see');
     assert.equal(await invalidates('/invalidated/post', 'POST', { 'x-status': '303' }), true);
     await send('/invalidated/see');
-    assert.equal(origin.count('/invalidated/see', 'GET'), 2, 'the 303\'s Location');
+    assert.equal(origin.count('/invalidated/see', 'GET'), 2, "the 303's Location");
   });
 });

@@ -21,7 +21,8 @@ test('a rolling restart of two workers under continuous load: each replaced afte
   const dataDir = tempDir();
   const { gw, url, adminUrl } = await runGateway(t, dataDir, ['--workers', '2']);
   const token = await mintToken(loadOrCreateSecret(join(dataDir, 'signing-secret')), { subject: 'tester', scope: 'catalog:read', ttlSeconds: 600 });
-  const workerPids = (): Set<number> => new Set(gw.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid));
+  const workerPids = (): Set<number> =>
+    new Set(gw.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid));
   // A worker's lines reach stdout up to 200 ms after it listens (log-sink.ts).
   await gw.line(() => workerPids().size === 2);
 

@@ -6,7 +6,16 @@ import { RouteTable } from '../../src/gateway/routes/route-table.ts';
 import { parseRequestTarget } from '../../src/shared/request-target.ts';
 
 function route(prefix: string): RouteConfig {
-  return { prefix, mode: 'http', auth: 'off', scope: null, staleWhileRevalidateSeconds: 0, staleIfErrorSeconds: 0, staleIfDisconnectedSeconds: 0, requestCacheControl: 'honour' };
+  return {
+    prefix,
+    mode: 'http',
+    auth: 'off',
+    scope: null,
+    staleWhileRevalidateSeconds: 0,
+    staleIfErrorSeconds: 0,
+    staleIfDisconnectedSeconds: 0,
+    requestCacheControl: 'honour',
+  };
 }
 
 test('a route matches its prefix at segment boundaries only, the query aside, first match first', () => {

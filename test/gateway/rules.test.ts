@@ -14,7 +14,13 @@ import { selectingValues, varyMatches } from '../../src/gateway/rules/vary.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const request = { authorized: true, noStore: false, requestTime: T0, responseTime: T0 };
-const policy = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, staleIfDisconnectedMs: 0, maxHeuristicMs: 86_400_000, targetedFields: ['catalog-gateway-cache-control', 'cdn-cache-control'] };
+const policy = {
+  staleWhileRevalidateMs: 0,
+  staleIfErrorMs: 0,
+  staleIfDisconnectedMs: 0,
+  maxHeuristicMs: 86_400_000,
+  targetedFields: ['catalog-gateway-cache-control', 'cdn-cache-control'],
+};
 
 function head(headers: ResponseHead['headers'], status = 200): ResponseHead {
   return { status, headers };
@@ -27,7 +33,16 @@ function lifetime(headers: ResponseHead['headers'], status = 200, req = request)
 }
 
 function facts(overrides: Partial<ReuseFacts> = {}): ReuseFacts {
-  return { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: T0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false, ...overrides };
+  return {
+    lifetimeMs: 60_000,
+    initialAgeMs: 0,
+    storedAt: T0,
+    staleWhileRevalidateMs: 0,
+    staleIfErrorMs: 0,
+    mustRevalidate: false,
+    noCache: false,
+    ...overrides,
+  };
 }
 
 describe('RFC 9111 rules', () => {
@@ -52,7 +67,11 @@ describe('RFC 9111 rules', () => {
     assert.equal(lifetime({ 'cache-control': 'public, max-age=ten', etag: '"v"' }), 0, 'stale on arrival, kept for validation');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30' }), 0, 'RFC 5861: stale on arrival, kept for its window');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-if-error=30' }), 0);
-    assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30, proxy-revalidate' }), 'already-stale', 'no window past proxy-revalidate');
+    assert.equal(
+      lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30, proxy-revalidate' }),
+      'already-stale',
+      'no window past proxy-revalidate',
+    );
     assert.equal(lifetime({ 'cache-control': 'public, max-age=0, stale-while-revalidate=30, no-cache' }), 'already-stale', 'nothing unvalidated past no-cache');
     assert.equal(lifetime({ 'cache-control': 'public, max-age=99999999999' }), 2 ** 31 * 1000, '§1.2.2: capped at 2^31 s');
   });
@@ -61,7 +80,11 @@ describe('RFC 9111 rules', () => {
     const lastModified = { date: 'Thu, 01 Jan 2026 00:00:00 GMT', 'last-modified': 'Wed, 31 Dec 2025 00:00:00 GMT' };
     assert.equal(lifetime({ ...lastModified }, 200, { ...request, authorized: false }), 8_640_000);
     assert.equal(lifetime({ ...lastModified, 'cache-control': 'public' }, 201), 8_640_000, 'public allows it for any status');
-    assert.equal(lifetime({ ...lastModified }, 201, { ...request, authorized: false }), 'no-freshness', '§3: a status that is not heuristically cacheable is not stored without explicit freshness, validator or not');
+    assert.equal(
+      lifetime({ ...lastModified }, 201, { ...request, authorized: false }),
+      'no-freshness',
+      '§3: a status that is not heuristically cacheable is not stored without explicit freshness, validator or not',
+    );
     assert.equal(lifetime({ etag: '"v"' }, 500, { ...request, authorized: false }), 'no-freshness');
     assert.equal(lifetime({ etag: '"v"' }, 404, { ...request, authorized: false }), 0, 'heuristically cacheable: kept for validation');
     assert.equal(lifetime({ date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, 200, { ...request, authorized: false }), 'no-freshness');
@@ -85,14 +108,26 @@ describe('RFC 9111 rules', () => {
   });
 
   test('§5.2.2.4 and §5.2.2.7 qualified no-cache and private: the named fields are not stored, the rest is', () => {
-    const verdict = storageVerdict(head({ 'cache-control': 'public, max-age=60, no-cache="Set-Cookie", private="x-secret"', 'set-cookie': 'a=b', 'x-secret': 's', etag: '"v"' }), request, policy);
+    const verdict = storageVerdict(
+      head({ 'cache-control': 'public, max-age=60, no-cache="Set-Cookie", private="x-secret"', 'set-cookie': 'a=b', 'x-secret': 's', etag: '"v"' }),
+      request,
+      policy,
+    );
     assert.ok(verdict.store);
     assert.equal(verdict.facts.noCache, false);
     assert.deepEqual(storedFields({ 'set-cookie': 'a=b', 'x-secret': 's', etag: '"v"' }, verdict.omit), ['etag', '"v"']);
   });
 
   test('§3.1 stored fields: hop-by-hop, Connection-named, Age and Content-Length are not stored', () => {
-    const flat = storedFields({ connection: 'x-hop', 'x-hop': '1', 'keep-alive': 'timeout=5', age: '3', 'content-length': '2', etag: '"a"', link: ['<a>; rel="next"', '<b>; rel="prev"'] });
+    const flat = storedFields({
+      connection: 'x-hop',
+      'x-hop': '1',
+      'keep-alive': 'timeout=5',
+      age: '3',
+      'content-length': '2',
+      etag: '"a"',
+      link: ['<a>; rel="next"', '<b>; rel="prev"'],
+    });
     assert.deepEqual(flat, ['etag', '"a"', 'link', '<a>; rel="next"', 'link', '<b>; rel="prev"']);
     assert.deepEqual(endToEndFields({ te: 'trailers', 'proxy-authorization': 'x', accept: 'a' }), ['accept', 'a']);
   });
@@ -115,7 +150,12 @@ describe('RFC 9111 rules', () => {
 
   test('§5.2.1 request directives, and §5.4 Pragma only without Cache-Control', () => {
     assert.deepEqual(requestDirectives({ 'cache-control': 'max-age=5, min-fresh=2, max-stale, no-store, only-if-cached' }), {
-      maxAge: 5, minFresh: 2, maxStale: Number.POSITIVE_INFINITY, noCache: false, noStore: true, onlyIfCached: true,
+      maxAge: 5,
+      minFresh: 2,
+      maxStale: Number.POSITIVE_INFINITY,
+      noCache: false,
+      noStore: true,
+      onlyIfCached: true,
     });
     assert.equal(requestDirectives({ pragma: 'no-cache' }).noCache, true);
     assert.equal(requestDirectives({ pragma: 'no-cache', 'cache-control': 'max-stale=5' }).noCache, false);
@@ -135,7 +175,11 @@ describe('RFC 9111 rules', () => {
     assert.equal(reuse(facts(), { ...NO_DIRECTIVES, maxStale: 5 }, at(70)), 'validate');
     assert.equal(reuse(facts({ mustRevalidate: true }), { ...NO_DIRECTIVES, maxStale: 5 }, at(63)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(80)), 'stale-while-revalidate');
-    assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), { ...NO_DIRECTIVES, maxAge: 100 }, at(80)), 'validate', '§5.2.1.1: max-age without max-stale wants nothing stale');
+    assert.equal(
+      reuse(facts({ staleWhileRevalidateMs: 30_000 }), { ...NO_DIRECTIVES, maxAge: 100 }, at(80)),
+      'validate',
+      '§5.2.1.1: max-age without max-stale wants nothing stale',
+    );
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000 }), NO_DIRECTIVES, at(91)), 'validate');
     assert.equal(reuse(facts({ staleWhileRevalidateMs: 30_000, mustRevalidate: true }), NO_DIRECTIVES, at(80)), 'validate');
     assert.equal(mayServeOnError(facts({ staleIfErrorMs: 30_000 }), at(89)), true);
@@ -161,9 +205,16 @@ describe('RFC 9111 rules', () => {
   });
 
   test('§4.3.1 validation request; §4.3.4 which stored response a 304 freshens; §3.2 what it updates', () => {
-    assert.deepEqual(validationHeaders({ etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' }), { 'if-none-match': '"v1"', 'if-modified-since': 'Wed, 31 Dec 2025 00:00:00 GMT' });
+    assert.deepEqual(validationHeaders({ etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' }), {
+      'if-none-match': '"v1"',
+      'if-modified-since': 'Wed, 31 Dec 2025 00:00:00 GMT',
+    });
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v1"' }), true);
-    assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: '"v1"' }), false, 'a strong tag identifies only a response stored with that strong tag');
+    assert.equal(
+      freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: '"v1"' }),
+      false,
+      'a strong tag identifies only a response stored with that strong tag',
+    );
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: 'W/"v1"' }), true, 'a weak tag, by the weak comparison');
     assert.equal(freshens({ etag: 'W/"v1"', lastModified: undefined }, { etag: 'W/"v1"' }), true);
     assert.equal(freshens({ etag: '"v1"', lastModified: undefined }, { etag: '"v2"' }), false);
@@ -172,7 +223,10 @@ describe('RFC 9111 rules', () => {
     assert.equal(freshens({ etag: undefined, lastModified: 'x' }, {}), true, 'a bare 304 answers the one validation asked');
     assert.equal(freshens({ etag: undefined, lastModified: 'x' }, { 'last-modified': 'y' }), false);
     assert.deepEqual(
-      updatedFields(['cache-control', 'max-age=1', 'content-length', '10', 'x-kept', 'a', 'link', '<a>', 'link', '<b>'], ['cache-control', 'max-age=60', 'content-length', '0', 'link', '<c>']),
+      updatedFields(
+        ['cache-control', 'max-age=1', 'content-length', '10', 'x-kept', 'a', 'link', '<a>', 'link', '<b>'],
+        ['cache-control', 'max-age=60', 'content-length', '0', 'link', '<c>'],
+      ),
       ['content-length', '10', 'x-kept', 'a', 'cache-control', 'max-age=60', 'link', '<c>'],
     );
   });
@@ -181,27 +235,59 @@ describe('RFC 9111 rules', () => {
     const stored = { etag: '"v1"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
     const none = { ifMatch: undefined, ifUnmodifiedSince: undefined, ifNoneMatch: undefined, ifModifiedSince: undefined };
     assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'W/"v1"' }, stored, undefined), 304);
-    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 200, 'If-None-Match decides');
+    assert.equal(
+      preconditionStatus({ ...none, ifNoneMatch: '"v2"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined),
+      200,
+      'If-None-Match decides',
+    );
     assert.equal(preconditionStatus({ ...none, ifNoneMatch: '*' }, { etag: undefined, lastModified: undefined }, undefined), 304);
     assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, stored, undefined), 304);
     assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 UTC' }, stored, undefined), 200, 'not an HTTP-date: ignored');
-    assert.equal(preconditionStatus({ ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Wed, 31 Dec 2025 00:00:00 GMT'), 304, 'Date when no Last-Modified');
+    assert.equal(
+      preconditionStatus(
+        { ...none, ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' },
+        { etag: undefined, lastModified: undefined },
+        'Wed, 31 Dec 2025 00:00:00 GMT',
+      ),
+      304,
+      'Date when no Last-Modified',
+    );
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, stored, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifMatch: '"v2", "v3"' }, stored, undefined), 412);
     const comma = { etag: '"a,b"', lastModified: undefined };
     assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"x", "a,b"' }, comma, undefined), 304, 'RFC 9110 §8.8.3: an opaque tag may hold a comma');
     assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"a", "b"' }, comma, undefined), 200);
     assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"x",  "a,b"' }, comma, undefined), 200);
-    assert.equal(preconditionStatus({ ...none, ifNoneMatch: 'v1, "v2"' }, { etag: 'v1', lastModified: undefined }, undefined), 304, 'an unquoted tag an origin sent is still compared as sent');
+    assert.equal(
+      preconditionStatus({ ...none, ifNoneMatch: 'v1, "v2"' }, { etag: 'v1', lastModified: undefined }, undefined),
+      304,
+      'an unquoted tag an origin sent is still compared as sent',
+    );
     assert.equal(preconditionStatus({ ...none, ifMatch: 'W/"v1"' }, stored, undefined), 412, '§13.1.1 the strong comparison');
     assert.equal(preconditionStatus({ ...none, ifMatch: '*', ifNoneMatch: '"v1"' }, stored, undefined), 304);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, stored, undefined), 412);
     assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Wed, 31 Dec 2025 00:00:00 GMT' }, stored, undefined), 200);
-    assert.equal(preconditionStatus({ ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' }, { etag: undefined, lastModified: undefined }, 'Thu, 01 Jan 2026 00:00:00 GMT'), 200, '§13.1.4 no modification date: ignored');
+    assert.equal(
+      preconditionStatus(
+        { ...none, ifUnmodifiedSince: 'Tue, 30 Dec 2025 00:00:00 GMT' },
+        { etag: undefined, lastModified: undefined },
+        'Thu, 01 Jan 2026 00:00:00 GMT',
+      ),
+      200,
+      '§13.1.4 no modification date: ignored',
+    );
     const codings = ['"v1"', '"v1-gzip"'];
-    assert.equal(preconditionStatus({ ...none, ifNoneMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings), 304, 'a tag of another representation of the same answer (§13.1.2)');
-    assert.equal(preconditionStatus({ ...none, ifMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings), 412, 'If-Match names the representation sent');
+    assert.equal(
+      preconditionStatus({ ...none, ifNoneMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings),
+      304,
+      'a tag of another representation of the same answer (§13.1.2)',
+    );
+    assert.equal(
+      preconditionStatus({ ...none, ifMatch: '"v1"' }, { ...stored, etag: '"v1-gzip"' }, undefined, codings),
+      412,
+      'If-Match names the representation sent',
+    );
   });
 
   test('§4.1 secondary keys: values normalised, absent only matches absent', () => {
@@ -217,9 +303,21 @@ describe('RFC 9111 rules', () => {
     const headers = { location: '/items/7', 'content-location': 'http://other.example/items/7' };
     assert.deepEqual(invalidatedTargets('POST', 201, '/items?x=1', names, headers), ['/items?x=1', '/items/7']);
     assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { 'content-location': 'http://gw.example/items/7?v=2' }), ['/items/7', '/items/7?v=2']);
-    assert.deepEqual(invalidatedTargets('PUT', 204, '/items/7', names, { location: 'http://127.0.0.1:8000/items/8', 'content-location': 'https://gw.example:443/items/9' }), ['/items/7', '/items/8', '/items/9'], "the origin's own authority, and any scheme");
-    assert.deepEqual(invalidatedTargets('POST', 201, '/items', [undefined, '127.0.0.1:8000'], { location: 'http://127.0.0.1:8000/items/8' }), ['/items', '/items/8'], 'no Host: the origin still names itself');
-    assert.deepEqual(invalidatedTargets('POST', 201, '/items', names, { location: 'http://127.0.0.1:9999/items/8' }), ['/items'], 'another port is another origin');
+    assert.deepEqual(
+      invalidatedTargets('PUT', 204, '/items/7', names, { location: 'http://127.0.0.1:8000/items/8', 'content-location': 'https://gw.example:443/items/9' }),
+      ['/items/7', '/items/8', '/items/9'],
+      "the origin's own authority, and any scheme",
+    );
+    assert.deepEqual(
+      invalidatedTargets('POST', 201, '/items', [undefined, '127.0.0.1:8000'], { location: 'http://127.0.0.1:8000/items/8' }),
+      ['/items', '/items/8'],
+      'no Host: the origin still names itself',
+    );
+    assert.deepEqual(
+      invalidatedTargets('POST', 201, '/items', names, { location: 'http://127.0.0.1:9999/items/8' }),
+      ['/items'],
+      'another port is another origin',
+    );
     assert.deepEqual(invalidatedTargets('DELETE', 404, '/items/7', names, {}), []);
     assert.deepEqual(invalidatedTargets('GET', 200, '/items/7', names, {}), []);
   });
@@ -231,7 +329,11 @@ describe('RFC 9111 rules', () => {
     assert.deepEqual(invalidatedTargets('POST', 200, '/e/{id}', names, {}), ['/e/{id}', '/e/%7Bid%7D']);
     assert.deepEqual(invalidatedTargets('POST', 201, '/loans', names, { location: "/loc?q='x'#frag" }), ['/loans', "/loc?q='x'", '/loc?q=%27x%27']);
     assert.deepEqual(invalidatedTargets('POST', 201, '/loans', names, { location: "http://gw.example/loc?q='x'" }), ['/loans', "/loc?q='x'", '/loc?q=%27x%27']);
-    assert.deepEqual(invalidatedTargets('POST', 200, '//evil.example/victim', names, {}), ['//evil.example/victim'], 'a target a parser reads as another authority invalidates only itself');
+    assert.deepEqual(
+      invalidatedTargets('POST', 200, '//evil.example/victim', names, {}),
+      ['//evil.example/victim'],
+      'a target a parser reads as another authority invalidates only itself',
+    );
   });
 });
 
@@ -257,7 +359,11 @@ describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 
     ]) {
       assert.equal(parseHttpDate(invalid), undefined, invalid);
     }
-    assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu, 01 Jan 2026 00:02:00 UTC', etag: '"v"' }), 0, 'RFC 9111 §5.3: already expired');
+    assert.equal(
+      lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu, 01 Jan 2026 00:02:00 UTC', etag: '"v"' }),
+      0,
+      'RFC 9111 §5.3: already expired',
+    );
     assert.equal(lifetime({ 'cache-control': 'public', date: 'Thu, 01 Jan 2026 00:00:00 GMT', expires: 'Thu Jan  1 00:02:00 2026' }), 120_000);
   });
 
@@ -273,7 +379,11 @@ describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 
     const cc = { 'cache-control': 'max-age=10' };
     const targeted = (headers: ResponseHead['headers']): number | string => lifetime(headers, 200, { ...request, authorized: false });
     assert.equal(targeted({ ...cc, 'cdn-cache-control': 'max-age=300' }), 300_000);
-    assert.equal(targeted({ ...cc, 'cdn-cache-control': 'max-age=300', 'catalog-gateway-cache-control': 'max-age=900' }), 900_000, 'the list order, not the message order');
+    assert.equal(
+      targeted({ ...cc, 'cdn-cache-control': 'max-age=300', 'catalog-gateway-cache-control': 'max-age=900' }),
+      900_000,
+      'the list order, not the message order',
+    );
     assert.equal(targeted({ 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=300' }), 300_000, 'Cache-Control does not apply');
     assert.equal(targeted({ 'cdn-cache-control': 'max-age=300', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' }), 300_000, 'nor does Expires');
     assert.equal(targeted({ ...cc, 'cdn-cache-control': 'no-store' }), 'no-store');
@@ -283,18 +393,22 @@ describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 
     for (const invalid of ['MAX-AGE=300', 'max-age = 300', 'max-age=300,', 'max-age=300 ,, public', 'max-age="', '']) {
       assert.equal(targeted({ ...cc, 'cdn-cache-control': invalid }), 10_000, JSON.stringify(invalid));
     }
-    assert.deepEqual([...(parseDictionary('max-age=60;x=1, private="set-cookie", public, s-maxage=?0, a=(1 2), max-age=30') ?? [])], [
-      ['private', 'set-cookie'],
-      ['public', true],
-      ['max-age', '30'],
-    ]);
+    assert.deepEqual(
+      [...(parseDictionary('max-age=60;x=1, private="set-cookie", public, s-maxage=?0, a=(1 2), max-age=30') ?? [])],
+      [
+        ['private', 'set-cookie'],
+        ['public', true],
+        ['max-age', '30'],
+      ],
+    );
     assert.equal(responseDirectives({ 'cdn-cache-control': 'max-age=60' }, []).targeted, false, 'not on the list: Cache-Control decides');
   });
 
   test('§14.2 ranges from a stored 200: one range, suffix, several (whole), unsatisfiable, §13.1.5 If-Range', () => {
     const strong = { etag: '"v"', lastModified: 'Wed, 31 Dec 2025 00:00:00 GMT' };
     const date = 'Thu, 01 Jan 2026 00:00:00 GMT';
-    const answer = (range: string, ifRange?: string, stored: Validators = strong): ReturnType<typeof rangeAnswer> => rangeAnswer({ range, ifRange }, 100, stored, date);
+    const answer = (range: string, ifRange?: string, stored: Validators = strong): ReturnType<typeof rangeAnswer> =>
+      rangeAnswer({ range, ifRange }, 100, stored, date);
     assert.deepEqual(answer('bytes=0-9'), { kind: 'part', start: 0, end: 9 });
     assert.deepEqual(answer('Bytes = 90-'), { kind: 'part', start: 90, end: 99 }, '§14.1 the unit is case-insensitive');
     assert.deepEqual(answer('bytes=-10'), { kind: 'part', start: 90, end: 99 });
@@ -309,7 +423,11 @@ describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 
     assert.deepEqual(answer('bytes=0-9', '"v"', { etag: 'W/"v"', lastModified: undefined }), { kind: 'whole' }, 'a weak stored tag never matches');
     assert.deepEqual(answer('bytes=0-9', 'Wed, 31 Dec 2025 00:00:00 GMT'), { kind: 'part', start: 0, end: 9 });
     assert.deepEqual(answer('bytes=0-9', 'Wed, 31 Dec 2025 00:00:01 GMT'), { kind: 'whole' });
-    assert.equal(ifRangeHolds('Wed, 31 Dec 2025 00:00:00 GMT', strong, 'Wed, 31 Dec 2025 00:00:00 GMT'), false, '§8.8.2.2 a Last-Modified as late as Date is weak');
+    assert.equal(
+      ifRangeHolds('Wed, 31 Dec 2025 00:00:00 GMT', strong, 'Wed, 31 Dec 2025 00:00:00 GMT'),
+      false,
+      '§8.8.2.2 a Last-Modified as late as Date is weak',
+    );
   });
 
   test('§4.2.4 disconnected: stale within the route bound, never with must-revalidate or no-cache; §5.2.2.3 must-understand', () => {
@@ -319,7 +437,11 @@ describe('RFC 9110 dates and ranges, RFC 9213 targeted fields, RFC 9111 §4.2.4 
     assert.equal(mayServeDisconnected(facts({ lifetimeMs: 1000, mustRevalidate: true }), T0 + 2000, 30_000), false);
     assert.equal(mayServeDisconnected(facts({ lifetimeMs: 0, noCache: true }), T0 + 2000, 30_000), false);
     assert.equal(lifetime({ 'cache-control': 'public, max-age=60, must-understand, no-store' }), 60_000);
-    assert.equal(lifetime({ 'cache-control': 'public, max-age=60, must-understand, no-store' }, 299), 'status', 'a status whose rules this cache does not know');
+    assert.equal(
+      lifetime({ 'cache-control': 'public, max-age=60, must-understand, no-store' }, 299),
+      'status',
+      'a status whose rules this cache does not know',
+    );
   });
 
   test('§4.1 Accept-Language is normalised for Vary: case and whitespace do not select another variant', () => {

@@ -18,7 +18,10 @@ describe('the shadow LRU', () => {
     assert.equal(lru.get(1), true);
     lru.set(4, 100);
     assert.equal(lru.get(2), false, 'the oldest went');
-    assert.deepEqual([1, 3, 4].map((h) => lru.get(h)), [true, true, true]);
+    assert.deepEqual(
+      [1, 3, 4].map((h) => lru.get(h)),
+      [true, true, true],
+    );
     assert.equal(lru.calculatedSize, 300);
     lru.set(5, 250);
     assert.equal(lru.size, 1, 'a large key pushes out as many as it needs');
@@ -56,13 +59,20 @@ describe('the shadow LRU', () => {
     lru.learn(4);
     assert.equal(lru.calculatedSize, 100 + 201 + 151);
     lru.set(5, 600);
-    assert.deepEqual([2, 3, 4, 5].map((h) => lru.get(h)), [false, true, true, true], 'the oldest made way for the bound, the learnt key stayed');
+    assert.deepEqual(
+      [2, 3, 4, 5].map((h) => lru.get(h)),
+      [false, true, true, true],
+      'the oldest made way for the bound, the learnt key stayed',
+    );
   });
 
   test('with room for no more keys, the oldest makes way whatever the bytes', () => {
     const lru = new ShadowLru(1_000_000, 3);
     for (const h of [1, 2, 3, 4]) lru.set(h, 1);
-    assert.deepEqual([1, 2, 3, 4].map((h) => lru.get(h)), [false, true, true, true]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((h) => lru.get(h)),
+      [false, true, true, true],
+    );
     assert.equal(lru.size, 3);
   });
 
@@ -74,7 +84,11 @@ describe('the shadow LRU', () => {
     assert.equal(lru.delete(1), false);
     assert.equal(lru.calculatedSize, 20);
     lru.set(3, 30);
-    assert.deepEqual([2, 3].map((h) => lru.get(h)), [true, true], 'no key was pushed out for the new one');
+    assert.deepEqual(
+      [2, 3].map((h) => lru.get(h)),
+      [true, true],
+      'no key was pushed out for the new one',
+    );
   });
 
   test('keys that share a home slot all stay reachable as others around them are removed', () => {

@@ -28,7 +28,8 @@ class Workload {
       const hit = this.#random.next() < ratio;
       this.detector.record(hit);
       if (hit) continue;
-      const key = this.#random.next() < repeat && this.#recent.length > 0 ? (this.#recent[this.#random.below(this.#recent.length)] ?? '') : misses(this.#fresh++);
+      const key =
+        this.#random.next() < repeat && this.#recent.length > 0 ? (this.#recent[this.#random.below(this.#recent.length)] ?? '') : misses(this.#fresh++);
       const h = keyHash(key);
       if (this.detector.shifted(h, ENTRIES)) shifts++;
       this.detector.refused(h, ENTRIES);
@@ -57,7 +58,11 @@ describe('the shift detector', () => {
     const workload = new Workload();
     workload.feed(500_000, 0.6, 0.1);
     assert.equal(workload.feed(4 * ENTRIES, 0, 0), 0, 'a scan');
-    assert.equal(workload.feed(4 * ENTRIES, 0.2, 0, (n) => `/loop/${n % (3 * ENTRIES)}`), 0, 'a loop');
+    assert.equal(
+      workload.feed(4 * ENTRIES, 0.2, 0, (n) => `/loop/${n % (3 * ENTRIES)}`),
+      0,
+      'a loop',
+    );
     assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
   });
 
@@ -79,7 +84,12 @@ describe('W-TinyLFU across a popularity shift', () => {
 
   test('a disjoint new hot set takes the old one’s place within a bounded number of requests, the bound held exactly', () => {
     let shifts = 0;
-    const cache = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => shifts++ });
+    const cache = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: () => undefined,
+      onAdmission: () => undefined,
+      onShift: () => shifts++,
+    });
     const random = new SeededRandom(4);
     const requestFrom = (set: string): boolean => {
       const key = `/${set}/${random.below(HOT)}`;

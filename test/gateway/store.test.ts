@@ -17,7 +17,16 @@ const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
 const maker = new EntryMaker(codec);
 
 function response(tags: string) {
-  return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from('{}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(tags));
+  return maker.prepare(
+    200,
+    { 'content-type': 'application/json' },
+    Buffer.from('{}'),
+    { keep: 'identity', offered: [] },
+    FACTS,
+    undefined,
+    [],
+    parseTags(tags),
+  );
 }
 
 test('parseTags splits on spaces and keeps each tag once', () => {
@@ -59,7 +68,11 @@ test('the tag index answers as a plain map of sets would, while removed nodes pi
   const reference = new Map<string, Set<string>>();
   const seeded = new SeededRandom(3);
   const random = (n: number): number => seeded.below(n);
-  const expected = (tag: string): string[] => [...reference].filter(([, tags]) => tags.has(tag)).map(([key]) => key).sort();
+  const expected = (tag: string): string[] =>
+    [...reference]
+      .filter(([, tags]) => tags.has(tag))
+      .map(([key]) => key)
+      .sort();
   for (let i = 0; i < 60_000; i++) {
     const key = `/k${random(4000)}`;
     if (random(3) === 0) {
@@ -75,7 +88,10 @@ test('the tag index answers as a plain map of sets would, while removed nodes pi
       assert.deepEqual([...index.keys([tag])].sort(), expected(tag), `after ${i + 1} changes`);
     }
   }
-  assert.equal(index.postings, [...reference.values()].reduce((n, tags) => n + tags.size, 0));
+  assert.equal(
+    index.postings,
+    [...reference.values()].reduce((n, tags) => n + tags.size, 0),
+  );
 });
 
 test('the tag index finds each key in its table after removals moved others back', () => {
@@ -225,7 +241,11 @@ describe('ResponseCache bodies', () => {
       const hot = i % 50;
       const body = stored(cache, hot);
       if (body !== undefined) assert.deepEqual(body, page(hot));
-      cache.put(cacheKey(`/k${i}`), maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)), { generation: 0, mark: '' });
+      cache.put(
+        cacheKey(`/k${i}`),
+        maker.prepare(200, { 'content-type': 'application/json' }, page(i), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(`bk_${i % 97}`)),
+        { generation: 0, mark: '' },
+      );
       if (i % 1000 === 999) cache.purge({ selector: { kind: 'tags', tags: [`bk_${i % 97}`] }, soft: i % 2000 === 999, at: FACTS.storedAt });
     }
     let checked = 0;
@@ -244,46 +264,138 @@ describe('ResponseCache bodies', () => {
 test('representations that differ in per-answer values share one field shape, and each is sent with its own values in order', () => {
   const own = new EntryMaker(codec);
   const fill = (etag: string, body: string, date: string) =>
-    own.prepare(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=60', etag, date }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+    own.prepare(
+      200,
+      { 'content-type': 'application/json', 'cache-control': 'public, max-age=60', etag, date },
+      Buffer.from(body),
+      { keep: 'identity', offered: [] },
+      FACTS,
+      undefined,
+      [],
+      [],
+    );
   fill('"warm"', '{}', 'Thu, 26 Nov 2026 01:00:00 GMT');
   const a = fill('"a"', '{"a":1}', 'Thu, 26 Nov 2026 01:00:01 GMT');
   const b = fill('"b"', '{"bb":22}', 'Thu, 26 Nov 2026 01:00:02 GMT');
   assert.equal(a.kept.shape, b.kept.shape, 'the same names and shared values: one shape');
-  assert.deepEqual(b.kept.headers, ['content-type', 'application/json', 'cache-control', 'public, max-age=60', 'etag', '"b"', 'date', 'Thu, 26 Nov 2026 01:00:02 GMT', 'content-length', '9']);
+  assert.deepEqual(b.kept.headers, [
+    'content-type',
+    'application/json',
+    'cache-control',
+    'public, max-age=60',
+    'etag',
+    '"b"',
+    'date',
+    'Thu, 26 Nov 2026 01:00:02 GMT',
+    'content-length',
+    '9',
+  ]);
   assert.deepEqual(b.kept.own, ['"b"', 'Thu, 26 Nov 2026 01:00:02 GMT', '9'], 'only the per-answer values are its own');
   assert.equal(b.kept.etag, '"b"');
   assert.equal(b.field('date'), 'Thu, 26 Nov 2026 01:00:02 GMT');
   const other = fill('"c"', '{}', 'Thu, 26 Nov 2026 01:00:03 GMT');
   assert.equal(other.kept.shape, a.kept.shape);
-  const text = own.prepare(200, { 'content-type': 'text/plain', 'cache-control': 'public, max-age=60', etag: '"d"' }, Buffer.from('x'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  const text = own.prepare(
+    200,
+    { 'content-type': 'text/plain', 'cache-control': 'public, max-age=60', etag: '"d"' },
+    Buffer.from('x'),
+    { keep: 'identity', offered: [] },
+    FACTS,
+    undefined,
+    [],
+    [],
+  );
   assert.notEqual(text.kept.shape, a.kept.shape, 'another shared value or another field: another shape');
   // More values of its own than a representation holds as fields: all of them, still in order.
-  const many = own.prepare(200, { 'content-type': 'application/json', etag: '"m"', date: 'Thu, 26 Nov 2026 01:00:04 GMT', expires: 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified': 'Wed, 25 Nov 2026 01:00:00 GMT', link: '</next>; rel="next"' }, Buffer.from('{"m":1}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
-  assert.deepEqual(many.kept.own, ['"m"', 'Thu, 26 Nov 2026 01:00:04 GMT', 'Thu, 26 Nov 2026 01:01:04 GMT', 'Wed, 25 Nov 2026 01:00:00 GMT', '</next>; rel="next"', '7']);
-  assert.deepEqual(many.kept.headers, ['content-type', 'application/json', 'etag', '"m"', 'date', 'Thu, 26 Nov 2026 01:00:04 GMT', 'expires', 'Thu, 26 Nov 2026 01:01:04 GMT', 'last-modified', 'Wed, 25 Nov 2026 01:00:00 GMT', 'link', '</next>; rel="next"', 'content-length', '7']);
+  const many = own.prepare(
+    200,
+    {
+      'content-type': 'application/json',
+      etag: '"m"',
+      date: 'Thu, 26 Nov 2026 01:00:04 GMT',
+      expires: 'Thu, 26 Nov 2026 01:01:04 GMT',
+      'last-modified': 'Wed, 25 Nov 2026 01:00:00 GMT',
+      link: '</next>; rel="next"',
+    },
+    Buffer.from('{"m":1}'),
+    { keep: 'identity', offered: [] },
+    FACTS,
+    undefined,
+    [],
+    [],
+  );
+  assert.deepEqual(many.kept.own, [
+    '"m"',
+    'Thu, 26 Nov 2026 01:00:04 GMT',
+    'Thu, 26 Nov 2026 01:01:04 GMT',
+    'Wed, 25 Nov 2026 01:00:00 GMT',
+    '</next>; rel="next"',
+    '7',
+  ]);
+  assert.deepEqual(many.kept.headers, [
+    'content-type',
+    'application/json',
+    'etag',
+    '"m"',
+    'date',
+    'Thu, 26 Nov 2026 01:00:04 GMT',
+    'expires',
+    'Thu, 26 Nov 2026 01:01:04 GMT',
+    'last-modified',
+    'Wed, 25 Nov 2026 01:00:00 GMT',
+    'link',
+    '</next>; rel="next"',
+    'content-length',
+    '7',
+  ]);
 });
 
-test('a shape\'s header text holds its shared fields and leaves a gap for each own value but the length, which Node is handed', () => {
+test("a shape's header text holds its shared fields and leaves a gap for each own value but the length, which Node is handed", () => {
   const own = new EntryMaker(codec);
-  const fill = (etag: string, body: string) => own.prepare(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60', etag, date: 'Thu, 26 Nov 2026 01:00:00 GMT' }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+  const fill = (etag: string, body: string) =>
+    own.prepare(
+      200,
+      { 'content-type': 'application/json', 'cache-control': 'max-age=60', etag, date: 'Thu, 26 Nov 2026 01:00:00 GMT' },
+      Buffer.from(body),
+      { keep: 'identity', offered: [] },
+      FACTS,
+      undefined,
+      [],
+      [],
+    );
   fill('"warm"', '{}');
   const { kept } = fill('"a"', '{"a":1}');
   const text = kept.shape.text;
   assert.ok(text !== undefined);
   assert.deepEqual(text.pieces, ['content-type: application/json\r\ncache-control: max-age=60\r\netag: ', '\r\ndate: ', '\r\n']);
-  assert.deepEqual(text.slots.map((slot) => kept.ownValue(slot)), ['"a"', 'Thu, 26 Nov 2026 01:00:00 GMT']);
+  assert.deepEqual(
+    text.slots.map((slot) => kept.ownValue(slot)),
+    ['"a"', 'Thu, 26 Nov 2026 01:00:00 GMT'],
+  );
   assert.equal(text.dated, true);
   const noContent = own.prepare(204, { 'cache-control': 'max-age=60' }, Buffer.alloc(0), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
   assert.equal(noContent.kept.shape.text, undefined, 'no length, no text: sent through writeHead');
 });
 
-test('the shared tier\'s codec gives back what it was given, and refuses an entry whose fields could not be sent', () => {
-  const stored = maker.prepare(200, { 'content-type': 'application/json', 'x-note': 'fine' }, Buffer.from('{"a":1}'), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags('bk_1'));
+test("the shared tier's codec gives back what it was given, and refuses an entry whose fields could not be sent", () => {
+  const stored = maker.prepare(
+    200,
+    { 'content-type': 'application/json', 'x-note': 'fine' },
+    Buffer.from('{"a":1}'),
+    { keep: 'identity', offered: [] },
+    FACTS,
+    undefined,
+    [],
+    parseTags('bk_1'),
+  );
   const bytes = encodeEntry(stored, 'mark-1');
   const back = decodeEntry(bytes, maker);
   assert.deepEqual([back?.response.headers, back?.response.body.toString(), back?.mark], [stored.headers, '{"a":1}', 'mark-1']);
   const headLength = bytes.readUInt32BE(8);
-  for (const [from, to] of [['"fine"', '"fine\\r\\nset-cookie: a=b"'], ['"x-note"', '"x note"']] as const) {
+  for (const [from, to] of [
+    ['"fine"', '"fine\\r\\nset-cookie: a=b"'],
+    ['"x-note"', '"x note"'],
+  ] as const) {
     const head = bytes.toString('utf8', 12, 12 + headLength).replace(from, to);
     const json = Buffer.from(head);
     // A value made by a writer that checksums what it writes: the fields alone must refuse it.

@@ -46,8 +46,26 @@ function memory(): Subject {
 function disk(): Subject {
   const log = new PurgeLog();
   const maker = new EntryMaker(codec);
-  const store = new DiskStore({ dir: tempDir('catalog-disk-'), maxBytes: 64 << 20, maxEntryBytes: 1 << 20, owner: process.pid, maker, purges: log, metrics: new DiskMetrics(new Registry(), () => undefined), logger: silent, now: Date.now });
-  return { tier: store, log, maker, record: (purge) => log.applied(purge, false), close: () => { store.close(); } };
+  const store = new DiskStore({
+    dir: tempDir('catalog-disk-'),
+    maxBytes: 64 << 20,
+    maxEntryBytes: 1 << 20,
+    owner: process.pid,
+    maker,
+    purges: log,
+    metrics: new DiskMetrics(new Registry(), () => undefined),
+    logger: silent,
+    now: Date.now,
+  });
+  return {
+    tier: store,
+    log,
+    maker,
+    record: (purge) => log.applied(purge, false),
+    close: () => {
+      store.close();
+    },
+  };
 }
 
 let redis: RedisServer | undefined;
@@ -59,14 +77,35 @@ async function redisTier(): Promise<Subject> {
   const maker = new EntryMaker(codec);
   const link = new RedisLink({ url: redis.url, commandTimeoutMs: 2000, cooldownMs: 1000, logger: silent });
   await link.connect(2000);
-  const metrics = new FleetMetrics(new Registry(), () => true, () => false);
+  const metrics = new FleetMetrics(
+    new Registry(),
+    () => true,
+    () => false,
+  );
   const store = new RedisStore(link, `contract${redisPrefix++}:`, log, metrics, Date.now, maker);
   // A fleet's own purges count against shared entries until it reads them back from the stream.
-  return { tier: store, log, maker, record: (purge) => log.applied(purge, true), close: () => { link.close(); } };
+  return {
+    tier: store,
+    log,
+    maker,
+    record: (purge) => log.applied(purge, true),
+    close: () => {
+      link.close();
+    },
+  };
 }
 
 function respond(maker: EntryMaker, tags: string, body = '{"results":[]}', headers: Record<string, string> = {}): StoredResponse {
-  return maker.prepare(200, { 'content-type': 'application/json', etag: '"v1"', ...headers }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], parseTags(tags));
+  return maker.prepare(
+    200,
+    { 'content-type': 'application/json', etag: '"v1"', ...headers },
+    Buffer.from(body),
+    { keep: 'identity', offered: [] },
+    FACTS,
+    undefined,
+    [],
+    parseTags(tags),
+  );
 }
 
 function stampOf(log: PurgeLog): FillStamp {
@@ -124,7 +163,16 @@ for (const [name, make] of TIERS) {
       const s = await make();
       try {
         const body = codec.encode(Buffer.from('{"results":"'.padEnd(4000, 'x') + '"}'), 'gzip');
-        const gz = s.maker.prepare(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body, { keep: 'gzip', offered: ['gzip', 'identity'] }, FACTS, undefined, [], []);
+        const gz = s.maker.prepare(
+          200,
+          { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          body,
+          { keep: 'gzip', offered: ['gzip', 'identity'] },
+          FACTS,
+          undefined,
+          [],
+          [],
+        );
         await put(s, '/gz', gz);
         const found = await get(s, '/gz');
         assert.ok(found !== undefined);
@@ -138,7 +186,16 @@ for (const [name, make] of TIERS) {
     test('get selects by the secondary key (RFC 9111 §4.1)', async () => {
       const s = await make();
       try {
-        const varied = s.maker.prepare(200, { 'content-type': 'text/plain', vary: 'accept-language' }, Buffer.from('hello'), { keep: 'identity', offered: [] }, FACTS, { vary: ['accept-language'], selecting: ['en'] }, [], []);
+        const varied = s.maker.prepare(
+          200,
+          { 'content-type': 'text/plain', vary: 'accept-language' },
+          Buffer.from('hello'),
+          { keep: 'identity', offered: [] },
+          FACTS,
+          { vary: ['accept-language'], selecting: ['en'] },
+          [],
+          [],
+        );
         await put(s, '/hello', varied);
         assert.equal((await get(s, '/hello', { 'accept-language': 'en' }))?.body.toString(), 'hello');
         assert.equal(await get(s, '/hello', { 'accept-language': 'fr' }), undefined, 'another language selects nothing');

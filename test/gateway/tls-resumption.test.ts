@@ -77,7 +77,14 @@ function useTwoWorkers(env: Record<string, string> = {}): () => TwoWorkers {
       let ticket: Buffer | undefined;
       const client = h2connect(url, {
         createConnection: () => {
-          socket = tlsConnect({ host: hostname, port: Number(port), ca, servername: 'localhost', ALPNProtocols: ['h2'], ...(session === undefined ? {} : { session }) });
+          socket = tlsConnect({
+            host: hostname,
+            port: Number(port),
+            ca,
+            servername: 'localhost',
+            ALPNProtocols: ['h2'],
+            ...(session === undefined ? {} : { session }),
+          });
           socket.on('session', (s: Buffer) => {
             ticket = s;
           });
@@ -87,7 +94,11 @@ function useTwoWorkers(env: Record<string, string> = {}): () => TwoWorkers {
       client.on('error', () => undefined);
       try {
         const status = await new Promise<number>((resolve, reject) => {
-          const stream = client.request({ ':path': '/v1/books?q=mark', authorization: `Bearer ${token}`, ...(store ? {} : { 'cache-control': 'only-if-cached' }) });
+          const stream = client.request({
+            ':path': '/v1/books?q=mark',
+            authorization: `Bearer ${token}`,
+            ...(store ? {} : { 'cache-control': 'only-if-cached' }),
+          });
           let code = 0;
           stream.on('response', (h) => {
             code = Number(h[':status']);

@@ -38,8 +38,14 @@ test('tokens in headers, queries, fragments, cookies and broken requests appear 
       await record(`${base}/v1/books?q=river&access_token=${token}`);
       await record(`${base}/v1/books?access_token=${encodeURIComponent(token)}&q=x`, { headers: { authorization: `Bearer ${token}` } });
       await record(`${base}/v1/books?q=river`, { headers: { authorization: `Basic ${token}` } });
-      await record(`${base}/v1/books?q=river`, { headers: { cookie: `session=${token}`, ...(token.split('.').length === 3 ? { 'x-request-id': token, 'user-agent': `curl/8.0 ${token}` } : {}) } });
-      await record(`${base}/v1/loans`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ book: token, branch: token }) });
+      await record(`${base}/v1/books?q=river`, {
+        headers: { cookie: `session=${token}`, ...(token.split('.').length === 3 ? { 'x-request-id': token, 'user-agent': `curl/8.0 ${token}` } : {}) },
+      });
+      await record(`${base}/v1/loans`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ book: token, branch: token }),
+      });
       outputs.push(await rawExchange(base, `GET /v1/books?q=x#access_token=${token} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\n\r\n`));
       outputs.push(await rawExchange(base, `GET /v1/books?access_token=${token} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n`));
       outputs.push(await rawExchange(base, `GET /v1/books?q=x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));

@@ -261,7 +261,12 @@ function replay(cache: EntryLru<string, { key: string }>, keys: Iterable<string>
 
 describe('W-TinyLFU with the tuned window', () => {
   test('on a recency-biased sequence it comes within two points of plain LRU, where a fixed 1 % window is 27 below', () => {
-    const windowed = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => undefined });
+    const windowed = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: () => undefined,
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     const lru = new LRUCache<string, { key: string }>({ maxSize: BOUND });
     const requests = 200_000;
     const ours = replay(windowed, recencyBiased(requests, 7)) / requests;
@@ -273,7 +278,12 @@ describe('W-TinyLFU with the tuned window', () => {
   });
 
   test('on Zipf requests the window keeps its smallest share, and the cache hits far more often than LRU', () => {
-    const windowed = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => undefined });
+    const windowed = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: () => undefined,
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     const lru = new LRUCache<string, { key: string }>({ maxSize: BOUND });
     let largest = 0;
     let ours = 0;
@@ -289,7 +299,12 @@ describe('W-TinyLFU with the tuned window', () => {
   });
 
   test('after a recency-biased stretch has grown the window to the top, Zipf requests bring it back down, and the cache ahead of LRU again', () => {
-    const windowed = new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => undefined });
+    const windowed = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: () => undefined,
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     const lru = new LRUCache<string, { key: string }>({ maxSize: BOUND });
     replay(windowed, recencyBiased(60_000, 7));
     replay(lru, recencyBiased(60_000, 7));

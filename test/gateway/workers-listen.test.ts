@@ -31,7 +31,18 @@ function processesWith(marker: string): number[] {
 
 async function gatewayWithWorkers(ports: { api: number; admin: number }): Promise<{ code: number | null; stderr: string; left: number[] }> {
   const dataDir = tempDir();
-  const args = ['bin/catalog-gateway.js', 'gateway', '--workers', '2', '--origin', 'http://127.0.0.1:1', '--port', String(ports.api), '--admin-port', String(ports.admin)];
+  const args = [
+    'bin/catalog-gateway.js',
+    'gateway',
+    '--workers',
+    '2',
+    '--origin',
+    'http://127.0.0.1:1',
+    '--port',
+    String(ports.api),
+    '--admin-port',
+    String(ports.admin),
+  ];
   const child = spawn(NODE, args, { env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -50,7 +61,9 @@ test('with workers, an API port in use stops the whole gateway: one line naming 
   const api = await holdPort(t);
   const { code, stderr, left } = await gatewayWithWorkers({ api, admin: 0 });
   assert.equal(code, 1, stderr);
-  assert.deepEqual(refusals(stderr), [`catalog-gateway gateway: cannot listen on 127.0.0.1:${api} for the gateway's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`]);
+  assert.deepEqual(refusals(stderr), [
+    `catalog-gateway gateway: cannot listen on 127.0.0.1:${api} for the gateway's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`,
+  ]);
   assert.deepEqual(left, [], 'no worker left behind');
 });
 
@@ -58,6 +71,8 @@ test('with workers, an admin port in use stops the whole gateway before any work
   const admin = await holdPort(t);
   const { code, stderr, left } = await gatewayWithWorkers({ api: 0, admin });
   assert.equal(code, 1, stderr);
-  assert.deepEqual(refusals(stderr), [`catalog-gateway gateway: cannot listen on 127.0.0.1:${admin} for the gateway's admin listener (--admin-port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`]);
+  assert.deepEqual(refusals(stderr), [
+    `catalog-gateway gateway: cannot listen on 127.0.0.1:${admin} for the gateway's admin listener (--admin-port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`,
+  ]);
   assert.deepEqual(left, [], 'no worker left behind');
 });

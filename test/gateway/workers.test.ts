@@ -31,10 +31,17 @@ describe('three workers sharing one port and one Redis', () => {
     origin.behave(() => OK);
     redis = await startRedis();
     const dataDir = tempDir();
-    gateway = run(['gateway', '--workers', '3', '--redis', redis.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' });
+    gateway = run(
+      ['gateway', '--workers', '3', '--redis', redis.url, '--origin', origin.url, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'],
+      { CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' },
+    );
     adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string }).adminUrl;
     url = (JSON.parse(await gateway.line((l) => l.includes('"msg":"worker listening"'))) as { url: string }).url;
-    await until(async () => metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_workers') === 3 && metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_shared_tier_up') === 1);
+    await until(
+      async () =>
+        metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_workers') === 3 &&
+        metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_shared_tier_up') === 1,
+    );
     const secret = loadOrCreateSecret(join(dataDir, 'signing-secret'));
     token = await mintToken(secret, { subject: 'tester', scope: 'catalog:read', ttlSeconds: 600 });
     adminToken = await mintToken(secret, { subject: 'tester', scope: 'catalog:admin', ttlSeconds: 600 });
@@ -57,7 +64,13 @@ describe('three workers sharing one port and one Redis', () => {
     }
     assert.ok(once >= 19, `one origin call in ${once} of 20 rounds`);
     const metrics = (await get(`${adminUrl}/metrics`)).body;
-    assert.equal(metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'miss' }) + metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'hit' }) + metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'collapsed' }), 1200, 'the primary sums every worker\'s requests');
+    assert.equal(
+      metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'miss' }) +
+        metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'hit' }) +
+        metricValue(metrics, 'catalog_gateway_http_requests_total', { route: '/v1/books', method: 'GET', status: '200', cache: 'collapsed' }),
+      1200,
+      "the primary sums every worker's requests",
+    );
   });
 
   test('a purge on the admin port reaches every worker', async () => {
@@ -101,7 +114,7 @@ describe('three workers sharing one port and one Redis', () => {
     });
   });
 
-  test('a scrape that races a worker\'s death leaves the primary up', async () => {
+  test("a scrape that races a worker's death leaves the primary up", async () => {
     // Between a worker's death and the primary reading its channel's end, the worker still reads
     // as connected and a message sent to it fails with EPIPE, which Node reports as an 'error' on
     // the worker: fatal to the primary unheard. The primary is stopped so that the scrape's request
@@ -111,7 +124,11 @@ describe('three workers sharing one port and one Redis', () => {
     assert.ok(primary !== undefined);
     const killed = new Set<number>();
     for (let round = 0; round < 4; round++) {
-      const victim = gateway.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid).filter((pid) => !killed.has(pid)).at(-1);
+      const victim = gateway.seen
+        .filter((l) => l.includes('"msg":"worker listening"'))
+        .map((l) => (JSON.parse(l) as { pid: number }).pid)
+        .filter((pid) => !killed.has(pid))
+        .at(-1);
       assert.ok(victim !== undefined);
       killed.add(victim);
       const restarts = metricValue((await get(`${adminUrl}/metrics`)).body, 'catalog_gateway_worker_restarts_total');
@@ -131,7 +148,14 @@ describe('three workers sharing one port and one Redis', () => {
         process.kill(primary, 'SIGCONT');
         await one.close();
       }
-      assert.equal(gateway.child.exitCode, null, `round ${round + 1}: ${gateway.seen.filter((l) => !l.includes('"msg":"request"')).slice(-3).join('\n')}`);
+      assert.equal(
+        gateway.child.exitCode,
+        null,
+        `round ${round + 1}: ${gateway.seen
+          .filter((l) => !l.includes('"msg":"request"'))
+          .slice(-3)
+          .join('\n')}`,
+      );
       await until(async () => {
         const metrics = (await get(`${adminUrl}/metrics`)).body;
         return metricValue(metrics, 'catalog_gateway_worker_restarts_total') === restarts + 1 && metricValue(metrics, 'catalog_gateway_workers') === 3;
@@ -144,7 +168,10 @@ describe('three workers sharing one port and one Redis', () => {
     gateway.child.kill('SIGTERM');
     const [code] = (await exited) as [number | null];
     assert.equal(code, 0);
-    assert.ok(gateway.seen.filter((l) => l.includes('"msg":"worker stopped"')).length >= 3, gateway.seen.filter((l) => !l.includes('"msg":"request"')).join('\n'));
+    assert.ok(
+      gateway.seen.filter((l) => l.includes('"msg":"worker stopped"')).length >= 3,
+      gateway.seen.filter((l) => !l.includes('"msg":"request"')).join('\n'),
+    );
   });
 });
 

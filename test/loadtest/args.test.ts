@@ -17,7 +17,12 @@ test('defaults: embedded target, 30 s, 50 connections, seed 1', () => {
 });
 
 test('a fleet: several gateways and their admin listeners, comma-separated', () => {
-  const options = parseLoadtestArgs(['--url', 'http://127.0.0.1:8080,http://127.0.0.1:8081/', '--gateway-admin', 'http://127.0.0.1:9090, http://127.0.0.1:9091']);
+  const options = parseLoadtestArgs([
+    '--url',
+    'http://127.0.0.1:8080,http://127.0.0.1:8081/',
+    '--gateway-admin',
+    'http://127.0.0.1:9090, http://127.0.0.1:9091',
+  ]);
   assert.notEqual(options, 'help');
   if (options === 'help') return;
   assert.deepEqual(options.urls, ['http://127.0.0.1:8080', 'http://127.0.0.1:8081']);
@@ -28,13 +33,58 @@ test('a fleet: several gateways and their admin listeners, comma-separated', () 
 
 test('flags are read and URLs reduced to their origin', () => {
   const options = parseLoadtestArgs([
-    '--url', 'http://127.0.0.1:8080/', '--gateway-admin', 'http://127.0.0.1:9090', '--origin-admin', 'http://127.0.0.1:9091',
-    '--amount', '500', '--connections', '10', '--rate', '100', '--zipf', '0.9', '--distinct', '2000', '--paging', '0.2',
-    '--filters', '0.3', '--crawler', '0.25', '--accept-encoding', 'gzip, br', '--subjects', '7', '--seed', '99', '--json', '--out', 'x',
+    '--url',
+    'http://127.0.0.1:8080/',
+    '--gateway-admin',
+    'http://127.0.0.1:9090',
+    '--origin-admin',
+    'http://127.0.0.1:9091',
+    '--amount',
+    '500',
+    '--connections',
+    '10',
+    '--rate',
+    '100',
+    '--zipf',
+    '0.9',
+    '--distinct',
+    '2000',
+    '--paging',
+    '0.2',
+    '--filters',
+    '0.3',
+    '--crawler',
+    '0.25',
+    '--accept-encoding',
+    'gzip, br',
+    '--subjects',
+    '7',
+    '--seed',
+    '99',
+    '--json',
+    '--out',
+    'x',
   ]);
   assert.deepEqual(options, {
-    urls: ['http://127.0.0.1:8080'], gatewayAdmins: ['http://127.0.0.1:9090'], originAdmin: 'http://127.0.0.1:9091',
-    amount: 500, connections: 10, rate: 100, zipf: 0.9, distinct: 2000, paging: 0.2, filters: 0.3, crawler: 0.25, acceptEncoding: 'gzip, br', subjects: 7, seed: 99, json: true, out: 'x', circulation: false, loansPerSecond: 1, allowedLagMs: 1000,
+    urls: ['http://127.0.0.1:8080'],
+    gatewayAdmins: ['http://127.0.0.1:9090'],
+    originAdmin: 'http://127.0.0.1:9091',
+    amount: 500,
+    connections: 10,
+    rate: 100,
+    zipf: 0.9,
+    distinct: 2000,
+    paging: 0.2,
+    filters: 0.3,
+    crawler: 0.25,
+    acceptEncoding: 'gzip, br',
+    subjects: 7,
+    seed: 99,
+    json: true,
+    out: 'x',
+    circulation: false,
+    loansPerSecond: 1,
+    allowedLagMs: 1000,
   });
 });
 
@@ -66,6 +116,9 @@ const BAD: readonly (readonly [readonly string[], string])[] = [
 
 for (const [argv, named] of BAD) {
   test(`refuses ${argv.join(' ')} naming ${named}`, () => {
-    assert.throws(() => parseLoadtestArgs(argv), (err: unknown) => err instanceof UsageError && err.message.includes(named));
+    assert.throws(
+      () => parseLoadtestArgs(argv),
+      (err: unknown) => err instanceof UsageError && err.message.includes(named),
+    );
   });
 }

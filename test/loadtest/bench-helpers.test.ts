@@ -30,7 +30,11 @@ test('the bench query space never repeats a target, and every target is canonica
     assert.ok(verdict.ok && verdict.canonical === target, target);
   }
   assert.throws(() => space.take(), /holds \d+ distinct targets/);
-  assert.deepEqual(Array.from({ length: 5 }, (_, i) => new QuerySpace(VOCABULARY).at(i)), targets.slice(0, 5), 'the same seed, the same order');
+  assert.deepEqual(
+    Array.from({ length: 5 }, (_, i) => new QuerySpace(VOCABULARY).at(i)),
+    targets.slice(0, 5),
+    'the same seed, the same order',
+  );
 });
 
 test('spread gives median, min and max', () => {
@@ -49,8 +53,14 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   const subset = parseBenchArgs(['--scenarios', 'gateway-hot,origin']);
   assert.ok(subset !== 'help');
   assert.deepEqual(subset.scenarios, ['bare-hot', 'bare-zipf', 'gateway-hot', 'origin']);
-  assert.throws(() => parseBenchArgs(['--rounds', '0']), (e: unknown) => e instanceof UsageError && e.message.includes('--rounds'));
-  assert.throws(() => parseBenchArgs(['--scenarios', 'gateway-warm']), (e: unknown) => e instanceof UsageError && e.message.includes('"gateway-warm"'));
+  assert.throws(
+    () => parseBenchArgs(['--rounds', '0']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--rounds'),
+  );
+  assert.throws(
+    () => parseBenchArgs(['--scenarios', 'gateway-warm']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('"gateway-warm"'),
+  );
   assert.equal(parseBenchArgs(['--help']), 'help');
   const ladder = parseBenchArgs(['--ladder', '--rounds', '7']);
   assert.ok(ladder !== 'help' && ladder.ladder && ladder.rounds === 7 && !defaults.ladder);
@@ -63,7 +73,10 @@ test('bench flags: --traces picks synthetic traces by name and refuses an unknow
   const some = parseBenchArgs(['--hit-ratio', '--traces', 'recency, shift,recency']);
   assert.ok(some !== 'help');
   assert.deepEqual(some.traceNames, ['recency', 'shift']);
-  assert.throws(() => parseBenchArgs(['--traces', 'zipf-0.8']), (e: unknown) => e instanceof UsageError && e.message.includes('"zipf-0.8"') && e.message.includes('crawler-30%'));
+  assert.throws(
+    () => parseBenchArgs(['--traces', 'zipf-0.8']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('"zipf-0.8"') && e.message.includes('crawler-30%'),
+  );
 });
 
 test("the shared-tier bench reads redis-benchmark's GET latencies from a real Redis", async () => {
@@ -77,7 +90,7 @@ test("the shared-tier bench reads redis-benchmark's GET latencies from a real Re
   }
 });
 
-test('the bench counts collections from V8\'s own --trace-gc lines, read on from where it stopped', () => {
+test("the bench counts collections from V8's own --trace-gc lines, read on from where it stopped", () => {
   const dir = mkdtempSync(join(tmpdir(), 'gc-trace-'));
   try {
     const file = join(dir, 'stdout.log');
@@ -105,15 +118,22 @@ test('the bench counts collections from V8\'s own --trace-gc lines, read on from
 });
 
 test('a --trace-gc line gives its pause and, for a full collection, the incremental marking before it', () => {
-  assert.deepEqual(parseGcLine('[22722:0x334da000]    21916 ms: Scavenge 32.3 (46.3) -> 25.9 (46.3) MB, pooled: 0 MB, 0.42 / 0.00 ms  (average mu = 0.998, current mu = 0.999) task; '), { full: false, ms: 0.42 });
   assert.deepEqual(
-    parseGcLine('[22722:0x334da000]    15405 ms: Mark-Compact (reduce) 34.1 (48.6) -> 22.9 (46.3) MB, pooled: 0 MB, 7.5 / 0.01 ms  (+ 1.25 ms in 32 steps since start of marking, biggest step 0.1 ms, walltime since start of marking 33 ms) (average mu = 0.998, current mu = 0.999) finalize incremental marking via task; GC in old space requested'),
+    parseGcLine(
+      '[22722:0x334da000]    21916 ms: Scavenge 32.3 (46.3) -> 25.9 (46.3) MB, pooled: 0 MB, 0.42 / 0.00 ms  (average mu = 0.998, current mu = 0.999) task; ',
+    ),
+    { full: false, ms: 0.42 },
+  );
+  assert.deepEqual(
+    parseGcLine(
+      '[22722:0x334da000]    15405 ms: Mark-Compact (reduce) 34.1 (48.6) -> 22.9 (46.3) MB, pooled: 0 MB, 7.5 / 0.01 ms  (+ 1.25 ms in 32 steps since start of marking, biggest step 0.1 ms, walltime since start of marking 33 ms) (average mu = 0.998, current mu = 0.999) finalize incremental marking via task; GC in old space requested',
+    ),
     { full: true, ms: 8.75 },
   );
   assert.equal(parseGcLine('{"level":"info","msg":"listening"}'), undefined);
 });
 
-test('the HTTP/2 bench reads p99 from h2load\'s per-request log, leaving failed streams out', () => {
+test("the HTTP/2 bench reads p99 from h2load's per-request log, leaving failed streams out", () => {
   // start (µs since the epoch), status (-1: the stream failed), µs until the answer ended.
   const rows = Array.from({ length: 200 }, (_, i) => `1795910000000000\t200\t${(i + 1) * 100}`);
   rows.push('1795910000000000\t-1\t999999999');

@@ -29,6 +29,9 @@ test('merging adds counts; an empty histogram reports zeros', () => {
   assert.equal(a.max, 100);
   assert.ok(Math.abs(a.percentile(50) - 100) < 1.01);
   const bins = a.distribution(10);
-  assert.equal(bins.reduce((n, d) => n + d.count, 0), 3);
+  assert.equal(
+    bins.reduce((n, d) => n + d.count, 0),
+    3,
+  );
   assert.ok(bins.length <= 10);
 });

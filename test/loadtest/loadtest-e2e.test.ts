@@ -28,7 +28,12 @@ before(async () => {
   origin = await startServerProcess({ name: 'origin', args: [CLI, 'origin', '--port', '0', '--admin-port', '0'], env, logFile: join(dir, 'origin.log') });
   // Probed on the origin's admin /readyz: the default probe (GET / of the origin) would add to the
   // origin's request counter that these tests compare with the gateway's.
-  gateway = await startServerProcess({ name: 'gateway', args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env, logFile: join(dir, 'gateway.log') });
+  gateway = await startServerProcess({
+    name: 'gateway',
+    args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
+    env,
+    logFile: join(dir, 'gateway.log'),
+  });
 });
 
 after(async () => {
@@ -61,7 +66,14 @@ test('the origin calls in the summary are the increase of the origin’s own req
   const config = loadConfig({ env });
   const startCount = await originRequests();
   const result: LoadtestResult = await runLoadtest(
-    { ...OPTIONS, urls: [gateway.url], gatewayAdmins: [gateway.adminUrl ?? ''], originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
+    {
+      ...OPTIONS,
+      urls: [gateway.url],
+      gatewayAdmins: [gateway.adminUrl ?? ''],
+      originAdmin: origin.adminUrl ?? '',
+      secretFile: join(dir, 'signing-secret'),
+      db: join(dir, 'catalog.db'),
+    },
     config,
     { log: () => undefined, command: 'test', progressBar: false },
   );
@@ -85,25 +97,51 @@ test('against a fleet: two gateways sharing one Redis, loaded side by side, ask 
   // (fleet-faults.test.ts), which is not what this test is about. Once, with a replay loading both
   // cores, this test read 199 origin calls for 193 queries; a reply later than the 250 ms default
   // is the likely cause (the members' logs were gone with the run, and it did not come back).
-  const fleetEnv = { ...env, CATALOG_GATEWAY_REDIS_URL: redis.url, CATALOG_GATEWAY_REDIS_KEY_PREFIX: 'loadtest-fleet:', CATALOG_GATEWAY_REDIS_COMMAND_TIMEOUT_MS: '5s' };
+  const fleetEnv = {
+    ...env,
+    CATALOG_GATEWAY_REDIS_URL: redis.url,
+    CATALOG_GATEWAY_REDIS_KEY_PREFIX: 'loadtest-fleet:',
+    CATALOG_GATEWAY_REDIS_COMMAND_TIMEOUT_MS: '5s',
+  };
   const members: ServerProcess[] = [];
   try {
     // Two gateways, as on two hosts: a disk tier each (one directory is one gateway's).
     for (const name of ['member-a', 'member-b']) {
-      members.push(await startServerProcess({ name, args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`], env: { ...fleetEnv, CATALOG_GATEWAY_CACHE_DISK_PATH: join(dir, `${name}-cache`) }, logFile: join(dir, `${name}.log`) }));
+      members.push(
+        await startServerProcess({
+          name,
+          args: [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
+          env: { ...fleetEnv, CATALOG_GATEWAY_CACHE_DISK_PATH: join(dir, `${name}-cache`) },
+          logFile: join(dir, `${name}.log`),
+        }),
+      );
     }
     const result = await runLoadtest(
-      { ...OPTIONS, seed: 11, urls: members.map((m) => m.url), gatewayAdmins: members.map((m) => m.adminUrl ?? ''), originAdmin: origin.adminUrl ?? '', secretFile: join(dir, 'signing-secret'), db: join(dir, 'catalog.db') },
+      {
+        ...OPTIONS,
+        seed: 11,
+        urls: members.map((m) => m.url),
+        gatewayAdmins: members.map((m) => m.adminUrl ?? ''),
+        originAdmin: origin.adminUrl ?? '',
+        secretFile: join(dir, 'signing-secret'),
+        db: join(dir, 'catalog.db'),
+      },
       loadConfig({ env }),
       { log: () => undefined, command: 'test', progressBar: false },
     );
-    assert.deepEqual(result.target.urls, members.map((m) => m.url));
+    assert.deepEqual(
+      result.target.urls,
+      members.map((m) => m.url),
+    );
     assert.equal(result.results.statusCounts['200'], OPTIONS.amount);
     assert.ok(result.cache !== null && result.origin !== null && result.origin.callsPerDistinctQuery !== null);
-    assert.equal(result.cache.requests, OPTIONS.amount, 'the members\' requests add up to all that was sent');
+    assert.equal(result.cache.requests, OPTIONS.amount, "the members' requests add up to all that was sent");
     for (const member of members) assert.ok(gatewayCounters(await scrapeMetrics(member.adminUrl ?? '')).requests > 0, 'both members took load');
     assert.ok(result.results.distinctQueriesAsked > 0);
-    assert.ok(result.origin.callsPerDistinctQuery <= 1, `${result.origin.originCalls} origin calls for ${result.results.distinctQueriesAsked} distinct queries`);
+    assert.ok(
+      result.origin.callsPerDistinctQuery <= 1,
+      `${result.origin.originCalls} origin calls for ${result.results.distinctQueriesAsked} distinct queries`,
+    );
   } finally {
     await Promise.all(members.map((m) => m.stop()));
     await redis.stop();
@@ -118,7 +156,9 @@ function runMain(args: readonly string[]): Promise<{ code: number | null; stdout
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     child.once('error', reject);
-    child.once('close', (code) => { resolve({ code, stdout, stderr }); });
+    child.once('close', (code) => {
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 

@@ -46,8 +46,16 @@ async function render(result: LoadtestResult, screenshot?: string): Promise<{ fa
     await page.goto(pathToFileURL(file).href);
     await page.waitForFunction(() => (globalThis as unknown as { reportCharts?: unknown }).reportCharts !== undefined);
     const facts = await page.evaluate(() => {
-      interface Scale { min: number; max: number }
-      interface Plot { bbox: { left: number; width: number }; scales: Record<string, Scale>; data: (number | null)[][]; series: { label: string }[] }
+      interface Scale {
+        min: number;
+        max: number;
+      }
+      interface Plot {
+        bbox: { left: number; width: number };
+        scales: Record<string, Scale>;
+        data: (number | null)[][];
+        series: { label: string }[];
+      }
       const charts = (globalThis as unknown as { reportCharts: { id: string; timeAxis: boolean; u: Plot }[] }).reportCharts;
       return charts.map(({ id, timeAxis, u }) => {
         const x = u.scales.x as Scale;
@@ -60,10 +68,22 @@ async function render(result: LoadtestResult, screenshot?: string): Promise<{ fa
             if (v === null) return;
             points++;
             const at = xs[i] ?? NaN;
-            if (v < y.min || v > y.max || at < x.min || at > x.max) outside.push(`${u.series[s]?.label ?? s} (${at}, ${v}) outside x ${x.min}–${x.max}, y ${y.min}–${y.max}`);
+            if (v < y.min || v > y.max || at < x.min || at > x.max)
+              outside.push(`${u.series[s]?.label ?? s} (${at}, ${v}) outside x ${x.min}–${x.max}, y ${y.min}–${y.max}`);
           });
         }
-        return { id, timeAxis, left: u.bbox.left, width: u.bbox.width, xMin: x.min, xMax: x.max, outside, points, first: xs[0] ?? NaN, last: xs[xs.length - 1] ?? NaN };
+        return {
+          id,
+          timeAxis,
+          left: u.bbox.left,
+          width: u.bbox.width,
+          xMin: x.min,
+          xMax: x.max,
+          outside,
+          points,
+          first: xs[0] ?? NaN,
+          last: xs[xs.length - 1] ?? NaN,
+        };
       });
     });
     const canvases = await page.locator('canvas').count();
@@ -78,7 +98,10 @@ test('the load report renders in headless Chromium: no console errors, every val
   const shot = join(tempDir('catalog-report-shot-'), 'load-report.png');
   const { facts, problems, canvases } = await render(sampleResult(), shot);
   assert.deepEqual(problems, []);
-  assert.deepEqual(facts.map((f) => f.id), ['throughput', 'latency', 'errors', 'cache', 'distribution']);
+  assert.deepEqual(
+    facts.map((f) => f.id),
+    ['throughput', 'latency', 'errors', 'cache', 'distribution'],
+  );
   assert.equal(canvases, facts.length);
   for (const chart of facts) {
     assert.ok(chart.points > 0, `${chart.id} plots something`);
@@ -87,7 +110,11 @@ test('the load report renders in headless Chromium: no console errors, every val
   const timed = facts.filter((f) => f.timeAxis);
   assert.equal(timed.length, 4);
   for (const chart of timed) {
-    assert.deepEqual([chart.left, chart.width, chart.xMin, chart.xMax], [timed[0]?.left, timed[0]?.width, 0, 30], `${chart.id} shares the first chart's x axis`);
+    assert.deepEqual(
+      [chart.left, chart.width, chart.xMin, chart.xMax],
+      [timed[0]?.left, timed[0]?.width, 0, 30],
+      `${chart.id} shares the first chart's x axis`,
+    );
   }
   const bars = facts.find((f) => f.id === 'distribution');
   assert.ok(bars !== undefined && bars.xMin < bars.first && bars.xMax > bars.last, 'the first and last bars are drawn whole, not cut by the axes');
@@ -99,6 +126,9 @@ test('a report without cache figures, or with a run of zeros, still renders insi
   const zeros = { ...quiet, timeline: quiet.timeline.map((p) => ({ ...p, responses: 0, non2xx: 0, errors: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0 })) };
   const { facts, problems } = await render(zeros);
   assert.deepEqual(problems, []);
-  assert.deepEqual(facts.map((f) => f.id), ['throughput', 'latency', 'errors', 'distribution']);
+  assert.deepEqual(
+    facts.map((f) => f.id),
+    ['throughput', 'latency', 'errors', 'distribution'],
+  );
   for (const chart of facts) assert.deepEqual(chart.outside, [], chart.id);
 });

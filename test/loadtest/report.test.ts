@@ -28,7 +28,18 @@ test('without gateway metrics the report says so instead of drawing an empty cha
 
 test('the summary names throughput, percentiles, statuses, errors, offload and memory', () => {
   const summary = formatSummary(sampleResult());
-  for (const expected of ['997 req/s', 'p50 0.90 ms', 'p99 5.50 ms', 'max 12.3 ms', '401: 10', 'ECONNRESET: 2', 'hit ratio 90.0 %', '250 calls', 'offload 91.7 %', 'gateway RSS 80 MiB']) {
+  for (const expected of [
+    '997 req/s',
+    'p50 0.90 ms',
+    'p99 5.50 ms',
+    'max 12.3 ms',
+    '401: 10',
+    'ECONNRESET: 2',
+    'hit ratio 90.0 %',
+    '250 calls',
+    'offload 91.7 %',
+    'gateway RSS 80 MiB',
+  ]) {
     assert.ok(summary.includes(expected), `${expected} in\n${summary}`);
   }
   assert.ok(formatSummary(sampleResult({ cache: null, origin: null })).includes('n/a (no --gateway-admin)'));
@@ -36,7 +47,9 @@ test('the summary names throughput, percentiles, statuses, errors, offload and m
 
 test('the JSON file round-trips and sits next to the HTML file', (t) => {
   const dir = tempDir('catalog-report-');
-  t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
   const result = sampleResult();
   const files = writeReport(dir, result);
   assert.match(files.json, /loadtest-2025-01-02T03-04-05-678Z\.json$/);

@@ -16,7 +16,12 @@ const read = (path: string): string => readFileSync(new URL(`../../${path}`, imp
 
 /** The arguments between a `node` and `bin/catalog-gateway.js` in each place `text` starts the bin. */
 function flagsOfStarts(text: string): string[][] {
-  return [...text.matchAll(/\bnode((?: +\S+)*?) +bin\/catalog-gateway\.js\b/g)].map((m) => (m[1] ?? '').trim().split(/ +/).filter((a) => a !== ''));
+  return [...text.matchAll(/\bnode((?: +\S+)*?) +bin\/catalog-gateway\.js\b/g)].map((m) =>
+    (m[1] ?? '')
+      .trim()
+      .split(/ +/)
+      .filter((a) => a !== ''),
+  );
 }
 
 test('npm start, npm run fleet, the bin, the systemd unit and the image all run Node with GATEWAY_NODE_FLAGS', () => {

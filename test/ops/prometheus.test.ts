@@ -31,7 +31,7 @@ after(async () => {
   await origin.stop();
 });
 
-test('promtool check metrics accepts both servers\' metrics', async () => {
+test("promtool check metrics accepts both servers' metrics", async () => {
   for (const admin of [fx.gateway.adminUrl, origin.origin.adminUrl]) {
     const text = (await get(`${admin}/metrics`)).body;
     const checked = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
@@ -53,7 +53,11 @@ test('a real Prometheus scrapes both admin listeners', async () => {
       '',
     ].join('\n'),
   );
-  const server = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+  const server = spawn(
+    'prometheus',
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+    { stdio: 'ignore' },
+  );
   try {
     const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
       const reply = await get(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => undefined);
@@ -69,7 +73,7 @@ test('a real Prometheus scrapes both admin listeners', async () => {
     assert.equal(builds.length, 2);
     assert.ok(builds.every((b) => b.metric.version !== undefined && b.metric.node === process.version));
     const hits = await query('catalog_gateway_http_requests_total');
-    assert.ok(hits.length > 0, 'the gateway\'s request counter is in Prometheus');
+    assert.ok(hits.length > 0, "the gateway's request counter is in Prometheus");
   } finally {
     server.kill('SIGTERM');
     await once(server, 'exit');
@@ -84,7 +88,10 @@ test('the alerting and recording rules pass promtool check rules and their unit 
 });
 
 test('every query of the Grafana dashboard names metrics the servers or the recording rules produce', async () => {
-  const dashboard = JSON.parse(readFileSync('ops/grafana/catalog-gateway.json', 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[]; templating: { list: { query?: unknown }[] } };
+  const dashboard = JSON.parse(readFileSync('ops/grafana/catalog-gateway.json', 'utf8')) as {
+    panels: { title: string; targets: { expr: string }[] }[];
+    templating: { list: { query?: unknown }[] };
+  };
   const produced = new Set<string>();
   for (const admin of [fx.gateway.adminUrl, origin.origin.adminUrl]) {
     for (const line of (await get(`${admin}/metrics`)).body.split('\n')) {
@@ -95,11 +102,34 @@ test('every query of the Grafana dashboard names metrics the servers or the reco
     }
   }
   for (const match of readFileSync('ops/prometheus/rules.yml', 'utf8').matchAll(/record: (\S+)/g)) produced.add(match[1] ?? '');
-  const exprs = [...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...dashboard.templating.list.map((v) => v.query).filter((q): q is string => typeof q === 'string' && q.includes('('))];
+  const exprs = [
+    ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)),
+    ...dashboard.templating.list.map((v) => v.query).filter((q): q is string => typeof q === 'string' && q.includes('(')),
+  ];
   assert.ok(exprs.length >= 10);
-  const FUNCTIONS = new Set(['sum', 'by', 'rate', 'increase', 'time', 'histogram_quantile', 'label_values', 'le', 'instance', 'cache', 'status', 'reason', 'outcome', 'kind', 'mode', 'result']);
+  const FUNCTIONS = new Set([
+    'sum',
+    'by',
+    'rate',
+    'increase',
+    'time',
+    'histogram_quantile',
+    'label_values',
+    'le',
+    'instance',
+    'cache',
+    'status',
+    'reason',
+    'outcome',
+    'kind',
+    'mode',
+    'result',
+  ]);
   for (const expr of exprs) {
-    const withoutStrings = expr.replace(/"[^"]*"/g, '').replace(/\[[^\]]*\]/g, '').replace(/\{[^}]*\}/g, '');
+    const withoutStrings = expr
+      .replace(/"[^"]*"/g, '')
+      .replace(/\[[^\]]*\]/g, '')
+      .replace(/\{[^}]*\}/g, '');
     for (const [word] of withoutStrings.matchAll(/[a-z_][a-z0-9_:]*/g)) {
       if (FUNCTIONS.has(word)) continue;
       assert.ok(produced.has(word), `dashboard query names ${word}, which nothing produces: ${expr}`);

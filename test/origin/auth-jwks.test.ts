@@ -41,7 +41,11 @@ test('a token signed with a key outside the JWKS is refused', async () => {
 });
 
 test('an HS256 token is refused when a JWKS is configured', async () => {
-  const hmac = await new SignJWT({ scope: 'catalog:read' }).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setExpirationTime('10m').sign(new Uint8Array(32));
+  const hmac = await new SignJWT({ scope: 'catalog:read' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('x')
+    .setExpirationTime('10m')
+    .sign(new Uint8Array(32));
   assert.equal((await f.get('/v1/branches', { authorization: `Bearer ${hmac}` })).status, 401);
 });
 

@@ -96,7 +96,9 @@ describe('loans', () => {
     assert.equal((await lend({ book: 'bk_999999', branch: single.branch })).status, 404);
     assert.equal((await lend({ book: single.book, branch: 'branch_nowhere' })).status, 404);
     const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-    const unheld = db.prepare('SELECT id FROM branch WHERE id NOT IN (SELECT branch_id FROM holding WHERE book_id = ?) LIMIT 1').get(Number(single.book.slice(3)));
+    const unheld = db
+      .prepare('SELECT id FROM branch WHERE id NOT IN (SELECT branch_id FROM holding WHERE book_id = ?) LIMIT 1')
+      .get(Number(single.book.slice(3)));
     db.close();
     const notHeld = await lend({ book: single.book, branch: unheld?.id as string });
     assert.equal(notHeld.status, 422);
@@ -117,7 +119,10 @@ describe('loans', () => {
     assert.equal(loan.status, 422, loan.body);
     assert.match(String(json(loan).detail), /unknown member "until"/);
     const admin = { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` };
-    const registration = await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, { url: 'https://receiver.example/events', type: ['book.availability.changed'] });
+    const registration = await send(`${f.origin.url}/v1/webhooks`, 'POST', admin, {
+      url: 'https://receiver.example/events',
+      type: ['book.availability.changed'],
+    });
     assert.equal(registration.status, 422, registration.body);
     assert.match(String(json(registration).detail), /unknown member "type"/);
     assert.deepEqual(json(await send(`${f.origin.url}/v1/webhooks`, 'GET', admin)), { results: [] }, 'nothing was registered');
@@ -149,7 +154,10 @@ describe('loans', () => {
   });
 
   test('a body left unread (refused, or too large) closes the connection instead of being read to its end', async () => {
-    for (const [headers, status] of [[writer, 413], [{}, 401]] as const) {
+    for (const [headers, status] of [
+      [writer, 413],
+      [{}, 401],
+    ] as const) {
       const streamed = await streamEndlessBody(f.origin.url, '/v1/loans', headers);
       assert.match(streamed.head, new RegExp(`^HTTP/1.1 ${status} `), streamed.head);
       assert.match(streamed.head, /\r\nconnection: close\r\n/i, streamed.head);
@@ -223,13 +231,16 @@ describe('events', () => {
       return receiver.received.filter((r) => r.status === 204).length >= 3;
     }, 10_000);
     const verifier = new Webhook(hook.secret);
-    const delivered = receiver.received.filter((r) => r.status === 204).map((r) => verifier.verify(r.body, r.headers as Record<string, string>) as { type: string; data: { book: string; branch: string; available: boolean } });
+    const delivered = receiver.received
+      .filter((r) => r.status === 204)
+      .map((r) => verifier.verify(r.body, r.headers as Record<string, string>) as { type: string; data: { book: string; branch: string; available: boolean } });
     const ofA = delivered.filter((e) => e.data.book === a.book).map((e) => e.data.available);
     assert.deepEqual(ofA, [false, true], 'the loan, then the return');
     assert.deepEqual(delivered.find((e) => e.data.book === b.book)?.data, { book: b.book, branch: b.branch, available: false });
     assert.ok(delivered.every((e) => e.type === 'book.availability.changed'));
     const deliveredIds = receiver.received.filter((r) => r.status === 204).map((r) => r.headers['webhook-id']);
-    for (const failed of receiver.received.filter((r) => r.status >= 500)) assert.ok(deliveredIds.includes(failed.headers['webhook-id']), 'a retry carries the id of the failed attempt');
+    for (const failed of receiver.received.filter((r) => r.status >= 500))
+      assert.ok(deliveredIds.includes(failed.headers['webhook-id']), 'a retry carries the id of the failed attempt');
     const metrics = await f.metrics();
     assert.equal(metricValue(metrics, 'catalog_origin_event_deliveries_total', { outcome: 'failed' }), 2);
     assert.equal(metricValue(metrics, 'catalog_origin_event_deliveries_total', { outcome: 'delivered' }), 3);

@@ -44,7 +44,10 @@ test('a port already in use is reported in one line, exit 1, no stack trace', as
     const { port } = taken.address() as AddressInfo;
     const { code, stderr } = await finish(run(['origin', '--port', String(port), '--db', sharedCatalog()], { CATALOG_DATA_DIR: tempDir() }));
     assert.equal(code, 1);
-    assert.equal(stderr.trim().split('\n').at(-1), `catalog-gateway origin: cannot listen on 127.0.0.1:${port} for the origin's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`);
+    assert.equal(
+      stderr.trim().split('\n').at(-1),
+      `catalog-gateway origin: cannot listen on 127.0.0.1:${port} for the origin's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`,
+    );
   } finally {
     taken.close();
   }
@@ -96,7 +99,9 @@ test('an event committed before the origin is killed (SIGKILL) is delivered by t
   const holding = catalog.prepare('SELECT book_id, branch_id FROM holding WHERE copies = 1 AND on_loan = 0 LIMIT 1').get();
   catalog.close();
   const secret = loadOrCreateSecret(join(dataDir, 'signing-secret'));
-  const bearer = async (scope: string): Promise<Record<string, string>> => ({ authorization: `Bearer ${await mintToken(secret, { subject: 'cli', scope, ttlSeconds: 600 })}` });
+  const bearer = async (scope: string): Promise<Record<string, string>> => ({
+    authorization: `Bearer ${await mintToken(secret, { subject: 'cli', scope, ttlSeconds: 600 })}`,
+  });
   // A receiver port that refuses connections until the receiver is started on it.
   const probe = await startWebhookReceiver();
   const port = Number(new URL(probe.url).port);
@@ -105,7 +110,10 @@ test('an event committed before the origin is killed (SIGKILL) is delivered by t
   const first = await startOriginProcess(db, dataDir);
   const hook = await send(`${first.url}/v1/webhooks`, 'POST', await bearer('catalog:admin'), { url: probe.url });
   const { secret: whsec } = JSON.parse(hook.body) as { secret: string };
-  const lent = await send(`${first.url}/v1/loans`, 'POST', await bearer('catalog:write'), { book: `bk_${holding?.book_id as number}`, branch: holding?.branch_id });
+  const lent = await send(`${first.url}/v1/loans`, 'POST', await bearer('catalog:write'), {
+    book: `bk_${holding?.book_id as number}`,
+    branch: holding?.branch_id,
+  });
   assert.equal(lent.status, 201);
   await until(async () => metricValue((await get(`${first.adminUrl}/metrics`)).body, 'catalog_origin_event_deliveries_total', { outcome: 'failed' }) >= 1);
   first.child.kill('SIGKILL');
@@ -114,8 +122,18 @@ test('an event committed before the origin is killed (SIGKILL) is delivered by t
   const receiver = await startWebhookReceiver(port);
   const second = await startOriginProcess(db, dataDir);
   try {
-    await until(() => new Promise((resolve) => setTimeout(() => { resolve(receiver.received.length > 0); }, 50)), 10_000);
-    const event = new Webhook(whsec).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers as Record<string, string>) as { data: { book: string; available: boolean } };
+    await until(
+      () =>
+        new Promise((resolve) =>
+          setTimeout(() => {
+            resolve(receiver.received.length > 0);
+          }, 50),
+        ),
+      10_000,
+    );
+    const event = new Webhook(whsec).verify(receiver.received[0]?.body ?? '', receiver.received[0]?.headers as Record<string, string>) as {
+      data: { book: string; available: boolean };
+    };
     assert.deepEqual(event.data, { book: `bk_${holding?.book_id as number}`, branch: holding?.branch_id, available: false });
   } finally {
     second.child.kill('SIGTERM');

@@ -81,7 +81,11 @@ describe('dead receivers stop costing', () => {
     const disabled = json<{ state: string; disabledAt?: string }>(await send(`${f.origin.url}/v1/webhooks/${dead.id}`, 'GET', admin));
     assert.equal(disabled.state, 'disabled');
     assert.ok(disabled.disabledAt !== undefined);
-    assert.ok(f.logs.lines().some((l) => l.msg === 'webhook disabled: every delivery failed for the disable time; its queued events are dropped' && l.webhook === dead.id));
+    assert.ok(
+      f.logs
+        .lines()
+        .some((l) => l.msg === 'webhook disabled: every delivery failed for the disable time; its queued events are dropped' && l.webhook === dead.id),
+    );
     // New events go to the live receiver only: nothing is queued for the disabled one.
     for (let i = 18; i < 20; i++) await lend(i);
     await until(async () => live.received.length >= before + 8 && metricValue(await f.metrics(), 'catalog_origin_outbox_depth') === 0);

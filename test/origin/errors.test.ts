@@ -128,7 +128,10 @@ describe('origin errors', () => {
       assert.equal(inParameter.instance, '/v1/books?q=river&jwt=REDACTED');
       const inPath = assertProblem(await f.get(`/v1/books/${token}`), 404, 'not-found');
       assert.equal(inPath.instance, '/v1/books/REDACTED');
-      const overLong = await rawExchange(f.origin.url, `GET http://reader:hunter2@catalog/v1/books?q=${'a'.repeat(3000)} HTTP/1.1\r\nHost: catalog\r\nConnection: close\r\n\r\n`);
+      const overLong = await rawExchange(
+        f.origin.url,
+        `GET http://reader:hunter2@catalog/v1/books?q=${'a'.repeat(3000)} HTTP/1.1\r\nHost: catalog\r\nConnection: close\r\n\r\n`,
+      );
       assert.match(overLong, /^HTTP\/1.1 400 /);
       assert.match(overLong, /"instance":"http:\/\/REDACTED@catalog\/v1\/books"/);
       assert.ok(!f.logs.text().includes(token));
@@ -139,7 +142,9 @@ describe('origin errors', () => {
       const secret = loadOrCreateSecret(secretPath(f.config));
       const exp = Math.floor(f.clock.now() / 1000) + 600;
       for (const sub of [{ id: 7 }, 7, ['a']]) {
-        const token = await new SignJWT({ scope: 'catalog:read', sub, exp } as unknown as Record<string, unknown>).setProtectedHeader({ alg: 'HS256' }).sign(secret);
+        const token = await new SignJWT({ scope: 'catalog:read', sub, exp } as unknown as Record<string, unknown>)
+          .setProtectedHeader({ alg: 'HS256' })
+          .sign(secret);
         const reply = await f.anonymous('/v1/branches', { authorization: `Bearer ${token}` });
         assertProblem(reply, 401, 'invalid-token');
         assert.equal(reply.headers['www-authenticate'], challenge("the token's sub claim is not accepted"));

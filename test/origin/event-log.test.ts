@@ -71,13 +71,19 @@ describe('GET /v1/events', () => {
     assert.equal(reply.status, 200, reply.body);
     assert.equal(reply.headers['cache-control'], 'no-store');
     const page = json<LogPage>(reply);
-    assert.deepEqual(page.events.map((e) => e.seq), [start + 1, start + 2, start + 3]);
+    assert.deepEqual(
+      page.events.map((e) => e.seq),
+      [start + 1, start + 2, start + 3],
+    );
     assert.equal(page.last, start + 3);
-    assert.deepEqual(page.events.map((e) => ({ ...e.data })), [
-      { ...holding(0), available: false },
-      { ...holding(1), available: false },
-      { ...holding(0), available: true },
-    ]);
+    assert.deepEqual(
+      page.events.map((e) => ({ ...e.data })),
+      [
+        { ...holding(0), available: false },
+        { ...holding(1), available: false },
+        { ...holding(0), available: true },
+      ],
+    );
     for (const event of page.events) {
       assert.match(event.id, /^msg_[0-9a-f-]{36}$/);
       assert.equal(event.type, 'book.availability.changed');
@@ -92,9 +98,15 @@ describe('GET /v1/events', () => {
     const bare = json<LogPage>(await c.events());
     assert.deepEqual(bare, { events: [], last: start + 3 });
     const firstPage = json<LogPage>(await c.events(`?after=${start}&limit=2`));
-    assert.deepEqual(firstPage.events.map((e) => e.seq), [start + 1, start + 2]);
+    assert.deepEqual(
+      firstPage.events.map((e) => e.seq),
+      [start + 1, start + 2],
+    );
     const secondPage = json<LogPage>(await c.events(`?limit=2&after=${start + 2}`));
-    assert.deepEqual(secondPage.events.map((e) => e.seq), [start + 3]);
+    assert.deepEqual(
+      secondPage.events.map((e) => e.seq),
+      [start + 3],
+    );
     assert.deepEqual(json<LogPage>(await c.events(`?after=${start + 3}`)), { events: [], last: start + 3 }, 'a cursor at the end: nothing new');
     for (const loan of loans) await c.giveBack(loan);
   });
@@ -112,7 +124,11 @@ describe('GET /v1/events', () => {
       assert.ok(delivered !== undefined && logged !== undefined);
       assert.equal(delivered.headers['webhook-id'], logged.id);
       assert.equal(logged.seq, start + 1);
-      assert.deepEqual(JSON.parse(delivered.body), { type: logged.type, timestamp: logged.timestamp, data: logged.data }, 'the body delivered is the one logged');
+      assert.deepEqual(
+        JSON.parse(delivered.body),
+        { type: logged.type, timestamp: logged.timestamp, data: logged.data },
+        'the body delivered is the one logged',
+      );
     } finally {
       await send(`${f.origin.url}${String(registered.headers.location)}`, 'DELETE', c.admin);
       await receiver.close();
@@ -155,7 +171,11 @@ describe('GET /v1/events', () => {
       for (let i = 6; i < 11; i++) loans.push(await s.lend(holding(i)));
       const last = start + 5;
       const kept = json<LogPage>(await s.events(`?after=${last - 3}`));
-      assert.deepEqual(kept.events.map((e) => e.seq), [last - 2, last - 1, last], 'the newest 3 are kept');
+      assert.deepEqual(
+        kept.events.map((e) => e.seq),
+        [last - 2, last - 1, last],
+        'the newest 3 are kept',
+      );
       const gone = await s.events(`?after=${last - 4}`);
       assert.equal(gone.status, 410, gone.body);
       assert.equal(gone.headers['content-type'], 'application/problem+json');
@@ -163,10 +183,10 @@ describe('GET /v1/events', () => {
       const problem = JSON.parse(gone.body) as { type: string; status: number; detail: string };
       assert.equal(problem.type, 'https://catalog.example/problems/events-expired');
       assert.match(problem.detail, new RegExp(`keeps events ${last - 2} to ${last}`));
-      assert.equal((await s.events(`?after=${last + 1}`)).status, 410, 'a cursor past the last is another log\'s');
+      assert.equal((await s.events(`?after=${last + 1}`)).status, 410, "a cursor past the last is another log's");
       assert.equal((await s.events(`?after=${last}`)).status, 200);
       const rows = new DatabaseSync(pruned, { readOnly: true });
-      assert.equal(rows.prepare('SELECT count(*) AS n FROM event_log').get()?.n, 3, 'pruned in the loans\' transactions');
+      assert.equal(rows.prepare('SELECT count(*) AS n FROM event_log').get()?.n, 3, "pruned in the loans' transactions");
       rows.close();
       for (const loan of loans) await s.giveBack(loan);
     } finally {
@@ -185,7 +205,10 @@ describe('GET /v1/events', () => {
       assert.equal((await o.events('?after=1')).status, 410, 'an empty log has no event 1');
       await o.lend(holding(11));
       const page = json<LogPage>(await o.events('?after=0'));
-      assert.deepEqual(page.events.map((e) => [e.seq, e.data.book]), [[1, holding(11).book]]);
+      assert.deepEqual(
+        page.events.map((e) => [e.seq, e.data.book]),
+        [[1, holding(11).book]],
+      );
     } finally {
       await old.stop();
     }

@@ -10,7 +10,9 @@ test('while draining: a request on an open connection gets 503 with Connection: 
   t.after(() => f.stop());
   assert.equal((await get(`${f.origin.adminUrl}/readyz`)).status, 200);
   const busy = await openBusyConnection(f.origin.url, await f.token(), 'GET', '/v1/books?q=river');
-  t.after(() => { busy.close(); });
+  t.after(() => {
+    busy.close();
+  });
 
   const stopped = f.stop();
   const ready = await get(`${f.origin.adminUrl}/readyz`);

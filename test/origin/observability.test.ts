@@ -29,7 +29,11 @@ test('request counters, duration and DB-time histograms count exactly the reques
   assert.equal(delta('unmatched', '404'), 1);
   assert.ok(!text.includes('/nowhere'), 'raw paths never become labels');
   const histogramCount = (name: string, labels: Record<string, string>, t: string): number => metricValue(t, `${name}_count`, labels);
-  assert.equal(histogramCount('catalog_origin_request_duration_seconds', { route: '/v1/books' }, text) - histogramCount('catalog_origin_request_duration_seconds', { route: '/v1/books' }, before), 7);
+  assert.equal(
+    histogramCount('catalog_origin_request_duration_seconds', { route: '/v1/books' }, text) -
+      histogramCount('catalog_origin_request_duration_seconds', { route: '/v1/books' }, before),
+    7,
+  );
   const db = (plan: string, t: string): number => histogramCount('catalog_origin_db_query_duration_seconds', { plan }, t);
   assert.equal(db('term', text) - db('term', before), 5);
   assert.equal(db('match', text) - db('match', before), 2);
@@ -56,19 +60,32 @@ test('one access-log line per request, with request id, subject, status, bytes a
   assert.ok(!f.logs.text().includes(token));
 });
 
-test('a client that leaves in the middle of a loan\'s body is counted and logged as 499, not as the origin\'s failure', async () => {
+test("a client that leaves in the middle of a loan's body is counted and logged as 499, not as the origin's failure", async () => {
   const token = await f.token({ scope: 'catalog:read catalog:write' });
-  const counted = async (status: string): Promise<number> => metricValue(await f.metrics(), 'catalog_origin_http_requests_total', { route: '/v1/loans', status });
+  const counted = async (status: string): Promise<number> =>
+    metricValue(await f.metrics(), 'catalog_origin_http_requests_total', { route: '/v1/loans', status });
   const [gone, failed] = [await counted('499'), await counted('500')];
   const socket = connect(Number(new URL(f.origin.url).port), '127.0.0.1', () => {
-    socket.write(`POST /v1/loans HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"book"`);
+    socket.write(
+      `POST /v1/loans HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"book"`,
+    );
     setTimeout(() => socket.destroy(), 50);
   });
   socket.on('error', () => undefined);
   await until(async () => (await counted('499')) === gone + 1);
   assert.equal(await counted('500'), failed);
-  assert.deepEqual(f.logs.lines().filter((l) => l.level === 'error' || l.level === 50), [], 'nothing logged as an error');
-  assert.equal(f.logs.lines().filter((l) => l.msg === 'request' && l.path === '/v1/loans').at(-1)?.status, 499);
+  assert.deepEqual(
+    f.logs.lines().filter((l) => l.level === 'error' || l.level === 50),
+    [],
+    'nothing logged as an error',
+  );
+  assert.equal(
+    f.logs
+      .lines()
+      .filter((l) => l.msg === 'request' && l.path === '/v1/loans')
+      .at(-1)?.status,
+    499,
+  );
 });
 
 test('the admin listener answers /healthz, /readyz, 405s other methods there and 404s elsewhere', async () => {

@@ -58,7 +58,8 @@ describe('docs/openapi.json and the origin agree', () => {
     const admin = await draining.token({ scope: 'catalog:read catalog:admin catalog:write' });
     for (const [template, methods] of Object.entries(CIRCULATION)) {
       const target = template.replace('{id}', template.startsWith('/v1/loans') ? 'ln_1' : 'wh_1');
-      for (const method of methods) busy.set(`${method.toUpperCase()} ${template}`, await openBusyConnection(draining.origin.url, admin, method.toUpperCase(), target));
+      for (const method of methods)
+        busy.set(`${method.toUpperCase()} ${template}`, await openBusyConnection(draining.origin.url, admin, method.toUpperCase(), target));
     }
     void draining.stop();
   });
@@ -112,7 +113,9 @@ describe('docs/openapi.json and the origin agree', () => {
           .filter(([, response]) => response['x-gateway-only'] !== true);
         assert.deepEqual(
           documented.map(([s]) => s).sort(),
-          Object.keys(provocations).filter((s) => s !== '404' || template.endsWith('{id}')).sort(),
+          Object.keys(provocations)
+            .filter((s) => s !== '404' || template.endsWith('{id}'))
+            .sort(),
           'documented statuses are exactly those the origin can answer',
         );
         for (const [status, response] of documented) {
@@ -131,7 +134,9 @@ describe('docs/openapi.json and the origin agree', () => {
     let free: readonly { book: string; branch: string }[] = [];
     let next = 0;
     const url = (fixture: OriginFixture, target: string): string => `${fixture.origin.url}${target}`;
-    const as = async (fixture: OriginFixture, scope: string, subject = 'tester'): Promise<Record<string, string>> => ({ authorization: `Bearer ${await fixture.token({ scope, subject })}` });
+    const as = async (fixture: OriginFixture, scope: string, subject = 'tester'): Promise<Record<string, string>> => ({
+      authorization: `Bearer ${await fixture.token({ scope, subject })}`,
+    });
     const scopeOf = (template: string): string => (template.startsWith('/v1/loans') ? 'catalog:write' : 'catalog:admin');
     /** A live resource for `{id}` paths: a fresh loan or registration. */
     const resource = async (fixture: OriginFixture, template: string): Promise<string> => {
@@ -152,7 +157,10 @@ describe('docs/openapi.json and the origin agree', () => {
 
     before(() => {
       const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-      free = db.prepare('SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE on_loan = 0 GROUP BY book_id LIMIT 200').all().map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
+      free = db
+        .prepare('SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE on_loan = 0 GROUP BY book_id LIMIT 200')
+        .all()
+        .map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
       db.close();
     });
 
@@ -194,7 +202,13 @@ describe('docs/openapi.json and the origin agree', () => {
         assert.notEqual((await call(limited, template, method, headers)).status, 429);
         return call(limited, template, method, headers);
       },
-      '500': async (template, method) => send(url(broken, template.replace('{id}', template.startsWith('/v1/loans') ? 'ln_1' : 'wh_1')), method, await as(broken, scopeOf(template)), method === 'POST' ? goodBody(template) : undefined),
+      '500': async (template, method) =>
+        send(
+          url(broken, template.replace('{id}', template.startsWith('/v1/loans') ? 'ln_1' : 'wh_1')),
+          method,
+          await as(broken, scopeOf(template)),
+          method === 'POST' ? goodBody(template) : undefined,
+        ),
       '503': (template, method) => {
         const connection = busy.get(`${method} ${template}`);
         assert.ok(connection !== undefined);
@@ -246,17 +260,30 @@ describe('docs/openapi.json and the origin agree', () => {
       [() => provocations['429']?.('/v1/books', 'GET') ?? Promise.reject(new Error('no 429')), 'TooManyRequests'],
       [() => broken.get('/v1/branches'), 'InternalError'],
       [() => busy.get('kinds')?.finish() ?? Promise.reject(new Error('no busy connection')), 'NotReady'],
-      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, '{'), 'UnprocessableContent'],
+      [
+        async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, '{'),
+        'UnprocessableContent',
+      ],
       [async () => send(`${f.origin.url}${FOREIGN_CURSOR}`, 'GET', { authorization: `Bearer ${await f.token({ scope: 'catalog:admin' })}` }), 'Gone'],
-      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}`, 'content-type': 'text/plain' }, 'x'), 'UnsupportedMediaType'],
-      [async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, 'x'.repeat(17_000)), 'PayloadTooLarge'],
-      [async () => {
-        const headers = { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` };
-        const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-        const row = db.prepare('SELECT book_id, branch_id FROM holding WHERE on_loan = copies LIMIT 1').get();
-        db.close();
-        return send(`${f.origin.url}/v1/loans`, 'POST', headers, { book: `bk_${row?.book_id as number}`, branch: row?.branch_id });
-      }, 'Conflict'],
+      [
+        async () =>
+          send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}`, 'content-type': 'text/plain' }, 'x'),
+        'UnsupportedMediaType',
+      ],
+      [
+        async () => send(`${f.origin.url}/v1/loans`, 'POST', { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` }, 'x'.repeat(17_000)),
+        'PayloadTooLarge',
+      ],
+      [
+        async () => {
+          const headers = { authorization: `Bearer ${await f.token({ scope: 'catalog:write' })}` };
+          const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
+          const row = db.prepare('SELECT book_id, branch_id FROM holding WHERE on_loan = copies LIMIT 1').get();
+          db.close();
+          return send(`${f.origin.url}/v1/loans`, 'POST', headers, { book: `bk_${row?.book_id as number}`, branch: row?.branch_id });
+        },
+        'Conflict',
+      ],
     ];
     const seen = new Set<string>();
     for (const [provoke, name] of kinds) {
@@ -266,7 +293,16 @@ describe('docs/openapi.json and the origin agree', () => {
       conforms(reply, response, 'get', `${name}: ${reply.body}`);
       seen.add((JSON.parse(reply.body) as { type: string }).type);
     }
-    const gatewayOnly = ['bad-gateway', 'gateway-timeout', 'not-cached', 'plain-http-to-https', 'precondition-failed', 'range-not-satisfiable', 'webhook-signature', 'webhook-replayed'];
+    const gatewayOnly = [
+      'bad-gateway',
+      'gateway-timeout',
+      'not-cached',
+      'plain-http-to-https',
+      'precondition-failed',
+      'range-not-satisfiable',
+      'webhook-signature',
+      'webhook-replayed',
+    ];
     // Refused before any operation is known: by the HTTP parser (test/shared/client-errors.test.ts),
     // or for an `Expect` the server does not meet (test/gateway/edge.test.ts, both servers).
     const connectionLevel = ['malformed-request', 'not-implemented', 'headers-too-large', 'request-timeout', 'expectation-failed'];
@@ -278,5 +314,8 @@ describe('docs/openapi.json and the origin agree', () => {
 test('docs/problems.md lists exactly the problem kinds of src/shared/problem.ts, with their status and title', () => {
   const text = readFileSync(new URL('../../docs/problems.md', import.meta.url), 'utf8');
   const rows = [...text.matchAll(/^\| `([a-z-]+)` \| ([0-9]{3}) \| ([^|]+) \|/gm)].map((m) => [m[1], Number(m[2]), (m[3] ?? '').trim()]);
-  assert.deepEqual(rows, Object.entries(PROBLEM_KINDS).map(([kind, { status, title }]) => [kind, status, title]));
+  assert.deepEqual(
+    rows,
+    Object.entries(PROBLEM_KINDS).map(([kind, { status, title }]) => [kind, status, title]),
+  );
 });

@@ -34,8 +34,18 @@ describe('search', () => {
       const big = json<BooksPage>(await f.get(`/v1/books?q=${encodeURIComponent(q)}&limit=100`));
       const { ids, pages } = await walk(f, `/v1/books?q=${encodeURIComponent(q)}&limit=7`);
       assert.equal(new Set(ids).size, ids.length, 'no duplicates');
-      if (big.next === null) assert.deepEqual(ids, big.results.map((b) => b.id), 'no gaps');
-      else assert.deepEqual(ids.slice(0, 100), big.results.map((b) => b.id), 'no gaps');
+      if (big.next === null)
+        assert.deepEqual(
+          ids,
+          big.results.map((b) => b.id),
+          'no gaps',
+        );
+      else
+        assert.deepEqual(
+          ids.slice(0, 100),
+          big.results.map((b) => b.id),
+          'no gaps',
+        );
       assert.equal(pages, Math.max(1, Math.ceil(ids.length / 7)), 'no empty trailing page');
       assert.deepEqual((await walk(f, `/v1/books?q=${encodeURIComponent(q)}&limit=7`)).ids, ids, 'stable across walks');
     });
@@ -44,7 +54,11 @@ describe('search', () => {
   test('a broad walk reaches every matching book exactly once, in bm25 order with ties by id', async () => {
     const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
     try {
-      for (const [q, match] of [['the', '"the"'], ['candle OR ines', '"candle" "ines"'], ['Kraków', '"kraków"']] as const) {
+      for (const [q, match] of [
+        ['the', '"the"'],
+        ['candle OR ines', '"candle" "ines"'],
+        ['Kraków', '"kraków"'],
+      ] as const) {
         const expected = db
           .prepare('SELECT rowid AS id FROM book_fts WHERE book_fts MATCH ? ORDER BY rank, rowid')
           .all(match)
@@ -96,7 +110,11 @@ describe('search', () => {
           const { ids } = await walk(f, `/v1/books?q=the&limit=100${filter}`);
           assert.ok(ids.length > 0, filter);
           for (const id of ids.slice(0, 25)) assert.ok(holds(json<Book>(await f.get(`/v1/books/${id}`)), branch, available), `${id} ${filter}`);
-          assert.deepEqual(ids, books.filter((b) => holds(b, branch, available)).map((b) => b.id), `no qualifying book left out ${filter}`);
+          assert.deepEqual(
+            ids,
+            books.filter((b) => holds(b, branch, available)).map((b) => b.id),
+            `no qualifying book left out ${filter}`,
+          );
         }
       }
     });
@@ -118,9 +136,38 @@ describe('search', () => {
 
   describe('hostile search text is searched as words or refused, never a 500', () => {
     const texts = [
-      '"', '""', '"river', '*', 'riv*', 'NEAR(a b)', 'NEAR(river garden, 2)', '-x', 'river -garden', 'OR', 'AND', 'NOT', 'river OR',
-      ')', '(river', 'title:river', 'authors:garcia', '^river', "'; DROP TABLE book; --", "O'Brien", '\\', '%', '_',
-      '🙂', '🙂 river 🙂', 'Grünewald', 'ŞĞ', '\u0301', 'a'.repeat(256), '🙂'.repeat(100), 'x'.repeat(300), '\u0000',
+      '"',
+      '""',
+      '"river',
+      '*',
+      'riv*',
+      'NEAR(a b)',
+      'NEAR(river garden, 2)',
+      '-x',
+      'river -garden',
+      'OR',
+      'AND',
+      'NOT',
+      'river OR',
+      ')',
+      '(river',
+      'title:river',
+      'authors:garcia',
+      '^river',
+      "'; DROP TABLE book; --",
+      "O'Brien",
+      '\\',
+      '%',
+      '_',
+      '🙂',
+      '🙂 river 🙂',
+      'Grünewald',
+      'ŞĞ',
+      '\u0301',
+      'a'.repeat(256),
+      '🙂'.repeat(100),
+      'x'.repeat(300),
+      '\u0000',
     ];
     for (const text of texts) {
       test(JSON.stringify(text.length > 30 ? `${text.slice(0, 20)}…(${text.length})` : text), async () => {

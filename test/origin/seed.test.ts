@@ -50,13 +50,19 @@ test('a believable catalog: a dozen branches, every book held somewhere, a reali
     const share = one('SELECT avg(available) FROM holding');
     assert.ok(share > 0.5 && share < 0.85, `available share ${share}`);
     assert.ok(one('SELECT count(DISTINCT title) FROM book') > 2500, 'titles are varied');
-    const perBranch = db.prepare('SELECT count(*) AS n FROM holding GROUP BY branch_id ORDER BY n').all().map((r) => Number(r.n));
+    const perBranch = db
+      .prepare('SELECT count(*) AS n FROM holding GROUP BY branch_id ORDER BY n')
+      .all()
+      .map((r) => Number(r.n));
     assert.ok((perBranch.at(-1) ?? 0) > 10 * (perBranch[0] ?? 0), 'the central library holds far more than the mobile library');
     for (const row of db.prepare('SELECT title, authors FROM book LIMIT 50').all()) {
       assert.match(String(row.title), /^[A-Z]/);
       for (const author of JSON.parse(String(row.authors)) as string[]) assert.match(author, /^\S+( [A-Z]\.)? \S+$/u);
     }
-    const sample = db.prepare("SELECT term FROM term_rank GROUP BY term HAVING count(*) > 20 LIMIT 5").all().map((r) => String(r.term));
+    const sample = db
+      .prepare('SELECT term FROM term_rank GROUP BY term HAVING count(*) > 20 LIMIT 5')
+      .all()
+      .map((r) => String(r.term));
     for (const term of sample) {
       const indexed = db.prepare('SELECT book_id AS id, score FROM term_rank WHERE term = ? ORDER BY score, book_id').all(term);
       const fts = db.prepare('SELECT rowid AS id, rank AS score FROM book_fts WHERE book_fts MATCH ? ORDER BY rank, rowid').all(`"${term}"`);

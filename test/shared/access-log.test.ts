@@ -35,11 +35,18 @@ test('a JSON access line parses to exactly the record, whatever a client put in 
     proto: 'HTTP/1.1',
   };
   log(record);
-  log({ ...record, path: redactTarget('/v1/books?access_token=secret&q=a', parseCredentialNames('access_token')), sub: undefined, ua: undefined, originMs: 8.5, cache: 'miss' });
+  log({
+    ...record,
+    path: redactTarget('/v1/books?access_token=secret&q=a', parseCredentialNames('access_token')),
+    sub: undefined,
+    ua: undefined,
+    originMs: 8.5,
+    cache: 'miss',
+  });
   const [first, second] = logs.lines();
   const { time, ...rest } = first ?? {};
   assert.match(String(time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  assert.deepEqual(rest, { level: 'info', service: 'catalog-gateway', ...JSON.parse(JSON.stringify(record)) as object, msg: 'request' });
+  assert.deepEqual(rest, { level: 'info', service: 'catalog-gateway', ...(JSON.parse(JSON.stringify(record)) as object), msg: 'request' });
   assert.equal(second?.path, '/v1/books?access_token=REDACTED&q=a');
   assert.equal(second.originMs, 8.5);
   assert.equal(second.cache, 'miss');
@@ -48,14 +55,33 @@ test('a JSON access line parses to exactly the record, whatever a client put in 
 
 test('an access log below its level, or turned off, writes nothing', () => {
   const logs = captureLogs();
-  const quiet = createAccessLog(createLogger(testConfig({ 'log.level': 'warn' }), 'catalog-origin', logs), { enabled: true, format: 'json', service: 'catalog-origin' });
-  quiet({ reqId: 'r', method: 'GET', path: redactTarget('/', NO_CREDENTIAL_NAMES), status: 200, bytes: 0, durationMs: 1, sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
+  const quiet = createAccessLog(createLogger(testConfig({ 'log.level': 'warn' }), 'catalog-origin', logs), {
+    enabled: true,
+    format: 'json',
+    service: 'catalog-origin',
+  });
+  quiet({
+    reqId: 'r',
+    method: 'GET',
+    path: redactTarget('/', NO_CREDENTIAL_NAMES),
+    status: 200,
+    bytes: 0,
+    durationMs: 1,
+    sub: undefined,
+    remote: undefined,
+    ua: undefined,
+    proto: 'HTTP/1.1',
+  });
   assert.equal(logs.text(), '');
 });
 
 test('durationMs is written as String writes the duration rounded to the microsecond, at any size', () => {
   const logs = captureLogs();
-  const log = createAccessLog(createLogger(testConfig({ 'log.level': 'info' }), 'catalog-gateway', logs), { enabled: true, format: 'json', service: 'catalog-gateway' });
+  const log = createAccessLog(createLogger(testConfig({ 'log.level': 'info' }), 'catalog-gateway', logs), {
+    enabled: true,
+    format: 'json',
+    service: 'catalog-gateway',
+  });
   let seed = 7;
   const random = (): number => {
     seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -64,9 +90,28 @@ test('durationMs is written as String writes the duration rounded to the microse
   const durations = [0, 0.001, 0.01, 0.1, 0.12, 0.125, 0.5, 1, 1.5, 10.05, 100, 999.999, 1_234_567.891];
   for (let i = 0; i < 3000; i++) durations.push(random() * 10 ** Math.floor(random() * 9 - 2));
   for (let us = 0; us < 1000; us++) durations.push(3 + us / 1000);
-  for (const durationMs of durations) log({ reqId: 'r', method: 'GET', path: redactTarget('/', NO_CREDENTIAL_NAMES), status: 200, bytes: 0, durationMs: roundMs(durationMs), sub: undefined, remote: undefined, ua: undefined, proto: 'HTTP/1.1' });
-  const written = logs.text().split('\n').filter((line) => line !== '').map((line) => /"durationMs":([^,]*),/.exec(line)?.[1]);
-  assert.deepEqual(written, durations.map((d) => String(roundMs(d))));
+  for (const durationMs of durations)
+    log({
+      reqId: 'r',
+      method: 'GET',
+      path: redactTarget('/', NO_CREDENTIAL_NAMES),
+      status: 200,
+      bytes: 0,
+      durationMs: roundMs(durationMs),
+      sub: undefined,
+      remote: undefined,
+      ua: undefined,
+      proto: 'HTTP/1.1',
+    });
+  const written = logs
+    .text()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => /"durationMs":([^,]*),/.exec(line)?.[1]);
+  assert.deepEqual(
+    written,
+    durations.map((d) => String(roundMs(d))),
+  );
 });
 
 test('request ids the server makes are version-8 UUIDs that count up by one, across every wrap of their last digits', () => {

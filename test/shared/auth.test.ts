@@ -95,7 +95,13 @@ describe('token verifier', () => {
     });
     const { port } = await listen(server, '127.0.0.1', 0);
     t.after(() => drain(server, 100));
-    const v = new TokenVerifier({ key: { kind: 'jwks', jwks: `http://127.0.0.1:${port}/jwks.json` }, issuer: null, audience: null, requiredScope: 'catalog:read', verifiedTokenCache: 0 });
+    const v = new TokenVerifier({
+      key: { kind: 'jwks', jwks: `http://127.0.0.1:${port}/jwks.json` },
+      issuer: null,
+      audience: null,
+      requiredScope: 'catalog:read',
+      verifiedTokenCache: 0,
+    });
     const sign = (key: (typeof stranger)['privateKey'], kid: string): Promise<string> =>
       new SignJWT({ scope: 'catalog:read' }).setProtectedHeader({ alg: 'ES256', kid }).setSubject('idp-user').setExpirationTime('1m').sign(key);
     const good = await v.verify(`Bearer ${await sign(privateKey, 'k1')}`);

@@ -22,17 +22,21 @@ describe('client errors', () => {
   const refusals: Refusal[] = [];
   before(async () => {
     const limits = { headersTimeoutMs: 200, requestTimeoutMs: 200, keepAliveTimeoutMs: 1000, maxConnections: 100 };
-    server = createHttpServer((req, res) => {
-      // A request whose body the parser refuses was handed over with its header section first
-      // (Node emits it before reading the body); this one answers after an await, as the origin's
-      // handler does, and is not counted.
-      if (req.url === '/later') {
-        setImmediate(() => res.end('late'));
-        return;
-      }
-      answered++;
-      res.end('ok');
-    }, limits, (refusal) => refusals.push(refusal));
+    server = createHttpServer(
+      (req, res) => {
+        // A request whose body the parser refuses was handed over with its header section first
+        // (Node emits it before reading the body); this one answers after an await, as the origin's
+        // handler does, and is not counted.
+        if (req.url === '/later') {
+          setImmediate(() => res.end('late'));
+          return;
+        }
+        answered++;
+        res.end('ok');
+      },
+      limits,
+      (refusal) => refusals.push(refusal),
+    );
     port = (await listen(server, '127.0.0.1', 0)).port;
   });
   after(() => drain(server, 100));
@@ -59,8 +63,12 @@ describe('client errors', () => {
           if (received === '') setImmediate(() => socket.write(bad));
           received += chunk.toString();
         });
-        socket.on('close', () => { resolve(received); });
-        socket.on('error', () => { resolve(received); });
+        socket.on('close', () => {
+          resolve(received);
+        });
+        socket.on('error', () => {
+          resolve(received);
+        });
       });
       assert.match(raw, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nlateHTTP\/1\.1 400 /, raw);
       assert.equal(problemOf(raw.slice(raw.indexOf('lateHTTP/1.1 400') + 4)).type, `${PROBLEM_BASE}malformed-request`);
@@ -74,7 +82,12 @@ describe('client errors', () => {
   });
 
   test('a smuggling attempt (Content-Length and chunked together) is refused and reported with its request line', async () => {
-    const reply = problemOf(await rawExchange(`http://127.0.0.1:${port}`, 'POST /v1/books?q=x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'));
+    const reply = problemOf(
+      await rawExchange(
+        `http://127.0.0.1:${port}`,
+        'POST /v1/books?q=x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      ),
+    );
     assert.equal(reply.status, 400);
     assert.deepEqual({ method: refusals.at(-1)?.method, target: refusals.at(-1)?.target }, { method: 'POST', target: '/v1/books?q=x' });
   });

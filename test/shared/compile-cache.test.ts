@@ -17,7 +17,10 @@ const PROBE = "data:text/javascript,process.on('exit',()=>process.stderr.write('
 
 /** Runs the CLI with the probe; says what it printed and whether it loaded the stripper. */
 function cli(cacheDir: string, args: readonly string[], flags: readonly string[] = GATEWAY_NODE_FLAGS): { stdout: string; stripper: boolean } {
-  const run = spawnSync(NODE, [...flags, '--import', PROBE, 'bin/catalog-gateway.js', ...args], { env: { ...process.env, NODE_COMPILE_CACHE: cacheDir, CATALOG_DATA_DIR: cacheDir }, encoding: 'utf8' });
+  const run = spawnSync(NODE, [...flags, '--import', PROBE, 'bin/catalog-gateway.js', ...args], {
+    env: { ...process.env, NODE_COMPILE_CACHE: cacheDir, CATALOG_DATA_DIR: cacheDir },
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, run.stderr);
   const probed = /stripper=(true|false)/.exec(run.stderr);
   assert.ok(probed, `the probe reported nothing: ${run.stderr}`);

@@ -83,13 +83,20 @@ test('a load test beside a running `start` leaves its registration and catalog a
   const res = await request(`${originUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${admin}` } });
   const { results } = (await res.body.json()) as { results: { id: string }[] };
   const saved = JSON.parse(registration) as { id: string };
-  assert.deepEqual(results.map((r) => r.id), [saved.id], "the origin of `start` knows only its own gateway's registration");
+  assert.deepEqual(
+    results.map((r) => r.id),
+    [saved.id],
+    "the origin of `start` knows only its own gateway's registration",
+  );
 });
 
 test('typos in variables and files are refused with the nearest name; JSON that does not parse says where', () => {
   const env = cli(['gateway'], { CATALOG_GATEWAY_CAHCE_MAX_BYTES: '1MiB' });
   assert.equal(env.status, 78);
-  assert.equal(env.stderr, 'catalog-gateway gateway: unknown environment variable CATALOG_GATEWAY_CAHCE_MAX_BYTES (did you mean CATALOG_GATEWAY_CACHE_MAX_BYTES?): every CATALOG_* variable names a config key (docs/configuration.md)\n');
+  assert.equal(
+    env.stderr,
+    'catalog-gateway gateway: unknown environment variable CATALOG_GATEWAY_CAHCE_MAX_BYTES (did you mean CATALOG_GATEWAY_CACHE_MAX_BYTES?): every CATALOG_* variable names a config key (docs/configuration.md)\n',
+  );
 
   const file = join(tempDir(), 'typo.jsonc');
   writeFileSync(file, '{ "gateway": { "cahce": { "maxBytes": "1MiB" } } }');
@@ -119,7 +126,10 @@ test('a refused URL is shown without its password', () => {
     { CATALOG_GATEWAY_REDIS_URL: 'redis://cache:hunter2@redis.internal:99999' },
     'config key gateway.redis.url = "redis://cache:***@redis.internal:99999" (from env CATALOG_GATEWAY_REDIS_URL): expected null, or a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (port 99999 is out of range)',
   );
-  assertRefusedAtStart({ CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' }, 'config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL');
+  assertRefusedAtStart(
+    { CATALOG_GATEWAY_ORIGIN: 'ftp://mirror:p@ss/word@files.internal' },
+    'config key gateway.origin = "ftp://mirror:***@files.internal" (from env CATALOG_GATEWAY_ORIGIN): expected an http:// or https:// URL',
+  );
 });
 
 test('a Redis password with a bare % is refused with a message, not a stack trace', () => {
@@ -137,7 +147,10 @@ test('an event secret the webhook library cannot verify with is refused at start
 });
 
 test('an event receiver URL the origin would refuse is refused at start, naming the key and hiding a password', () => {
-  for (const [value, shown] of [['gateway.example/events', '"gateway.example/events"'], ['https://gw:s3cret@gateway.example/events', '"https://gw:***@gateway.example/events"']] as const) {
+  for (const [value, shown] of [
+    ['gateway.example/events', '"gateway.example/events"'],
+    ['https://gw:s3cret@gateway.example/events', '"https://gw:***@gateway.example/events"'],
+  ] as const) {
     assertRefusedAtStart(
       { CATALOG_GATEWAY_EVENTS_RECEIVER_URL: value },
       `config key gateway.events.receiverUrl = ${shown} (from env CATALOG_GATEWAY_EVENTS_RECEIVER_URL): expected an absolute https:// (or http://) URL without credentials, as the origin registers receivers`,
@@ -153,7 +166,11 @@ test('a key set, secret or certificate file that cannot be read or used is refus
     ['origin', { CATALOG_AUTH_JWKS: notJwks }, `config key auth.jwks: ${notJwks} is not a JSON Web Key Set`],
     ['gateway', { CATALOG_AUTH_JWKS: join(dir, 'missing.json') }, `config key auth.jwks: ${join(dir, 'missing.json')} cannot be read (ENOENT)`],
     ['gateway', { CATALOG_AUTH_SECRET_FILE: dir }, `config key auth.secretFile: ${dir} cannot be read (EISDIR)`],
-    ['gateway', { CATALOG_HTTP_TLS_CERT: join(dir, 'cert.pem'), CATALOG_HTTP_TLS_KEY: join(dir, 'key.pem') }, `config keys http.tls.*: ${join(dir, 'cert.pem')} cannot be read: ENOENT`],
+    [
+      'gateway',
+      { CATALOG_HTTP_TLS_CERT: join(dir, 'cert.pem'), CATALOG_HTTP_TLS_KEY: join(dir, 'key.pem') },
+      `config keys http.tls.*: ${join(dir, 'cert.pem')} cannot be read: ENOENT`,
+    ],
   ];
   for (const [command, env, message] of refusals) {
     const refused = cli([command, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: dir, CATALOG_ORIGIN_BOOKS: '10', ...env });
@@ -168,12 +185,18 @@ test('the API and the admin listener on one port are refused before anything sta
   const clash = cli(['gateway', '--port', '18080', '--admin-port', '18080', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(clash.status, 78);
   assert.equal(clash.stdout, '', 'no log line, `stopped` least of all');
-  assert.equal(clash.stderr, 'catalog-gateway gateway: config keys gateway.port (from flag --port) and gateway.adminPort (from flag --admin-port) are both 18080: the API and admin listeners need a port each\n');
+  assert.equal(
+    clash.stderr,
+    'catalog-gateway gateway: config keys gateway.port (from flag --port) and gateway.adminPort (from flag --admin-port) are both 18080: the API and admin listeners need a port each\n',
+  );
 
   const across = cli(['start', '--port', '18081', '--origin-port', '18081'], { CATALOG_DATA_DIR: tempDir() });
   assert.equal(across.status, 78);
   assert.equal(across.stdout, '', 'the origin did not start either');
-  assert.equal(across.stderr, "catalog-gateway start: the gateway's API listener (--port) and the origin's API listener (--origin-port) are both configured on port 18081; give them a port each\n");
+  assert.equal(
+    across.stderr,
+    "catalog-gateway start: the gateway's API listener (--port) and the origin's API listener (--origin-port) are both configured on port 18081; give them a port each\n",
+  );
 });
 
 test('a port taken by another process names the listener, with no `stopped` line before it', async (t) => {
@@ -186,7 +209,10 @@ test('a port taken by another process names the listener, with no `stopped` line
   const admin = cli(['gateway', '--port', '0', '--admin-port', String(port), '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: dataDir });
   assert.equal(admin.status, 1);
   assert.doesNotMatch(admin.stdout, /"msg":"stopped"/);
-  assert.equal(admin.stderr.trim().split('\n').at(-1), `catalog-gateway gateway: cannot listen on 127.0.0.1:${port} for the gateway's admin listener (--admin-port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`);
+  assert.equal(
+    admin.stderr.trim().split('\n').at(-1),
+    `catalog-gateway gateway: cannot listen on 127.0.0.1:${port} for the gateway's admin listener (--admin-port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`,
+  );
   const api = cli(['gateway', '--port', String(port), '--admin-port', '0', '--origin', 'http://127.0.0.1:1'], { CATALOG_DATA_DIR: dataDir });
   assert.equal(api.status, 1);
   assert.doesNotMatch(api.stdout, /"msg":"stopped"/);
@@ -200,7 +226,10 @@ test('what `npm test` installs is said on stderr before apt-get runs', () => {
     writeFileSync(join(stubs, name), `#!/bin/sh\necho "${name} $*" >> ${calls}\n${name === 'sudo' ? 'exec "$@"\n' : ''}`);
     chmodSync(join(stubs, name), 0o755);
   }
-  const ran = spawnSync('bash', ['ops/need-debian-packages.sh', 'the tests', 'no-such-program-here=some-package', 'sh=dash'], { env: { PATH: `${stubs}:${process.env.PATH ?? ''}` }, encoding: 'utf8' });
+  const ran = spawnSync('bash', ['ops/need-debian-packages.sh', 'the tests', 'no-such-program-here=some-package', 'sh=dash'], {
+    env: { PATH: `${stubs}:${process.env.PATH ?? ''}` },
+    encoding: 'utf8',
+  });
   assert.equal(ran.status, 0);
   assert.equal(ran.stderr, 'installing Debian packages for the tests: some-package\n');
   assert.match(readFileSync(calls, 'utf8'), /apt-get install -y -qq --no-install-recommends some-package\n$/);

@@ -26,15 +26,25 @@ function child(destination: string, body: string): Promise<{ code: number | null
   const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  return new Promise((resolve) => proc.on('close', (code) => { resolve({ code, stdout, stderr }); }));
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  return new Promise((resolve) =>
+    proc.on('close', (code) => {
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 test('a line reaches the file within flushEveryMs on a quiet server; a full block is written at once, whole lines only', async (t) => {
   const file = join(tempDir(), 'logs', 'a.log');
   const sink = new LogSink({ destination: file, blockBytes: 4096, flushEveryMs: 50 });
-  t.after(() => { sink.close(); });
+  t.after(() => {
+    sink.close();
+  });
   sink.write(line('a', 0));
   assert.equal(readFileSync(file, 'utf8'), '', 'gathered, not yet written');
   await sleep(200);
@@ -44,13 +54,21 @@ test('a line reaches the file within flushEveryMs on a quiet server; a full bloc
   assert.ok(written.length > line('a', 0).length, 'blocks written as they filled');
   assert.ok(written.endsWith('\n'), 'no line cut at a block boundary');
   sink.flush();
-  assert.deepEqual(readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { n: number }).n), Array.from({ length: 41 }, (_, n) => n));
+  assert.deepEqual(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => (JSON.parse(l) as { n: number }).n),
+    Array.from({ length: 41 }, (_, n) => n),
+  );
 });
 
 test('a line longer than the block is written whole, after what came before it', (t) => {
   const file = join(tempDir(), 'long.log');
   const sink = new LogSink({ destination: file, blockBytes: 1024 });
-  t.after(() => { sink.close(); });
+  t.after(() => {
+    sink.close();
+  });
   sink.write('short\n');
   const long = `${'☃'.repeat(2000)}\n`;
   sink.write(long);
@@ -62,7 +80,9 @@ test('a line longer than the block is written whole, after what came before it',
 test('deferred lines are made at the end of the turn, or before a line taken whole, in the order they came, with the time they came', async (t) => {
   const file = join(tempDir(), 'deferred.log');
   const sink = new LogSink({ destination: file });
-  t.after(() => { sink.close(); });
+  t.after(() => {
+    sink.close();
+  });
   const made: number[] = [];
   const make = (n: number, at: number): string => {
     made.push(n);
@@ -79,26 +99,47 @@ test('deferred lines are made at the end of the turn, or before a line taken who
   assert.deepEqual(made, [1, 2, 4], 'made once the turn is over');
   sink.defer(5, make);
   sink.flush();
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { n?: number; whole?: number; at?: number });
-  assert.deepEqual(lines.map((l) => l.n ?? l.whole), [1, 2, 3, 4, 5], 'a flush makes what is deferred first');
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { n?: number; whole?: number; at?: number });
+  assert.deepEqual(
+    lines.map((l) => l.n ?? l.whole),
+    [1, 2, 3, 4, 5],
+    'a flush makes what is deferred first',
+  );
   for (const l of lines) if (l.at !== undefined) assert.ok(l.at >= before && l.at <= Date.now(), 'the time the line was handed over');
 });
 
 test('a turn that defers many lines has them made as they fill the queue, none lost', (t) => {
   const file = join(tempDir(), 'many.log');
   const sink = new LogSink({ destination: file, blockBytes: 4096 });
-  t.after(() => { sink.close(); });
+  t.after(() => {
+    sink.close();
+  });
   let made = 0;
-  for (let n = 0; n < 1000; n++) sink.defer(n, (i) => { made++; return `${i}\n`; });
+  for (let n = 0; n < 1000; n++)
+    sink.defer(n, (i) => {
+      made++;
+      return `${i}\n`;
+    });
   assert.ok(made >= 768, `made ${made} of 1,000 within the turn`);
   sink.flush();
-  assert.deepEqual(readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map(Number), Array.from({ length: 1000 }, (_, n) => n));
+  assert.deepEqual(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map(Number),
+    Array.from({ length: 1000 }, (_, n) => n),
+  );
 });
 
 test('reopen writes what is gathered to the old file and goes on in a new one at the same path', (t) => {
   const file = join(tempDir(), 'rotated.log');
   const sink = new LogSink({ destination: file });
-  t.after(() => { sink.close(); });
+  t.after(() => {
+    sink.close();
+  });
   sink.write('before\n');
   renameSync(file, `${file}.1`);
   reopenLogFiles();
@@ -110,7 +151,10 @@ test('reopen writes what is gathered to the old file and goes on in a new one at
 
 test('lines gathered in memory, or deferred, reach the file when the process exits and when it dies of an uncaught error', async () => {
   const dir = tempDir();
-  const exited = await child(join(dir, 'exit.log'), 'for (let n = 0; n < 100; n++) sink.write(`exit ${n}\\n`);\nsink.defer(100, (n) => `deferred ${n}\\n`);\nprocess.exit(0);');
+  const exited = await child(
+    join(dir, 'exit.log'),
+    'for (let n = 0; n < 100; n++) sink.write(`exit ${n}\\n`);\nsink.defer(100, (n) => `deferred ${n}\\n`);\nprocess.exit(0);',
+  );
   assert.equal(exited.code, 0, exited.stderr);
   const written = readFileSync(join(dir, 'exit.log'), 'utf8');
   assert.equal(written.split('\n').length, 102);
@@ -127,12 +171,15 @@ test('lines gathered in memory, or deferred, reach the file when the process exi
 // A slow reader fills the pipe, so that writers block part way through a block.
 test('two processes writing to one stdout pipe never interleave inside a line', async () => {
   const body = (writer: string): string => `const line = ${line.toString()};\nfor (let n = 0; n < 5000; n++) sink.write(line(${JSON.stringify(writer)}, n));`;
-  const script = (writer: string): string => `import { LogSink } from ${JSON.stringify(SINK)};\nconst sink = new LogSink({ destination: 'stdout', blockBytes: 65536 });\n${body(writer)}`;
+  const script = (writer: string): string =>
+    `import { LogSink } from ${JSON.stringify(SINK)};\nconst sink = new LogSink({ destination: 'stdout', blockBytes: 65536 });\n${body(writer)}`;
   const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
   const node = (writer: string): string => `${quote(process.execPath)} --import tsx --input-type=module -e ${quote(script(writer))}`;
   const proc = spawn('sh', ['-c', `(${node('a')} & ${node('b')} & wait) | (sleep 1; dd bs=512 status=none)`], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  proc.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   await new Promise((resolve) => proc.on('close', resolve));
   const lines = out.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, 10_000);
@@ -146,7 +193,10 @@ test('two processes writing to one stdout pipe never interleave inside a line', 
 });
 
 test('a destination that fails drops its lines and says so on stderr once, and the process goes on', async () => {
-  const result = await child('/dev/full', 'for (let n = 0; n < 100; n++) sink.write("x".repeat(100) + "\\n");\nsink.flush();\nsink.flush();\nsink.write("y\\n"); sink.flush();\nconsole.log("still here");');
+  const result = await child(
+    '/dev/full',
+    'for (let n = 0; n < 100; n++) sink.write("x".repeat(100) + "\\n");\nsink.flush();\nsink.flush();\nsink.write("y\\n"); sink.flush();\nconsole.log("still here");',
+  );
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, 'still here\n');
   assert.equal(result.stderr.match(/log destination \/dev\/full failed \(ENOSPC\)/g)?.length, 1, result.stderr);

@@ -19,12 +19,19 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** A Node.js older than 24 on PATH (the system's), outside the project's node_modules. */
 async function olderNode(): Promise<string> {
-  const { stdout } = await run('bash', ['-c', 'type -ap node'], { env: { PATH: (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':') } });
+  const { stdout } = await run('bash', ['-c', 'type -ap node'], {
+    env: {
+      PATH: (process.env.PATH ?? '')
+        .split(':')
+        .filter((dir) => !dir.includes('node_modules'))
+        .join(':'),
+    },
+  });
   for (const candidate of stdout.split('\n').filter((line) => line !== '')) {
     const { stdout: version } = await run(candidate, ['--version']);
     if (Number(version.slice(1).split('.')[0]) < 24) return candidate;
   }
-  throw new Error('no Node.js older than 24 on PATH to check the refusal with (this machine\'s system Node is 20)');
+  throw new Error("no Node.js older than 24 on PATH to check the refusal with (this machine's system Node is 20)");
 }
 
 function bannerOf(child: ChildProcess): Promise<string> {
@@ -50,11 +57,19 @@ test('npm ci --omit=dev: the gateway starts and serves on Node 24; an older Node
     mkdirSync(join(dir, dirname(file)), { recursive: true });
     cpSync(join(ROOT, file), join(dir, file));
   }
-  await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, env: { ...process.env, npm_config_engine_strict: 'false' } });
+  await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir,
+    env: { ...process.env, npm_config_engine_strict: 'false' },
+  });
 
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   for (const name of Object.keys(pkg.dependencies)) assert.ok(existsSync(join(dir, 'node_modules', name)), `runtime dependency ${name} installed`);
-  for (const name of ['typescript', 'tsx', 'autocannon', 'node']) assert.ok(!existsSync(join(dir, 'node_modules', name)), `${name} is a dev dependency, not installed`);
+  for (const name of ['typescript', 'tsx', 'autocannon', 'node'])
+    assert.ok(!existsSync(join(dir, 'node_modules', name)), `${name} is a dev dependency, not installed`);
 
   const bin = join(dir, 'bin', 'catalog-gateway.js');
   const { stdout: version } = await run(process.execPath, [bin, '--version']);

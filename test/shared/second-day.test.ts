@@ -32,7 +32,11 @@ test('`npm start` names its pid and `reload`; SIGHUP to npm stops the server rat
   const configFile = join(dataDir, 'gateway.jsonc');
   writeFileSync(configFile, '{}\n');
   const env = { PATH: process.env.PATH ?? '', CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '2000', CATALOG_LOG_LEVEL: 'info' };
-  const npm = spawn('npm', ['start', '--silent', '--', '--config', configFile, '--port', '0', '--admin-port', '0', '--origin-port', '0', '--origin-admin-port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = spawn(
+    'npm',
+    ['start', '--silent', '--', '--config', configFile, '--port', '0', '--admin-port', '0', '--origin-port', '0', '--origin-admin-port', '0'],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let serverPid = 0;
   t.after(() => {
     npm.kill('SIGKILL');
@@ -66,7 +70,10 @@ test('`npm start` names its pid and `reload`; SIGHUP to npm stops the server rat
   npm.kill('SIGHUP');
   await until(() => Promise.resolve(!alive(serverPid)), 10_000);
   assert.equal(existsSync(join(dataDir, 'gateway.pid')), false, 'a clean stop removes the pid file');
-  assert.match(stderr, /^catalog-gateway: the npm process that ran this server \(pid \d+\) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with `npx catalog-gateway reload`, not a signal to npm$/m);
+  assert.match(
+    stderr,
+    /^catalog-gateway: the npm process that ran this server \(pid \d+\) has exited, so this server stops too; npm passes on only SIGINT and SIGTERM: reload with `npx catalog-gateway reload`, not a signal to npm$/m,
+  );
   assert.doesNotMatch(stderr, /\n\s+at |trace-warnings/);
 });
 
@@ -74,7 +81,10 @@ test('`reload` with no gateway running says so in one line and exits 1', () => {
   const dataDir = tempDir();
   const none = spawnSync(NODE, ['bin/catalog-gateway.js', 'reload', '--data-dir', dataDir], { encoding: 'utf8' });
   assert.equal(none.status, 1);
-  assert.equal(none.stderr, `catalog-gateway reload: no gateway is running on this data directory (no pid in ${join(dataDir, 'gateway.pid')}); start one with \`npm start\` or \`catalog-gateway gateway\`, or name its --data-dir\n`);
+  assert.equal(
+    none.stderr,
+    `catalog-gateway reload: no gateway is running on this data directory (no pid in ${join(dataDir, 'gateway.pid')}); start one with \`npm start\` or \`catalog-gateway gateway\`, or name its --data-dir\n`,
+  );
   writeFileSync(join(dataDir, 'gateway.pid'), '2147483646\n');
   const stale = spawnSync(NODE, ['bin/catalog-gateway.js', 'reload', '--data-dir', dataDir], { encoding: 'utf8' });
   assert.equal(stale.status, 1);
@@ -109,7 +119,10 @@ test('an older Node with no project Node beside the bin prints the one documente
   const old = spawnSync(SYSTEM_NODE, [join(copy, 'bin', 'catalog-gateway.js'), '--version'], { encoding: 'utf8' });
   if (systemMajor < 24) {
     assert.equal(old.status, 1);
-    assert.equal(old.stderr, `catalog-gateway needs Node.js 24 or later; this is v${spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim()}. Install Node.js 24, or run it through npm scripts after a full \`npm ci\`, which brings a Node 24 of its own.\n`);
+    assert.equal(
+      old.stderr,
+      `catalog-gateway needs Node.js 24 or later; this is v${spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim()}. Install Node.js 24, or run it through npm scripts after a full \`npm ci\`, which brings a Node 24 of its own.\n`,
+    );
   } else {
     assert.equal(old.status, 0, 'a Node 24 or later runs it');
   }
@@ -122,7 +135,12 @@ for (const [which, path, stop] of [
 ] as const) {
   test(`a server started through the bin's shebang on ${which} runs with the V8 flags and stops gracefully`, async (t) => {
     // A process group of its own, as a terminal's foreground job.
-    const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], { cwd: tempDir(), env: { PATH: path, CATALOG_DATA_DIR: tempDir() }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], {
+      cwd: tempDir(),
+      env: { PATH: path, CATALOG_DATA_DIR: tempDir() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     t.after(() => {
       if (child.exitCode === null) process.kill(-(child.pid ?? 0), 'SIGKILL');
     });
@@ -193,9 +211,13 @@ test('`fleet` beside `npm start`: its listeners take free ports unless named, it
 test('`seed` refuses while an origin holds the catalog, and replaces it whole once none does', async (t) => {
   const dataDir = tempDir();
   const db = join(dataDir, 'catalog.db');
-  const seed = (books: string): SpawnSyncReturns<string> => spawnSync(NODE, ['bin/catalog-gateway.js', 'seed', '--books', books], { env: { ...process.env, CATALOG_DATA_DIR: dataDir }, encoding: 'utf8' });
+  const seed = (books: string): SpawnSyncReturns<string> =>
+    spawnSync(NODE, ['bin/catalog-gateway.js', 'seed', '--books', books], { env: { ...process.env, CATALOG_DATA_DIR: dataDir }, encoding: 'utf8' });
   assert.equal(seed('300').status, 0);
-  const origin = spawn(NODE, ['bin/catalog-gateway.js', 'origin', '--port', '0', '--admin-port', '0'], { env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '300', CATALOG_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const origin = spawn(NODE, ['bin/catalog-gateway.js', 'origin', '--port', '0', '--admin-port', '0'], {
+    env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_ORIGIN_BOOKS: '300', CATALOG_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.after(() => origin.kill('SIGKILL'));
   const lines: string[] = [];
   createInterface({ input: origin.stdout }).on('line', (l) => lines.push(l));
@@ -204,9 +226,16 @@ test('`seed` refuses while an origin holds the catalog, and replaces it whole on
 
   const refused = seed('200');
   assert.equal(refused.status, 1, refused.stderr);
-  assert.equal(refused.stderr, `catalog-gateway seed: ${db} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that\n`);
+  assert.equal(
+    refused.stderr,
+    `catalog-gateway seed: ${db} is open in another process (a running origin, say): stop it first, or seed another file with --db and start the origin on that\n`,
+  );
   assert.equal(statSync(db).ino, inode, 'the catalog the origin serves is left as it is');
-  assert.deepEqual(readdirSync(dataDir).filter((f) => f.includes('building')), [], 'nothing half-built left behind');
+  assert.deepEqual(
+    readdirSync(dataDir).filter((f) => f.includes('building')),
+    [],
+    'nothing half-built left behind',
+  );
 
   const exited = once(origin, 'exit');
   origin.kill('SIGTERM');
@@ -214,14 +243,24 @@ test('`seed` refuses while an origin holds the catalog, and replaces it whole on
   const reseeded = seed('200');
   assert.equal(reseeded.status, 0, reseeded.stderr);
   assert.notEqual(statSync(db).ino, inode);
-  assert.deepEqual(readdirSync(dataDir).filter((f) => f.startsWith('catalog.db')), ['catalog.db'], 'no -wal or -shm of the old file beside the new one');
+  assert.deepEqual(
+    readdirSync(dataDir).filter((f) => f.startsWith('catalog.db')),
+    ['catalog.db'],
+    'no -wal or -shm of the old file beside the new one',
+  );
 });
 
-const cli = (args: readonly string[], env: Record<string, string> = {}): SpawnSyncReturns<string> => spawnSync(NODE, ['bin/catalog-gateway.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+const cli = (args: readonly string[], env: Record<string, string> = {}): SpawnSyncReturns<string> =>
+  spawnSync(NODE, ['bin/catalog-gateway.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
 
 test('`token --ttl` takes a unit as config values do', () => {
   const dataDir = tempDir();
-  for (const [ttl, seconds] of [['1s', 1], ['90', 90], ['30m', 1800], ['7d', 604_800]] as const) {
+  for (const [ttl, seconds] of [
+    ['1s', 1],
+    ['90', 90],
+    ['30m', 1800],
+    ['7d', 604_800],
+  ] as const) {
     const minted = cli(['token', '--ttl', ttl, '--data-dir', dataDir]);
     assert.equal(minted.status, 0, minted.stderr);
     const claims = JSON.parse(Buffer.from(minted.stdout.split('.')[1] ?? '', 'base64url').toString()) as { iat: number; exp: number };
@@ -229,13 +268,19 @@ test('`token --ttl` takes a unit as config values do', () => {
   }
   const refused = cli(['token', '--ttl', '1.5s', '--data-dir', dataDir]);
   assert.equal(refused.status, 2);
-  assert.match(refused.stderr, /^catalog-gateway token: --ttl must be a whole number of seconds from 1 to 999999999, or the same with a unit \(`90s`, `5m`, `1h`, `1d`\), got "1\.5s"\n/);
+  assert.match(
+    refused.stderr,
+    /^catalog-gateway token: --ttl must be a whole number of seconds from 1 to 999999999, or the same with a unit \(`90s`, `5m`, `1h`, `1d`\), got "1\.5s"\n/,
+  );
 });
 
 test('a variable that lacks a word of a key (CATALOG_PORT) is refused with every name it could mean', () => {
   const refused = cli(['token'], { CATALOG_PORT: '8080' });
   assert.equal(refused.status, 78);
-  assert.equal(refused.stderr, 'catalog-gateway token: unknown environment variable CATALOG_PORT (did you mean CATALOG_ORIGIN_PORT or CATALOG_GATEWAY_PORT?): every CATALOG_* variable names a config key (docs/configuration.md)\n');
+  assert.equal(
+    refused.stderr,
+    'catalog-gateway token: unknown environment variable CATALOG_PORT (did you mean CATALOG_ORIGIN_PORT or CATALOG_GATEWAY_PORT?): every CATALOG_* variable names a config key (docs/configuration.md)\n',
+  );
 });
 
 test("a token minted with another data directory's secret is refused saying so, by key ids that show no secret", async (t) => {
@@ -248,8 +293,15 @@ test("a token minted with another data directory's secret is refused saying so, 
   const reply = await get(`${url}/v1/books?q=x`, { authorization: `Bearer ${foreign}` });
   assert.equal(reply.status, 401);
   const { detail } = JSON.parse(reply.body) as { detail: string };
-  const keyId = (dir: string): string => createHash('sha256').update(Buffer.from(readFileSync(join(dir, 'signing-secret'), 'utf8').trim(), 'base64url')).digest('base64url').slice(0, 8);
-  assert.equal(detail, `the token was signed with another signing secret (key id ${keyId(other)}) than this server's (key id ${keyId(served)}): mint it with the data directory or auth.secretFile the server uses`);
+  const keyId = (dir: string): string =>
+    createHash('sha256')
+      .update(Buffer.from(readFileSync(join(dir, 'signing-secret'), 'utf8').trim(), 'base64url'))
+      .digest('base64url')
+      .slice(0, 8);
+  assert.equal(
+    detail,
+    `the token was signed with another signing secret (key id ${keyId(other)}) than this server's (key id ${keyId(served)}): mint it with the data directory or auth.secretFile the server uses`,
+  );
   assert.ok(String(reply.headers['www-authenticate']).includes(`error_description="${detail}"`));
   const own = cli(['token', '--data-dir', served]).stdout.trim();
   assert.notEqual((await get(`${url}/v1/books?q=x`, { authorization: `Bearer ${own}` })).status, 401);
@@ -272,5 +324,9 @@ test('Ctrl-C on `npm run fleet` drains it whole, though npm passes the SIGINT on
   process.kill(-(npm.pid ?? 0), 'SIGINT');
   const [code, signal] = (await exited) as [number | null, string | null];
   assert.deepEqual([code, signal], [0, null], output.slice(-2000));
-  assert.match(output, /"workers":2,"pid":\d+,"msg":"listening"[\s\S]*"service":"catalog-gateway","msg":"stopped"/, 'the primary drained its workers and said so');
+  assert.match(
+    output,
+    /"workers":2,"pid":\d+,"msg":"listening"[\s\S]*"service":"catalog-gateway","msg":"stopped"/,
+    'the primary drained its workers and said so',
+  );
 });

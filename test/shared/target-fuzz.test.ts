@@ -12,7 +12,12 @@ import { startOriginFixture, type OriginFixture } from '../support/origin-fixtur
 test('the parser answers every target, however hostile, with a verdict and never throws', () => {
   const target = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 300 }),
-    fc.tuple(fc.constantFrom('/v1/books', '/v1/books/', '/v1/branches', '/v1/books/bk_1', 'http://h/v1/books', '*', ''), fc.string({ unit: 'binary', maxLength: 200 })).map(([a, b]) => `${a}?${b}`),
+    fc
+      .tuple(
+        fc.constantFrom('/v1/books', '/v1/books/', '/v1/branches', '/v1/books/bk_1', 'http://h/v1/books', '*', ''),
+        fc.string({ unit: 'binary', maxLength: 200 }),
+      )
+      .map(([a, b]) => `${a}?${b}`),
   );
   fc.assert(
     fc.property(target, fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE'), (raw, method) => {
@@ -51,7 +56,7 @@ before(async () => {
 after(() => origin.stop());
 
 test('two spellings with the same key get the same answer from the origin', async () => {
-  const word = fc.constantFrom('river', 'silent', 'the', 'winter', 'garden', 'Ünïcode', 'déjà vu', 'a-b', 'x+y', '50%', 'O\'Brien', '日本');
+  const word = fc.constantFrom('river', 'silent', 'the', 'winter', 'garden', 'Ünïcode', 'déjà vu', 'a-b', 'x+y', '50%', "O'Brien", '日本');
   const query = fc.record({
     q: fc.array(word, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
     limit: fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),

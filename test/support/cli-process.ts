@@ -44,4 +44,3 @@ export function run(args: readonly string[], env: Record<string, string>): CliPr
   };
   return { child, line, seen };
 }
-

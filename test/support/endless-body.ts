@@ -24,7 +24,9 @@ export async function streamEndlessBody(baseUrl: string, target: string, headers
   socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
   socket.on('close', () => (state.closed = true));
   socket.on('error', () => undefined);
-  const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const fields = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.write(`POST ${target} HTTP/1.1\r\nHost: x\r\n${fields}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
   const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
   const deadline = performance.now() + 5000;

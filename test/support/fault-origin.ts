@@ -12,7 +12,13 @@ import { answeredHealthCheck } from './health-check.ts';
 
 export type Behaviour =
   /** A JSON answer. Header values override the defaults; `null` removes a default header. */
-  | { readonly kind: 'json'; readonly status?: number; readonly headers?: Readonly<Record<string, string | string[] | null>>; readonly padBytes?: number; readonly body?: string }
+  | {
+      readonly kind: 'json';
+      readonly status?: number;
+      readonly headers?: Readonly<Record<string, string | string[] | null>>;
+      readonly padBytes?: number;
+      readonly body?: string;
+    }
   /** Accepts the request and never answers. */
   | { readonly kind: 'stall-headers' }
   /** Sends headers and part of the body, then nothing more. */
@@ -170,7 +176,11 @@ export async function startFaultOrigin(): Promise<FaultOrigin> {
     },
     async close() {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }

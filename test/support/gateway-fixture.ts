@@ -35,7 +35,13 @@ export type FixtureOrigin = string | { readonly url: string; readonly adminUrl: 
 
 export async function startGatewayFixture(origin: FixtureOrigin, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture> {
   const [url, probe] = typeof origin === 'string' ? [origin, HEALTH_PATH] : [origin.url, `${origin.adminUrl}/readyz`];
-  const config = testConfig({ 'gateway.origin': url, 'gateway.upstream.probe': probe, 'gateway.upstream.probeIntervalMs': 200, 'log.level': 'info', ...overrides });
+  const config = testConfig({
+    'gateway.origin': url,
+    'gateway.upstream.probe': probe,
+    'gateway.upstream.probeIntervalMs': 200,
+    'log.level': 'info',
+    ...overrides,
+  });
   const clock = manualClock();
   const logs = captureLogs();
   const gateway = await startGateway(config, { logDestination: logs, now: () => clock.now() });
@@ -52,7 +58,8 @@ export async function startGatewayFixture(origin: FixtureOrigin, overrides: Part
     logs,
     dispatcher,
     token,
-    get: (target, headers = {}, method = 'GET') => get(`${gateway.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method, undefined, dispatcher),
+    get: (target, headers = {}, method = 'GET') =>
+      get(`${gateway.url}${target}`, { authorization: `Bearer ${valid}`, ...headers }, method, undefined, dispatcher),
     metrics: async () => (await get(`${gateway.adminUrl}/metrics`)).body,
     stop: () => {
       // The gateway first: a client's close waits for its requests, which a drain lets finish.
@@ -73,7 +80,12 @@ export interface FaultGateway {
  * `size` gateways in front of `origin` sharing one cache through the Redis at `redisUrl`, under a
  * key prefix of their own; returned once every one of them shares.
  */
-export async function startSharingGateways(origin: FixtureOrigin, redisUrl: string, size: number, overrides: Partial<Record<ConfigKey, unknown>> = {}): Promise<GatewayFixture[]> {
+export async function startSharingGateways(
+  origin: FixtureOrigin,
+  redisUrl: string,
+  size: number,
+  overrides: Partial<Record<ConfigKey, unknown>> = {},
+): Promise<GatewayFixture[]> {
   const shared = { ...overrides, 'gateway.redis.url': redisUrl, 'gateway.redis.keyPrefix': `test-${Math.random().toString(36).slice(2)}:` };
   const fleet: GatewayFixture[] = [];
   for (let i = 0; i < size; i++) fleet.push(await startGatewayFixture(origin, shared));
@@ -101,7 +113,11 @@ export function useFaultGateway(overrides: Partial<Record<ConfigKey, unknown>> =
 }
 
 /** Getters for what a suite's before hook starts, which fail loudly when read before it ran. */
-function startedFields<O, E extends object = object>(helper: string, setup: { origin?: O; fx?: GatewayFixture }, extra?: E): { readonly origin: O; readonly fx: GatewayFixture } & E {
+function startedFields<O, E extends object = object>(
+  helper: string,
+  setup: { origin?: O; fx?: GatewayFixture },
+  extra?: E,
+): { readonly origin: O; readonly fx: GatewayFixture } & E {
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error(`${helper}: read its fields inside a test, after the before hook`);
     return value;

@@ -104,7 +104,12 @@ export class RawH2 {
       while (this.#buffer.length >= 9) {
         const length = this.#buffer.readUIntBE(0, 3);
         if (this.#buffer.length < 9 + length) break;
-        const received = { type: this.#buffer[3] ?? 0, flags: this.#buffer[4] ?? 0, streamId: this.#buffer.readUInt32BE(5) & 0x7fffffff, payload: this.#buffer.subarray(9, 9 + length) };
+        const received = {
+          type: this.#buffer[3] ?? 0,
+          flags: this.#buffer[4] ?? 0,
+          streamId: this.#buffer.readUInt32BE(5) & 0x7fffffff,
+          payload: this.#buffer.subarray(9, 9 + length),
+        };
         this.#buffer = this.#buffer.subarray(9 + length);
         // The server's SETTINGS are acknowledged, as RFC 9113 §6.5.3 requires.
         if (this.#prefaced && received.type === FRAME.SETTINGS && (received.flags & ACK) === 0) socket.write(frame(FRAME.SETTINGS, ACK, 0));
@@ -125,7 +130,10 @@ export class RawH2 {
    */
   static async open(url: string, preface = true, ca?: Buffer): Promise<RawH2> {
     const { protocol, hostname, port } = new URL(url);
-    const socket = protocol === 'https:' ? tlsConnect({ host: hostname, port: Number(port), ca, servername: 'localhost', ALPNProtocols: ['h2'] }) : connect(Number(port), hostname);
+    const socket =
+      protocol === 'https:'
+        ? tlsConnect({ host: hostname, port: Number(port), ca, servername: 'localhost', ALPNProtocols: ['h2'] })
+        : connect(Number(port), hostname);
     await once(socket, protocol === 'https:' ? 'secureConnect' : 'connect');
     const raw = new RawH2(socket, preface);
     if (preface) socket.write(Buffer.concat([Buffer.from(PREFACE, 'latin1'), settings()]));

@@ -106,7 +106,11 @@ export function rawExchange(url: string, bytes: string, waitMs = 2000): Promise<
 /** A request with a body (a JSON value is sent as application/json unless `headers` say otherwise). */
 export async function send(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await request(url, { method, headers: text === undefined ? headers : { 'content-type': 'application/json', ...headers }, ...(text === undefined ? {} : { body: text }) });
+  const res = await request(url, {
+    method,
+    headers: text === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    ...(text === undefined ? {} : { body: text }),
+  });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 

@@ -22,7 +22,24 @@ export interface HttpCacheWorkers {
 
 /** Resolves once every worker is up. */
 export async function startHttpCacheWorkers(originUrl: string, workers: number): Promise<HttpCacheWorkers> {
-  const gateway = run(['gateway', '--workers', String(workers), '--config', 'config/examples/http-cache.jsonc', '--origin', originUrl, '--origin-probe', HEALTH_PATH, '--port', '0', '--admin-port', '0'], { CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' });
+  const gateway = run(
+    [
+      'gateway',
+      '--workers',
+      String(workers),
+      '--config',
+      'config/examples/http-cache.jsonc',
+      '--origin',
+      originUrl,
+      '--origin-probe',
+      HEALTH_PATH,
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+    ],
+    { CATALOG_DATA_DIR: tempDir(), CATALOG_LOG_LEVEL: 'info', CATALOG_GATEWAY_ACCESS_LOG: 'false' },
+  );
   const adminUrl = (JSON.parse(await gateway.line((l) => l.includes('"msg":"listening"'))) as { adminUrl: string }).adminUrl;
   const url = (JSON.parse(await gateway.line((l) => l.includes('"msg":"worker listening"'))) as { url: string }).url;
   const metrics = async (): Promise<string> => (await get(`${adminUrl}/metrics`)).body;

@@ -9,5 +9,15 @@ import { Codec } from '../../src/shared/encoding/codec.ts';
 const [dir = '', owner, startAt] = process.argv.slice(2);
 // All at one instant, as the workers a primary forks together open it.
 await new Promise((resolve) => setTimeout(resolve, Number(startAt) - Date.now()));
-const s = new DiskStore({ dir, maxBytes: 1 << 20, maxEntryBytes: 1 << 16, owner: Number(owner), maker: new EntryMaker(new Codec({ gzip: 1, br: 0, zstd: 1 })), purges: new PurgeLog(), metrics: new DiskMetrics(new Registry(), () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
+const s = new DiskStore({
+  dir,
+  maxBytes: 1 << 20,
+  maxEntryBytes: 1 << 16,
+  owner: Number(owner),
+  maker: new EntryMaker(new Codec({ gzip: 1, br: 0, zstd: 1 })),
+  purges: new PurgeLog(),
+  metrics: new DiskMetrics(new Registry(), () => undefined),
+  logger: pino({ level: 'silent' }),
+  now: Date.now,
+});
 s.close();

@@ -46,7 +46,10 @@ ajv.addSchema(doc, DOC_URI, undefined, false);
 
 export function follow<T>(value: SchemaRef | T): T {
   if (typeof value === 'object' && value !== null && '$ref' in value) {
-    const path = value.$ref.replace(/^#\//, '').split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const path = value.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
     let node: unknown = doc;
     for (const segment of path) node = (node as Record<string, unknown>)[segment];
     assert.ok(node !== undefined, `dangling ${value.$ref}`);
@@ -83,4 +86,3 @@ export function conforms(reply: Reply, response: ResponseObject, method: Method,
   assert.equal(reply.headers['content-type'], mediaType, what);
   validate(media.schema.$ref, JSON.parse(reply.body), `${what}: body`);
 }
-

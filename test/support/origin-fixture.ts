@@ -36,7 +36,9 @@ export interface Holding {
 /** Holdings of the test catalog with exactly `copies` copies, none on loan, each of another book. */
 export function freeHoldings(copies: number, count: number, order: 'ASC' | 'DESC' = 'ASC'): Holding[] {
   const db = new DatabaseSync(sharedCatalog(), { readOnly: true });
-  const rows = db.prepare(`SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE copies = ? AND on_loan = 0 GROUP BY book_id ORDER BY book_id ${order} LIMIT ?`).all(copies, count);
+  const rows = db
+    .prepare(`SELECT book_id, min(branch_id) AS branch_id FROM holding WHERE copies = ? AND on_loan = 0 GROUP BY book_id ORDER BY book_id ${order} LIMIT ?`)
+    .all(copies, count);
   db.close();
   return rows.map((r) => ({ book: `bk_${r.book_id as number}`, branch: r.branch_id as string }));
 }

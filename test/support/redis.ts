@@ -42,7 +42,16 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-redis-cluster-'));
   const ports = [await freePort(), await freePort(), await freePort()];
   const nodes = await Promise.all(
-    ports.map((port) => startRedisProcess({ dir, maxMemory: TEST_MEMORY, extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'] }, port)),
+    ports.map((port) =>
+      startRedisProcess(
+        {
+          dir,
+          maxMemory: TEST_MEMORY,
+          extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'],
+        },
+        port,
+      ),
+    ),
   );
   await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
   for (let i = 0; i < 400; i++) {

@@ -51,7 +51,11 @@ export async function startScriptedOrigin(initial: Script): Promise<ScriptedOrig
   const url = baseUrl(address);
   const closeServer = async (): Promise<void> => {
     for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
   };
   return {
     url,

@@ -124,9 +124,11 @@ export async function startSilentRelay(target: Address, delayMs = 0, listen: Add
     },
     async close() {
       for (const d of directions) d.destroy();
-      await new Promise<void>((resolve) => server.close(() => {
-        resolve();
-      }));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }

@@ -14,8 +14,26 @@ import { Codec } from '../../src/shared/encoding/codec.ts';
 
 const [dir = '', owner] = process.argv.slice(2);
 const maker = new EntryMaker(new Codec({ gzip: 1, br: 0, zstd: 1 }));
-const disk = new DiskStore({ dir, maxBytes: 256 << 20, maxEntryBytes: 1 << 20, owner: Number(owner), maker, purges: new PurgeLog(), metrics: new DiskMetrics(new Registry(), () => undefined), logger: pino({ level: 'silent' }), now: Date.now });
-const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: Date.now(), staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const disk = new DiskStore({
+  dir,
+  maxBytes: 256 << 20,
+  maxEntryBytes: 1 << 20,
+  owner: Number(owner),
+  maker,
+  purges: new PurgeLog(),
+  metrics: new DiskMetrics(new Registry(), () => undefined),
+  logger: pino({ level: 'silent' }),
+  now: Date.now,
+});
+const FACTS = {
+  lifetimeMs: 3_600_000,
+  initialAgeMs: 0,
+  storedAt: Date.now(),
+  staleWhileRevalidateMs: 0,
+  staleIfErrorMs: 0,
+  mustRevalidate: false,
+  noCache: false,
+};
 
 /** What the entry at `key` holds: the key, repeated to a few KB (the kill test checks it). */
 function bodyOf(key: string): Buffer {
@@ -24,7 +42,11 @@ function bodyOf(key: string): Buffer {
 
 for (let i = 0; ; i++) {
   const key = `/v1/books?q=storm${i}`;
-  void disk.put(cacheKey(key), maker.prepare(200, { 'content-type': 'application/json' }, bodyOf(key), { keep: 'identity', offered: [] }, FACTS, undefined, [], [`bk_${i}`]), { generation: 0, mark: '' });
+  void disk.put(
+    cacheKey(key),
+    maker.prepare(200, { 'content-type': 'application/json' }, bodyOf(key), { keep: 'identity', offered: [] }, FACTS, undefined, [], [`bk_${i}`]),
+    { generation: 0, mark: '' },
+  );
   if (i % 64 === 63) {
     disk.flush();
     if (i === 63) process.stdout.write('writing\n');

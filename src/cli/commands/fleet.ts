@@ -42,7 +42,8 @@ export const fleet: Command = {
     { name: 'origin-port', key: 'origin.port', value: 'PORT', description: 'origin API port (default: a free one)' },
     { name: 'origin-admin-port', key: 'origin.adminPort', value: 'PORT', description: 'origin admin port (default: a free one)' },
   ],
-  dataDir: "catalog, Redis files and event registration (default: a temporary directory of its own, removed when the fleet stops; the signing secret stays the package's data/)",
+  dataDir:
+    "catalog, Redis files and event registration (default: a temporary directory of its own, removed when the fleet stops; the signing secret stays the package's data/)",
   async run(args) {
     if (!cluster.isPrimary) throw new Error('the fleet command runs in the primary only; its workers run `gateway`');
     const shared = commandConfig('fleet', args.config);
@@ -55,7 +56,10 @@ export const fleet: Command = {
     const removeOwn = (): void => {
       if (own !== undefined) rmSync(own, { recursive: true, force: true });
     };
-    const stateOverrides = { ...freePortsByDefault(shared, args.config.flags ?? []), ...(own === undefined ? {} : { dataDir: own, 'auth.secretFile': secretPath(shared) }) };
+    const stateOverrides = {
+      ...freePortsByDefault(shared, args.config.flags ?? []),
+      ...(own === undefined ? {} : { dataDir: own, 'auth.secretFile': secretPath(shared) }),
+    };
     const config = loadConfig({ ...args.config, overrides: stateOverrides });
     const redis = await startRedisProcess({ dir: join(config.dataDir, 'redis') });
     const origin = await startOrigin(config).catch(async (err: unknown) => {
@@ -64,12 +68,33 @@ export const fleet: Command = {
       throw err;
     });
     const probe = `${origin.adminUrl}/readyz`;
-    const overrides = { ...stateOverrides, 'gateway.origin': origin.url, 'gateway.upstream.probe': probe, 'gateway.redis.url': redis.url, 'gateway.events.register': true, 'gateway.events.unregisterOnStop': true };
+    const overrides = {
+      ...stateOverrides,
+      'gateway.origin': origin.url,
+      'gateway.upstream.probe': probe,
+      'gateway.redis.url': redis.url,
+      'gateway.events.register': true,
+      'gateway.events.unregisterOnStop': true,
+    };
     const gatewayConfig = loadConfig({ ...args.config, overrides });
     const count = Math.max(MIN_WORKERS, workerCount(gatewayConfig['gateway.workers']));
     // The workers run the `gateway` command, told where this fleet's origin, Redis and disk tier
     // are; they only read the secret, which the shared data directory (or the one named) holds.
-    const workerArgs = ['gateway', ...(args.config.file === undefined ? [] : ['--config', args.config.file]), ...(explicit ? ['--data-dir', config.dataDir] : []), '--port', String(gatewayConfig['gateway.port']), '--origin', origin.url, '--origin-probe', probe, '--redis', redis.url, '--disk-path', diskPath(gatewayConfig)];
+    const workerArgs = [
+      'gateway',
+      ...(args.config.file === undefined ? [] : ['--config', args.config.file]),
+      ...(explicit ? ['--data-dir', config.dataDir] : []),
+      '--port',
+      String(gatewayConfig['gateway.port']),
+      '--origin',
+      origin.url,
+      '--origin-probe',
+      probe,
+      '--redis',
+      redis.url,
+      '--disk-path',
+      diskPath(gatewayConfig),
+    ];
     const primary = await startPrimary(gatewayConfig, count, workerArgs).catch(async (err: unknown) => {
       await origin.stop();
       await redis.kill();

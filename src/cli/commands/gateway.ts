@@ -16,7 +16,11 @@ import { commandConfig } from '../state.ts';
 async function failedWorker(err: unknown): Promise<never> {
   const failure = listenFailure(err);
   if (failure !== undefined) {
-    await new Promise<void>((resolve) => process.send?.(failure, undefined, {}, () => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      process.send?.(failure, undefined, {}, () => {
+        resolve();
+      }),
+    );
     process.exit(1);
   }
   process.disconnect();

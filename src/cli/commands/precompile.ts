@@ -17,6 +17,8 @@ export const precompile: Command = {
     await import('../../gateway/fleet/fleet.ts');
     flushCompileCache();
     const dir = getCompileCacheDir();
-    process.stdout.write(dir === undefined ? 'the compile cache is off here (NODE_DISABLE_COMPILE_CACHE, or its folder cannot be written)\n' : `compile cache: ${dir}\n`);
+    process.stdout.write(
+      dir === undefined ? 'the compile cache is off here (NODE_DISABLE_COMPILE_CACHE, or its folder cannot be written)\n' : `compile cache: ${dir}\n`,
+    );
   },
 };

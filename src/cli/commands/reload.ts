@@ -9,14 +9,19 @@ export const reload: Command = {
   run(args) {
     const path = pidFilePath(loadConfig(args.config));
     const pid = readPid(path);
-    if (pid === undefined) throw new CommandRefusal(`no gateway is running on this data directory (no pid in ${path}); start one with \`npm start\` or \`catalog-gateway gateway\`, or name its --data-dir`);
+    if (pid === undefined)
+      throw new CommandRefusal(
+        `no gateway is running on this data directory (no pid in ${path}); start one with \`npm start\` or \`catalog-gateway gateway\`, or name its --data-dir`,
+      );
     try {
       process.kill(pid, 'SIGHUP');
     } catch (err) {
       if ((err as { code?: unknown }).code !== 'ESRCH') throw err;
       throw new CommandRefusal(`the gateway of ${path} (pid ${String(pid)}) is not running; the file is left from a process that did not stop cleanly`);
     }
-    process.stdout.write(`sent SIGHUP to the gateway, pid ${String(pid)} (${path}); its log says whether the configuration was reloaded or refused, and catalog_gateway_config_last_reload_successful on its /metrics\n`);
+    process.stdout.write(
+      `sent SIGHUP to the gateway, pid ${String(pid)} (${path}); its log says whether the configuration was reloaded or refused, and catalog_gateway_config_last_reload_successful on its /metrics\n`,
+    );
     return Promise.resolve();
   },
 };

@@ -75,7 +75,11 @@ export const start: Command = {
     const tls = args.options.tls === true ? localCertificate(config.dataDir, config['gateway.host']) : undefined;
     const origin = await startOrigin(config);
     const tlsFiles = tls === undefined ? {} : { 'http.tls.cert': tls.cert, 'http.tls.key': tls.key };
-    const gatewayConfig = (): Config => loadConfig({ ...args.config, overrides: { ...tlsFiles, 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true } });
+    const gatewayConfig = (): Config =>
+      loadConfig({
+        ...args.config,
+        overrides: { ...tlsFiles, 'gateway.origin': origin.url, 'gateway.upstream.probe': `${origin.adminUrl}/readyz`, 'gateway.events.register': true },
+      });
     const gateway = await startGateway(gatewayConfig()).catch(async (err: unknown) => {
       await origin.stop();
       throw err;

@@ -9,7 +9,8 @@ const MAX_TTL_SECONDS = 999_999_999;
 
 export const token: Command = {
   name: 'token',
-  summary: 'Print a development token signed with the install\'s secret (auth.secretFile, or signing-secret in the data directory, made on first use; the token alone on stdout).',
+  summary:
+    "Print a development token signed with the install's secret (auth.secretFile, or signing-secret in the data directory, made on first use; the token alone on stdout).",
   flags: [
     { name: 'sub', value: 'SUBJECT', description: 'the sub claim (default "dev")' },
     { name: 'scope', value: 'SCOPES', description: 'space-separated scopes (default "catalog:read")' },
@@ -19,7 +20,10 @@ export const token: Command = {
     const config = commandConfig('token', args.config);
     const ttl = String(args.options.ttl ?? '1h');
     const seconds = parseQuantity(ttl, 's');
-    if (seconds === undefined || seconds < 1 || seconds > MAX_TTL_SECONDS) throw new UsageError(`--ttl must be a whole number of seconds from 1 to ${String(MAX_TTL_SECONDS)}, or the same with a unit (${unitExamples('s')}), got "${ttl}"`);
+    if (seconds === undefined || seconds < 1 || seconds > MAX_TTL_SECONDS)
+      throw new UsageError(
+        `--ttl must be a whole number of seconds from 1 to ${String(MAX_TTL_SECONDS)}, or the same with a unit (${unitExamples('s')}), got "${ttl}"`,
+      );
     const jwt = await mintToken(loadOrCreateSecret(secretPath(config)), {
       subject: String(args.options.sub ?? 'dev'),
       scope: String(args.options.scope ?? config['auth.requiredScope']),

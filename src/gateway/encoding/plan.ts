@@ -33,11 +33,14 @@ const AS_CAME: EncodingPlan = { keep: undefined, offered: NONE };
 export function encodingPlan(status: number, headers: HeaderFields, bodyLength: number, policy: CompressionPolicy, compress: boolean): EncodingPlan {
   const sent = codingOf(single(headers['content-encoding']));
   if (sent === undefined) return AS_CAME;
-  if (bodyLength === 0 || parseCacheControl(headers['cache-control']).has('no-transform')) return sent === 'identity' ? AS_IDENTITY : { keep: sent, offered: NONE };
+  if (bodyLength === 0 || parseCacheControl(headers['cache-control']).has('no-transform'))
+    return sent === 'identity' ? AS_IDENTITY : { keep: sent, offered: NONE };
   const contentType = single(headers['content-type']);
   if (sent === 'identity') {
     const [first] = policy.encodings;
-    return compress && first !== undefined && worthCompressing(status, contentType, bodyLength, policy) ? { keep: first, offered: offeredList([...policy.encodings, 'identity']) } : AS_IDENTITY;
+    return compress && first !== undefined && worthCompressing(status, contentType, bodyLength, policy)
+      ? { keep: first, offered: offeredList([...policy.encodings, 'identity']) }
+      : AS_IDENTITY;
   }
   const listed = compress && compressible(status, contentType, policy);
   return { keep: sent, offered: offeredList(listed ? [...new Set<Coding>([...policy.encodings, sent, 'identity'])] : [sent, 'identity']) };

@@ -17,12 +17,12 @@ export class CatchUpMetrics {
     const registers = [registry];
     this.#replayed = new Counter({
       name: 'catalog_gateway_events_replayed_total',
-      help: 'Availability events read from the origin\'s event log (GET /v1/events) and applied: missed while the gateway was stopped or cut off, or lost as webhooks. One that also arrives by webhook purges once.',
+      help: "Availability events read from the origin's event log (GET /v1/events) and applied: missed while the gateway was stopped or cut off, or lost as webhooks. One that also arrives by webhook purges once.",
       registers,
     });
     this.#catchUps = new Counter({
       name: 'catalog_gateway_event_catchups_total',
-      help: 'Catch-ups with the origin\'s event log, by outcome: caught-up, gap (the log no longer has events this gateway missed: 410), unreachable (the log could not be read).',
+      help: "Catch-ups with the origin's event log, by outcome: caught-up, gap (the log no longer has events this gateway missed: 410), unreachable (the log could not be read).",
       labelNames: ['outcome'],
       registers,
     });

@@ -40,9 +40,7 @@ export interface EventCatchUpOptions {
 }
 
 export type CatchUpOutcome =
-  | { readonly kind: 'caught-up'; readonly cursor: number }
-  | { readonly kind: 'gap'; readonly cursor: number }
-  | { readonly kind: 'unreachable' };
+  { readonly kind: 'caught-up'; readonly cursor: number } | { readonly kind: 'gap'; readonly cursor: number } | { readonly kind: 'unreachable' };
 
 /** What the poll reports: a cursor that advanced, or a gap (with the cursor to go on from). */
 export type OnCursor = (cursor: number, outcome: 'caught-up' | 'gap') => void;
@@ -80,7 +78,8 @@ function parsePage(text: string, after: number | undefined): Read {
   for (const entry of events as unknown[]) {
     const { seq, id, ...event } = (entry ?? {}) as { seq?: unknown; id?: unknown };
     if (!isSeq(seq) || seq <= previous || typeof id !== 'string' || id === '') return { kind: 'failed', why: 'an event without a rising seq or an id' };
-    if ((event as { type?: unknown }).type === AVAILABILITY_CHANGED && !isAvailabilityChanged(event)) return { kind: 'failed', why: `event ${seq} is not a (book, branch, available) change` };
+    if ((event as { type?: unknown }).type === AVAILABILITY_CHANGED && !isAvailabilityChanged(event))
+      return { kind: 'failed', why: `event ${seq} is not a (book, branch, available) change` };
     page.push({ seq, id, event });
     previous = seq;
   }
@@ -112,7 +111,7 @@ export class EventCatchUp {
     this.#o.metrics.caughtUp(outcome.kind);
     if (outcome.kind !== 'unreachable' && !this.#reachable) {
       this.#reachable = true;
-      this.#o.logger.info({ cursor: outcome.cursor }, 'the origin\'s event log is readable again');
+      this.#o.logger.info({ cursor: outcome.cursor }, "the origin's event log is readable again");
     }
     return outcome;
   }
@@ -136,7 +135,11 @@ export class EventCatchUp {
         cursor = seq;
       }
       if (cursor === undefined || read.events.length < this.#pageSize) {
-        if (replayed > 0) this.#o.logger.info({ replayed, after, cursor, behindMs: oldest === undefined ? undefined : Math.max(0, this.#o.now() - Date.parse(oldest)) }, 'replayed events missed from the origin\'s event log');
+        if (replayed > 0)
+          this.#o.logger.info(
+            { replayed, after, cursor, behindMs: oldest === undefined ? undefined : Math.max(0, this.#o.now() - Date.parse(oldest)) },
+            "replayed events missed from the origin's event log",
+          );
         return { kind: 'caught-up', cursor: cursor ?? read.last };
       }
     }
@@ -146,14 +149,14 @@ export class EventCatchUp {
     // The 410 says only that events were missed; where to go on from is where the log stands now.
     const now = await this.#read(undefined);
     if (now.kind !== 'page') return this.#unreachable(now.kind === 'failed' ? now.why : 'the log refused a request without a cursor', cursor);
-    this.#o.logger.warn({ after: cursor, last: now.last }, 'the origin\'s event log no longer reaches the last event applied: events were missed');
+    this.#o.logger.warn({ after: cursor, last: now.last }, "the origin's event log no longer reaches the last event applied: events were missed");
     return { kind: 'gap', cursor: now.last };
   }
 
   #unreachable(why: string, cursor: number | undefined): CatchUpOutcome {
     if (this.#reachable && !this.#abort.signal.aborted) {
       this.#reachable = false;
-      this.#o.logger.warn({ why, cursor }, 'the origin\'s event log could not be read');
+      this.#o.logger.warn({ why, cursor }, "the origin's event log could not be read");
     }
     return { kind: 'unreachable' };
   }
@@ -193,7 +196,7 @@ export class EventCatchUp {
           onCursor(at, outcome.kind);
         }
       } catch (err) {
-        this.#o.logger.error({ err }, 'replaying the origin\'s event log failed');
+        this.#o.logger.error({ err }, "replaying the origin's event log failed");
       }
     };
     const schedule = (): void => {

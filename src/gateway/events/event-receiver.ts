@@ -73,7 +73,11 @@ export class EventReceiver {
     const secret = this.#options.secret();
     if (secret === undefined) return { problem: problem('not-ready', 'the gateway has no event registration yet') };
     const id = String(req.headers['webhook-id'] ?? '');
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''), 'webhook-signature': String(req.headers['webhook-signature'] ?? '') };
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+      'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+    };
     let event: unknown;
     try {
       event = new Webhook(secret).verify(body.text, headers);
@@ -89,7 +93,8 @@ export class EventReceiver {
       return { ok: { purged: 0, duplicate: true } };
     }
     if (!isAvailabilityChanged(event)) {
-      if ((event as { type?: unknown } | null)?.type === AVAILABILITY_CHANGED) return { problem: problem('invalid-body', 'the event data is not a (book, branch, available) change') };
+      if ((event as { type?: unknown } | null)?.type === AVAILABILITY_CHANGED)
+        return { problem: problem('invalid-body', 'the event data is not a (book, branch, available) change') };
       // A kind this gateway does not act on: acknowledged, so the sender does not retry it forever.
       this.#seen.set(id, fingerprint);
       return { ok: { purged: 0 } };

@@ -45,7 +45,9 @@ function load(file: string): Saved | undefined {
   try {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
     const { origin, id, url, secret } = saved;
-    return typeof origin === 'string' && typeof id === 'string' && typeof url === 'string' && typeof secret === 'string' ? { origin, id, url, secret } : undefined;
+    return typeof origin === 'string' && typeof id === 'string' && typeof url === 'string' && typeof secret === 'string'
+      ? { origin, id, url, secret }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -123,7 +125,10 @@ export class EventRegistration {
       rmSync(this.#options.file, { force: true });
       this.#options.logger.info({ webhook: registered.id, status: removed.status }, 'event registration removed: this gateway is going for good');
     } catch (err) {
-      this.#options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'removing the event registration failed; the origin disables it after origin.events.disableAfterSeconds');
+      this.#options.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'removing the event registration failed; the origin disables it after origin.events.disableAfterSeconds',
+      );
     }
   }
 }

@@ -20,7 +20,16 @@ import { asHeaderFields, single, type HeaderFields } from '../rules/cache-contro
 import { initialAgeMs } from '../rules/freshness.ts';
 import { dated } from '../rules/message.ts';
 import { isError, mayServeDisconnected, mayServeOnError, type RequestDirectives, type ReuseFacts } from '../rules/reuse.ts';
-import { retiresStored, storageVerdict, storedFields, type NotStoredReason, type ResponseHead, type StoragePolicy, type StorageRequest, type StorageVerdict } from '../rules/storage.ts';
+import {
+  retiresStored,
+  storageVerdict,
+  storedFields,
+  type NotStoredReason,
+  type ResponseHead,
+  type StoragePolicy,
+  type StorageRequest,
+  type StorageVerdict,
+} from '../rules/storage.ts';
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues, variesOnSent } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
@@ -80,7 +89,14 @@ export type FillOutcome =
    * the request kept it out for its own sake (its Authorization, its no-store), which leaves the
    * stored response as it was.
    */
-  | { readonly kind: 'revalidated'; readonly response: StoredResponse; readonly shared: StoredResponse; readonly stored: boolean; readonly retired: boolean; readonly originMs: number }
+  | {
+      readonly kind: 'revalidated';
+      readonly response: StoredResponse;
+      readonly shared: StoredResponse;
+      readonly stored: boolean;
+      readonly retired: boolean;
+      readonly originMs: number;
+    }
   /** The origin failed and a stored response stood in for it (stale-if-error, or §4.2.4 disconnected). */
   | {
       readonly kind: 'stale';
@@ -107,7 +123,8 @@ function notReusable(receivedAt: number, ageMs: number): ReuseFacts {
  * freshens, in `Fetcher#fetch`.
  */
 function sharingOf(head: ResponseHead, verdict: StorageVerdict, request: FillRequest, stored: StoredResponse | undefined, now: number): Sharing {
-  if (verdict.store) return verdict.vary.length === 0 ? ANY : selectedBy({ vary: verdict.vary, selecting: selectingValues(verdict.vary, request.requestHeaders) });
+  if (verdict.store)
+    return verdict.vary.length === 0 ? ANY : selectedBy({ vary: verdict.vary, selecting: selectingValues(verdict.vary, request.requestHeaders) });
   if (head.status < 500) return NONE;
   if (standsInFor(head.status, request, stored, now)) return selectedBy(stored);
   return request.relayServerErrors ? NONE : ANY;
@@ -147,7 +164,10 @@ function keyedWithoutEncoding(verdict: StorageVerdict): StorageVerdict {
   return { ...verdict, vary: verdict.vary.filter((name) => name !== 'accept-encoding') };
 }
 
-const MUST_REVALIDATE = problem('gateway-timeout', 'the origin could not be reached, and the stored response must be revalidated before it is used again (RFC 9111 §5.2.2.2)');
+const MUST_REVALIDATE = problem(
+  'gateway-timeout',
+  'the origin could not be reached, and the stored response must be revalidated before it is used again (RFC 9111 §5.2.2.2)',
+);
 
 /** Not stored: the answer varies on a field the origin did not get as the client sent it (vary.ts). */
 const VARIES_ON_UNSENT: StorageVerdict = { store: false, reason: 'vary' };
@@ -223,7 +243,8 @@ export class Fetcher {
     }
     const key = decided.vary.length === 0 ? undefined : { vary: decided.vary, selecting: selectingValues(decided.vary, request.requestHeaders) };
     const shared = this.#maker.prepare(response.status, response.headers, body, plan, decided.facts, key, [...decided.omit, ...this.#hidden], tags);
-    const whole = decided.omit.length === 0 ? shared : this.#maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
+    const whole =
+      decided.omit.length === 0 ? shared : this.#maker.prepare(response.status, response.headers, body, plan, decided.facts, key, this.#hidden, tags);
     return { kind: 'response', response: whole, shared, stored: true, notStored: undefined, retired: false, originMs };
   }
 
@@ -266,9 +287,18 @@ export class Fetcher {
    * the result. The 304's own Age is the age of the response it freshens (§4.2.3); stored fields
    * never carry one.
    */
-  #afterNotModified(request: FillRequest, stored: StoredResponse, notModified: HeaderFields, requestTime: number): { readonly fields: string[]; readonly verdict: StorageVerdict } {
+  #afterNotModified(
+    request: FillRequest,
+    stored: StoredResponse,
+    notModified: HeaderFields,
+    requestTime: number,
+  ): { readonly fields: string[]; readonly verdict: StorageVerdict } {
     const fields = fieldsAfter(stored, notModified, this.#hidden);
-    const verdict = storageVerdict({ status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } }, this.#storageRequest(request, requestTime), request.policy);
+    const verdict = storageVerdict(
+      { status: stored.status, headers: { ...asHeaderFields(fields), age: notModified.age } },
+      this.#storageRequest(request, requestTime),
+      request.policy,
+    );
     return { fields, verdict };
   }
 

@@ -30,9 +30,7 @@ import { admits, sharingOfOutcome, type Sharing } from './sharing.ts';
  * `unknown` when Redis cannot say.
  */
 export type FleetLockAttempt =
-  | { readonly kind: 'held'; release(): Promise<void> }
-  | { readonly kind: 'taken'; readonly remainingMs: number }
-  | { readonly kind: 'unknown' };
+  { readonly kind: 'held'; release(): Promise<void> } | { readonly kind: 'taken'; readonly remainingMs: number } | { readonly kind: 'unknown' };
 
 /**
  * How a wait for another process's fill ended: `filled` its holder let go of the key; `lapsed`
@@ -252,7 +250,8 @@ export class Flights {
   async #fetch(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
     const stamp = this.#p.tiers.stamp();
     const outcome = this.#keep(request.key, await this.#p.fetcher.fetch(request, stored, announce), stored, stamp);
-    if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired) await this.#p.purger.purge({ kind: 'urls', keys: [request.key] }, false, RETIRED);
+    if ((outcome.kind === 'response' || outcome.kind === 'revalidated') && outcome.retired)
+      await this.#p.purger.purge({ kind: 'urls', keys: [request.key] }, false, RETIRED);
     return outcome;
   }
 

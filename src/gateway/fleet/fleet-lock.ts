@@ -107,13 +107,19 @@ export class FleetLocks {
       // Refused as late although the answer came in time: Redis's clock is ahead of this host's.
       if (status === -1 && !this.#skewReported) {
         this.#skewReported = true;
-        this.#o.logger.warn({ commandTimeoutMs: this.#o.link.commandTimeoutMs }, "Redis's clock is ahead of this host's by more than the command timeout: fills go without the fleet's lock");
+        this.#o.logger.warn(
+          { commandTimeoutMs: this.#o.link.commandTimeoutMs },
+          "Redis's clock is ahead of this host's by more than the command timeout: fills go without the fleet's lock",
+        );
       }
       return { kind: 'unknown' };
     }
-    const renewal = setInterval(() => {
-      void this.#o.link.run((c) => c.eval(RENEW, 1, lockKey, token, this.#o.lockMs));
-    }, Math.max(50, Math.floor(this.#o.lockMs / 3)));
+    const renewal = setInterval(
+      () => {
+        void this.#o.link.run((c) => c.eval(RENEW, 1, lockKey, token, this.#o.lockMs));
+      },
+      Math.max(50, Math.floor(this.#o.lockMs / 3)),
+    );
     renewal.unref();
     return {
       kind: 'held',
@@ -153,14 +159,18 @@ export class FleetLocks {
     };
     const lookAgainIn = (ms: number): void => {
       const left = giveUpAt - Date.now();
-      timer = setTimeout(() => {
-        if (ms + LAPSE_GRACE_MS >= left) done('gone');
-        else void this.#lookAgain(key).then((lockMs) => {
-          if (lockMs === undefined) done('gone');
-          else if (lockMs <= 0) done('lapsed');
-          else lookAgainIn(lockMs);
-        });
-      }, Math.max(0, Math.min(ms + LAPSE_GRACE_MS, left)));
+      timer = setTimeout(
+        () => {
+          if (ms + LAPSE_GRACE_MS >= left) done('gone');
+          else
+            void this.#lookAgain(key).then((lockMs) => {
+              if (lockMs === undefined) done('gone');
+              else if (lockMs <= 0) done('lapsed');
+              else lookAgainIn(lockMs);
+            });
+        },
+        Math.max(0, Math.min(ms + LAPSE_GRACE_MS, left)),
+      );
     };
     set.add(done);
     lookAgainIn(remainingMs);

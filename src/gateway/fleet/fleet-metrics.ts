@@ -34,11 +34,35 @@ export class FleetMetrics {
         this.set(partitioned() ? 1 : 0);
       },
     });
-    this.#reads = new Counter({ name: 'catalog_gateway_shared_tier_reads_total', help: 'Reads of the shared tier after a local miss, by result (hit, miss, purged, error).', labelNames: ['result'], registers });
-    this.#writes = new Counter({ name: 'catalog_gateway_shared_tier_writes_total', help: 'Entries written to the shared tier, by result (stored, error).', labelNames: ['result'], registers });
-    this.#fills = new Counter({ name: 'catalog_gateway_fleet_fills_total', help: 'Fills for a key no process held, by role (leader, waited, lapsed: took over a lock whose holder was gone, timeout, alone).', labelNames: ['role'], registers });
-    this.#purges = new Counter({ name: 'catalog_gateway_fleet_purges_total', help: 'Purges sent to, and received from, the other processes through the purge stream.', labelNames: ['direction'], registers });
-    this.#drops = new Counter({ name: 'catalog_gateway_fleet_local_cache_drops_total', help: 'Times the local cache was emptied because purges were missed while Redis was unreachable.', registers });
+    this.#reads = new Counter({
+      name: 'catalog_gateway_shared_tier_reads_total',
+      help: 'Reads of the shared tier after a local miss, by result (hit, miss, purged, error).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#writes = new Counter({
+      name: 'catalog_gateway_shared_tier_writes_total',
+      help: 'Entries written to the shared tier, by result (stored, error).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#fills = new Counter({
+      name: 'catalog_gateway_fleet_fills_total',
+      help: 'Fills for a key no process held, by role (leader, waited, lapsed: took over a lock whose holder was gone, timeout, alone).',
+      labelNames: ['role'],
+      registers,
+    });
+    this.#purges = new Counter({
+      name: 'catalog_gateway_fleet_purges_total',
+      help: 'Purges sent to, and received from, the other processes through the purge stream.',
+      labelNames: ['direction'],
+      registers,
+    });
+    this.#drops = new Counter({
+      name: 'catalog_gateway_fleet_local_cache_drops_total',
+      help: 'Times the local cache was emptied because purges were missed while Redis was unreachable.',
+      registers,
+    });
     for (const result of ['hit', 'miss', 'purged', 'error']) this.#reads.inc({ result }, 0);
     for (const result of ['stored', 'error']) this.#writes.inc({ result }, 0);
     for (const role of ['leader', 'waited', 'lapsed', 'timeout', 'alone']) this.#fills.inc({ role }, 0);

@@ -53,8 +53,17 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   const prefix = config['gateway.redis.keyPrefix'];
   const processId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // Read at scrape time, once the parts it asks exist.
-  const metrics = new FleetMetrics(deps.registry, () => inUse(), () => partitioned());
-  const link = new RedisLink({ url, commandTimeoutMs: config['gateway.redis.commandTimeoutMs'], cooldownMs: config['gateway.redis.cooldownMs'], logger: deps.logger });
+  const metrics = new FleetMetrics(
+    deps.registry,
+    () => inUse(),
+    () => partitioned(),
+  );
+  const link = new RedisLink({
+    url,
+    commandTimeoutMs: config['gateway.redis.commandTimeoutMs'],
+    cooldownMs: config['gateway.redis.cooldownMs'],
+    logger: deps.logger,
+  });
   const stream = new PurgeStream({
     link,
     key: `${prefix}purges`,
@@ -67,7 +76,14 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
     logger: deps.logger,
     now: deps.now,
   });
-  const locks = new FleetLocks({ link, prefix, processId, lockMs: config['gateway.redis.lockMs'], waitMs: config['gateway.redis.fillWaitMs'], logger: deps.logger });
+  const locks = new FleetLocks({
+    link,
+    prefix,
+    processId,
+    lockMs: config['gateway.redis.lockMs'],
+    waitMs: config['gateway.redis.fillWaitMs'],
+    logger: deps.logger,
+  });
   const inUse = (): boolean => link.up && stream.synced && locks.usable;
   const boundMs = config['gateway.redis.partitionBoundMs'];
   // Purges are heard through the stream only: an event this host receives itself covers the

@@ -66,7 +66,16 @@ function parseMessage(fields: readonly string[]): Message | undefined {
   if (text === undefined) return undefined;
   try {
     const m = JSON.parse(text) as Record<string, unknown>;
-    if (typeof m.selector !== 'object' || m.selector === null || typeof m.soft !== 'boolean' || typeof m.at !== 'number' || typeof m.from !== 'string' || typeof m.by !== 'string' || typeof m.gen !== 'number') return undefined;
+    if (
+      typeof m.selector !== 'object' ||
+      m.selector === null ||
+      typeof m.soft !== 'boolean' ||
+      typeof m.at !== 'number' ||
+      typeof m.from !== 'string' ||
+      typeof m.by !== 'string' ||
+      typeof m.gen !== 'number'
+    )
+      return undefined;
     return m as unknown as Message;
   } catch {
     return undefined;
@@ -177,7 +186,9 @@ export class PurgeStream {
         if (!this.#synced) await this.#resync(reader);
         const { link } = this.#o;
         const issued = this.#o.now();
-        const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) => c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId));
+        const reply = await link.within(reader, BLOCK_MS + link.commandTimeoutMs, (c) =>
+          c.xread('COUNT', 1000, 'BLOCK', BLOCK_MS, 'STREAMS', this.#o.key, this.#lastId),
+        );
         for (const [, entries] of reply ?? []) this.#take(entries);
         // What was sent before the read was issued is in hand; an empty reply also says nothing
         // came for the whole wait, which Redis ends no sooner than BLOCK_MS after the read reached
@@ -223,7 +234,13 @@ export class PurgeStream {
       const message = parseMessage(fields);
       if (message === undefined) continue;
       const invalidation = message.invalidation === 'unsafe-request' || message.invalidation === 'validation' ? { invalidation: message.invalidation } : {};
-      const purge: Purge = { selector: message.selector, soft: message.soft, at: message.at, ...(typeof message.event === 'string' ? { event: message.event } : {}), ...invalidation };
+      const purge: Purge = {
+        selector: message.selector,
+        soft: message.soft,
+        at: message.at,
+        ...(typeof message.event === 'string' ? { event: message.event } : {}),
+        ...invalidation,
+      };
       this.#o.log.streamed(id, purge, message.by === this.#o.processId ? message.gen : undefined);
       if (message.from === this.#o.groupId) continue;
       this.#o.apply(purge);

@@ -68,7 +68,13 @@ function createClient(target: RedisTarget, name: string): RedisClient {
     case 'standalone':
       return new Redis({ ...common, host: target.node.host, port: target.node.port, db: target.db, ...(target.tls ? { tls: {} } : {}) });
     case 'sentinel':
-      return new Redis({ ...common, sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })), name: target.master, db: target.db, sentinelRetryStrategy: reconnectDelay });
+      return new Redis({
+        ...common,
+        sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+        name: target.master,
+        db: target.db,
+        sentinelRetryStrategy: reconnectDelay,
+      });
     case 'cluster': {
       // The Cluster takes these two itself; each node's connection must not be given them.
       const { retryStrategy, enableOfflineQueue, ...perNode } = common;
@@ -79,7 +85,10 @@ function createClient(target: RedisTarget, name: string): RedisClient {
         clusterRetryStrategy: retryStrategy,
         redisOptions: { ...perNode, ...(target.tls ? { tls: {} } : {}) },
       } satisfies ClusterOptions;
-      return new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), options);
+      return new Cluster(
+        target.nodes.map((n) => ({ host: n.host, port: n.port })),
+        options,
+      );
     }
   }
 }

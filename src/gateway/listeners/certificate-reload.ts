@@ -78,7 +78,10 @@ export class CertificateReload {
     } catch (err) {
       if (!(err instanceof TlsIdentityError)) throw err;
       this.#metrics.reloaded(err.reason);
-      this.#logger.error({ trigger, reason: err.reason, detail: err.message, fingerprint: this.#current.fingerprint }, 'new certificate refused; the one in use stays');
+      this.#logger.error(
+        { trigger, reason: err.reason, detail: err.message, fingerprint: this.#current.fingerprint },
+        'new certificate refused; the one in use stays',
+      );
       return false;
     }
     if (trigger === 'file change' && sameFiles(next, this.#current)) return true;

@@ -42,7 +42,6 @@ const CLIENT_ERRORS: ReadonlyMap<number, readonly [Http2Refusal, number]> = new 
   [-905, ['flood', constants.NGHTTP2_ENHANCE_YOUR_CALM]], // NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
 ]);
 
-
 export interface GuardLimits {
   readonly prefaceTimeoutMs: number;
   readonly sendTimeoutMs: number;
@@ -121,9 +120,12 @@ export class ConnectionGuard {
 
   /** A sweep reads progress a few times per deadline (the first one's), so that a stalled answer is cut within a quarter of it past the deadline. */
   #schedule(): void {
-    this.#sweep = setInterval(() => {
-      this.#check();
-    }, Math.min(1000, Math.max(25, Math.floor(this.#limits.sendTimeoutMs / 4))));
+    this.#sweep = setInterval(
+      () => {
+        this.#check();
+      },
+      Math.min(1000, Math.max(25, Math.floor(this.#limits.sendTimeoutMs / 4))),
+    );
     this.#sweep.unref();
   }
 

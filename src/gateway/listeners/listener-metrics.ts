@@ -33,7 +33,7 @@ export class ListenerMetrics {
     });
     this.#http2Refused = new Counter({
       name: 'catalog_gateway_http2_refused_total',
-      help: 'HTTP/2 streams and connections the listener refused or cut, by reason: send-timeout (an answer sent nothing for http.http2.sendTimeoutMs), queue-full (a new stream on a connection over http.http2.maxQueuedBytes), rapid-reset, bad-preface, preface-timeout, protocol-error (a frame nghttp2 refused: a stream made to depend on itself, a wrong size), flood (CONTINUATION or control frames past nghttp2\'s bounds).',
+      help: "HTTP/2 streams and connections the listener refused or cut, by reason: send-timeout (an answer sent nothing for http.http2.sendTimeoutMs), queue-full (a new stream on a connection over http.http2.maxQueuedBytes), rapid-reset, bad-preface, preface-timeout, protocol-error (a frame nghttp2 refused: a stream made to depend on itself, a wrong size), flood (CONTINUATION or control frames past nghttp2's bounds).",
       labelNames: ['reason'],
       registers: [registry],
     });

@@ -17,7 +17,15 @@
  * pipeline learns the protocol only from `httpVersion`, for the access log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createSecureServer, createServer, type Http2SecureServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type SecureServerOptions } from 'node:http2';
+import {
+  createSecureServer,
+  createServer,
+  type Http2SecureServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type SecureServerOptions,
+} from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
@@ -134,7 +142,18 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     const mutual = paths.clientCa !== undefined;
     // A client gets as long for its handshake as for its header section (Node's default is 120 s,
     // which a client that sends nothing would hold a connection for). Until a restart, as below.
-    const tlsServer = createSecureServer({ ...options, ...tls.identity.context, requestCert: mutual, rejectUnauthorized: mutual, allowHTTP1: true, http1Options: http1Options(deps.limits), handshakeTimeout: deps.limits.headersTimeoutMs }, h2Handler);
+    const tlsServer = createSecureServer(
+      {
+        ...options,
+        ...tls.identity.context,
+        requestCert: mutual,
+        rejectUnauthorized: mutual,
+        allowHTTP1: true,
+        http1Options: http1Options(deps.limits),
+        handshakeTimeout: deps.limits.headersTimeoutMs,
+      },
+      h2Handler,
+    );
     answerRefusals(tlsServer, deps.onRefused);
     answerPlainHttp(tlsServer, deps.limits.headersTimeoutMs, deps.onRefused);
     server = tlsServer;
@@ -170,7 +189,11 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
       if (!server.listening) return;
       // close() sends every HTTP/2 session GOAWAY and closes idle HTTP/1.1 connections; busy ones
       // close after their answer, which the pipeline marks as the last once draining.
-      const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      const closed = new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
       const deadline = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, deadlineMs);

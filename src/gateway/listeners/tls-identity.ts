@@ -71,14 +71,18 @@ export function readTlsIdentity(paths: TlsPaths, nowMs: number): TlsIdentity {
     throw new TlsIdentityError('invalid', `${paths.key} holds no PEM private key (${(err as Error).message})`);
   }
   if (!leaf.checkPrivateKey(privateKey)) throw new TlsIdentityError('mismatch', `the key in ${paths.key} does not belong to the certificate in ${paths.cert}`);
-  if (leaf.validToDate.getTime() <= nowMs) throw new TlsIdentityError('expired', `the certificate in ${paths.cert} expired at ${leaf.validToDate.toISOString()}`);
+  if (leaf.validToDate.getTime() <= nowMs)
+    throw new TlsIdentityError('expired', `the certificate in ${paths.cert} expired at ${leaf.validToDate.toISOString()}`);
   // TLS 1.2 at least (RFC 8996 deprecates 1.0 and 1.1); HTTP/2 itself requires 1.2 (RFC 9113 §9.2).
   const context: SecureContextOptions = { cert, key, minVersion: 'TLSv1.2', ...(ca === undefined ? {} : { ca }) };
   try {
     // The chain and the CA file are parsed only here; a context made now is one that will work.
     createSecureContext(context);
   } catch (err) {
-    throw new TlsIdentityError('invalid', `${paths.cert}, ${paths.key}${ca === undefined ? '' : ` or ${paths.clientCa ?? ''}`} cannot make a TLS context (${(err as Error).message})`);
+    throw new TlsIdentityError(
+      'invalid',
+      `${paths.cert}, ${paths.key}${ca === undefined ? '' : ` or ${paths.clientCa ?? ''}`} cannot make a TLS context (${(err as Error).message})`,
+    );
   }
   return { context, expiresAt: Math.floor(leaf.validToDate.getTime() / 1000), fingerprint: leaf.fingerprint256 };
 }

@@ -35,7 +35,9 @@ export function sendWhole(res: ServerResponse, status: number, fields: string[],
 /** Whether node:http takes a head as text (node-http-internals.ts); where it does not, heads go through `writeHead` (deliver.ts). */
 export const canSendHeadText = internals.headText;
 
-const STATUS_LINES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(Object.entries(STATUS_CODES).map(([status, reason]) => [status, `HTTP/1.1 ${status} ${reason ?? 'unknown'}\r\n`])));
+const STATUS_LINES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(STATUS_CODES).map(([status, reason]) => [status, `HTTP/1.1 ${status} ${reason ?? 'unknown'}\r\n`])),
+);
 
 function statusLine(status: number): string {
   return STATUS_LINES[status] ?? `HTTP/1.1 ${status} unknown\r\n`;

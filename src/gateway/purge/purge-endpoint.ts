@@ -15,7 +15,11 @@ export const PURGE_SCOPE = 'catalog:admin';
 /** A thousand URLs of 2 KiB fit; anything larger is not a purge request. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-export function purgeEndpoint(verifier: TokenVerifier, purger: PurgeTaker, keyOf: (url: string) => CacheKey | undefined): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function purgeEndpoint(
+  verifier: TokenVerifier,
+  purger: PurgeTaker,
+  keyOf: (url: string) => CacheKey | undefined,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const auth = await verifier.verify(req.headers.authorization, PURGE_SCOPE);
     if (!auth.ok) {

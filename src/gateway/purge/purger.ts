@@ -92,7 +92,13 @@ export class Purger implements PurgeTaker {
   async purge(selector: PurgeSelector, soft: boolean, cause: PurgeCause): Promise<number> {
     if (cause.kind === 'event' && !this.#firstOf(cause.id, 'delivery')) return 0;
     const invalidation = INVALIDATION_CAUSES[cause.kind];
-    const purge: Purge = { selector, soft, at: this.#p.now(), ...(cause.kind === 'event' ? { event: cause.id } : {}), ...(invalidation === undefined ? {} : { invalidation }) };
+    const purge: Purge = {
+      selector,
+      soft,
+      at: this.#p.now(),
+      ...(cause.kind === 'event' ? { event: cause.id } : {}),
+      ...(invalidation === undefined ? {} : { invalidation }),
+    };
     const generation = this.#p.log.applied(purge, this.#streamed);
     const here = this.#applyToCache(purge);
     const elsewhere = await Promise.all(this.#fanOuts.map((fanOut) => fanOut(purge, generation)));
@@ -102,7 +108,10 @@ export class Purger implements PurgeTaker {
     } else if (cause.kind === 'api' || cause.kind === 'event') {
       this.#p.metrics.purge(selector.kind, soft);
       this.#p.metrics.purgedEntries(here);
-      this.#p.logger.info({ purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) }, 'purge');
+      this.#p.logger.info(
+        { purge: selector, mode: soft ? 'soft' : 'hard', purged, ...(cause.kind === 'api' ? { sub: cause.sub } : { event: cause.id }) },
+        'purge',
+      );
     }
     return purged;
   }

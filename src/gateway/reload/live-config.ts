@@ -47,8 +47,7 @@ export interface LivePart {
 }
 
 export type ReloadOutcome =
-  | { readonly ok: true; readonly applied: readonly ConfigKey[]; readonly needsRestart: readonly ConfigKey[] }
-  | { readonly ok: false; readonly error: string };
+  { readonly ok: true; readonly applied: readonly ConfigKey[]; readonly needsRestart: readonly ConfigKey[] } | { readonly ok: false; readonly error: string };
 
 export class LiveConfig {
   #config: Config;
@@ -99,7 +98,8 @@ export class LiveConfig {
     this.#lastOk = true;
     this.#lastSuccessAt = Date.now();
     this.#logger.info({ applied }, 'configuration reloaded');
-    if (needsRestart.length > 0) this.#logger.warn({ needsRestart }, `configuration reloaded, but these changes apply only at a restart: ${needsRestart.join(', ')}`);
+    if (needsRestart.length > 0)
+      this.#logger.warn({ needsRestart }, `configuration reloaded, but these changes apply only at a restart: ${needsRestart.join(', ')}`);
     return { ok: true, applied, needsRestart };
   }
 

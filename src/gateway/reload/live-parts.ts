@@ -44,8 +44,20 @@ interface Limit {
   readonly what: string;
 }
 
-const PER_TOKEN: Limit = { running: (s) => s.steps.authenticate.tokenLimits, rate: 'gateway.rateLimit.perTokenPerSecond', burst: 'gateway.rateLimit.perTokenBurst', policy: 'per-token', what: 'token subject' };
-const PER_IP: Limit = { running: (s) => s.edge.ipLimits, rate: 'gateway.rateLimit.perIpPerSecond', burst: 'gateway.rateLimit.perIpBurst', policy: 'per-address', what: 'client address' };
+const PER_TOKEN: Limit = {
+  running: (s) => s.steps.authenticate.tokenLimits,
+  rate: 'gateway.rateLimit.perTokenPerSecond',
+  burst: 'gateway.rateLimit.perTokenBurst',
+  policy: 'per-token',
+  what: 'token subject',
+};
+const PER_IP: Limit = {
+  running: (s) => s.edge.ipLimits,
+  rate: 'gateway.rateLimit.perIpPerSecond',
+  burst: 'gateway.rateLimit.perIpBurst',
+  policy: 'per-address',
+  what: 'client address',
+};
 
 function sameValues(a: Config, b: Config, keys: readonly ConfigKey[]): boolean {
   return keys.every((key) => a[key] === b[key]);

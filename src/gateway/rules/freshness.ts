@@ -30,10 +30,7 @@ export function mayBeHeuristic(status: number, cc: Directives): boolean {
 /** §4.2.2: the customary 10% of the time since the representation last changed. */
 const HEURISTIC_FRACTION = 0.1;
 
-export type Lifetime =
-  | { readonly kind: 'explicit'; readonly ms: number }
-  | { readonly kind: 'heuristic'; readonly ms: number }
-  | { readonly kind: 'none' };
+export type Lifetime = { readonly kind: 'explicit'; readonly ms: number } | { readonly kind: 'heuristic'; readonly ms: number } | { readonly kind: 'none' };
 
 /**
  * §4.2.1: `s-maxage` (shared caches) over `max-age`, then `Expires` minus `Date`; an invalid
@@ -41,7 +38,14 @@ export type Lifetime =
  * lifetime for heuristically cacheable statuses or `public` responses, from `Last-Modified`.
  * `expires` is false when a targeted field decides instead (RFC 9213 §2.2 ignores Expires then).
  */
-export function freshnessLifetime(status: number, headers: HeaderFields, cc: Directives, responseTime: number, maxHeuristicMs: number, expires = true): Lifetime {
+export function freshnessLifetime(
+  status: number,
+  headers: HeaderFields,
+  cc: Directives,
+  responseTime: number,
+  maxHeuristicMs: number,
+  expires = true,
+): Lifetime {
   const sMaxAge = deltaSeconds(cc.get('s-maxage'));
   if (sMaxAge !== undefined) return { kind: 'explicit', ms: (sMaxAge ?? 0) * 1000 };
   const maxAge = deltaSeconds(cc.get('max-age'));

@@ -5,7 +5,18 @@
  */
 import { fieldNames, type HeaderFields } from './cache-control.ts';
 
-const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authentication-info', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authentication-info',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** The end-to-end fields of a message as a flat `[name, value, …]` list, less any in `drop`. */
 export function endToEndFields(headers: HeaderFields, drop: readonly string[] = []): string[] {

@@ -37,7 +37,13 @@ function asWritten(reference: string): string | undefined {
  * request's own target exactly) and also as a URL parser resolves it (dot segments removed, `'`
  * and `{` percent-encoded), the spelling another client may have used for the same resource.
  */
-export function invalidatedTargets(method: string, status: number, target: string, authorities: readonly (string | undefined)[], headers: HeaderFields): string[] {
+export function invalidatedTargets(
+  method: string,
+  status: number,
+  target: string,
+  authorities: readonly (string | undefined)[],
+  headers: HeaderFields,
+): string[] {
   if (isSafe(method) || status < 200 || status >= 400) return [];
   const known = authorities.filter((a): a is string => a !== undefined && URL.canParse(`http://${a}`)).map((a) => new URL(`http://${a}`).host);
   // Relative references resolve against the first usable name; with none, against one that no

@@ -31,7 +31,9 @@ const UNSATISFIABLE: RangeAnswer = { kind: 'unsatisfiable' };
 const RANGE_SPEC = /^(?:(\d+)-(\d*)|-(\d+))$/;
 
 /** §14.1.1 `bytes=…` (the unit is case-insensitive, §14.1); undefined when it is not a valid byte range set. */
-function rangeSpecs(range: string): { readonly first: number | undefined; readonly last: number | undefined; readonly suffix: number | undefined }[] | undefined {
+function rangeSpecs(
+  range: string,
+): { readonly first: number | undefined; readonly last: number | undefined; readonly suffix: number | undefined }[] | undefined {
   const equals = range.indexOf('=');
   if (equals === -1 || range.slice(0, equals).trim().toLowerCase() !== 'bytes') return undefined;
   const specs = [];

@@ -29,7 +29,14 @@ export interface RequestDirectives {
   readonly onlyIfCached: boolean;
 }
 
-export const NO_DIRECTIVES: RequestDirectives = { maxAge: undefined, minFresh: undefined, maxStale: undefined, noCache: false, noStore: false, onlyIfCached: false };
+export const NO_DIRECTIVES: RequestDirectives = {
+  maxAge: undefined,
+  minFresh: undefined,
+  maxStale: undefined,
+  noCache: false,
+  noStore: false,
+  onlyIfCached: false,
+};
 
 /** §5.2.1, and §5.4: `Pragma: no-cache` counts as `no-cache` only when there is no Cache-Control. */
 export function requestDirectives(headers: HeaderFields): RequestDirectives {
@@ -121,7 +128,6 @@ function mayStandIn(facts: ReuseFacts, now: number, windowMs: number): boolean {
   if (staleness === 0 && !facts.noCache) return true;
   return !facts.mustRevalidate && !facts.noCache && staleness <= windowMs;
 }
-
 
 /**
  * How much longer a stored response can answer anyone without the origin: its freshness left,

@@ -17,7 +17,8 @@ export interface ResponseDirectives {
 /** RFC 8941 §4.2.3.3 key: lcalpha or `*`, then lcalpha, digits, `_ - . *`. */
 const KEY = /^[a-z*][a-z0-9_\-.*]*/;
 /** §4.2.4: a bare item (Integer or Decimal, String, Token, Byte Sequence, Boolean). */
-const BARE_ITEM = /^(?:(-?\d{1,15}(?:\.\d{1,3})?)|"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"|([A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*)|:([A-Za-z0-9+/=]*):|\?([01]))/;
+const BARE_ITEM =
+  /^(?:(-?\d{1,15}(?:\.\d{1,3})?)|"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"|([A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*)|:([A-Za-z0-9+/=]*):|\?([01]))/;
 
 class Cursor {
   #at = 0;

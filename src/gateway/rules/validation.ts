@@ -133,7 +133,10 @@ function byDate(condition: string, stored: Validators, date: string | undefined,
 export function preconditionStatus(conditions: Conditions, stored: Validators, date: string | undefined, otherTags: readonly string[] = []): 200 | 304 | 412 {
   if (conditions.ifMatch !== undefined) {
     if (!anyMatch(conditions.ifMatch, stored.etag)) return 412;
-  } else if (conditions.ifUnmodifiedSince !== undefined && byDate(conditions.ifUnmodifiedSince, stored, undefined, (changed, since) => changed > since) === true) {
+  } else if (
+    conditions.ifUnmodifiedSince !== undefined &&
+    byDate(conditions.ifUnmodifiedSince, stored, undefined, (changed, since) => changed > since) === true
+  ) {
     return 412;
   }
   const { ifNoneMatch } = conditions;

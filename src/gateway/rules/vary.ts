@@ -15,7 +15,10 @@ function normalised(name: string, value: string | readonly string[] | undefined)
   if (value === undefined) return undefined;
   const text = typeof value === 'string' ? value : value.join(',');
   if (name === 'accept-language') return text.replace(/[ \t]+/g, '').toLowerCase();
-  return text.split(',').map((part) => part.trim()).join(',');
+  return text
+    .split(',')
+    .map((part) => part.trim())
+    .join(',');
 }
 
 /** The values of the `vary` fields in a request, in the same order; the secondary key. */

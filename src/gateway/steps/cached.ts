@@ -79,7 +79,13 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
   switch (reuse(stored, directives, now)) {
     case 'fresh':
       // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
-      return sent(ex, deps, c, stored, found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) });
+      return sent(
+        ex,
+        deps,
+        c,
+        stored,
+        found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) },
+      );
     case 'stale-accepted':
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
     case 'stale-while-revalidate':
@@ -164,7 +170,11 @@ function relayForClient(ex: Exchange, deps: CacheDeps, c: Cacheable, fwd: Forwar
     if (value !== undefined) headers[name] = value;
   }
   const request = { method: ex.method, target: c.originTarget, headers };
-  return relayFromOrigin(ex, deps, c.label, c.sub, { request, outcome: { kind: 'miss', fwd, detail: 'not-acceptable' }, relayServerErrors: c.relayServerErrors });
+  return relayFromOrigin(ex, deps, c.label, c.sub, {
+    request,
+    outcome: { kind: 'miss', fwd, detail: 'not-acceptable' },
+    relayServerErrors: c.relayServerErrors,
+  });
 }
 
 function sent(ex: Exchange, deps: CacheDeps, c: Cacheable, response: StoredResponse, outcome: CacheOutcome, originMs?: number): Step {
@@ -199,10 +209,22 @@ function fillRequest(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: Re
   };
 }
 
-async function fill(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: RequestDirectives, stored: StoredResponse | undefined, fwd: Forward): Promise<Answered> {
+async function fill(
+  ex: Exchange,
+  deps: CacheDeps,
+  c: Cacheable,
+  directives: RequestDirectives,
+  stored: StoredResponse | undefined,
+  fwd: Forward,
+): Promise<Answered> {
   const request = fillRequest(ex, deps, c, directives);
   // RFC 9110 §15.2: the 1xx of a fill this request leads reach its client (a background refresh has none).
-  const origin = { ...request.origin, onInterim: (status: number, headers: HeaderFields) => { relayInterim(ex.res, status, headers); } };
+  const origin = {
+    ...request.origin,
+    onInterim: (status: number, headers: HeaderFields) => {
+      relayInterim(ex.res, status, headers);
+    },
+  };
   const { outcome, collapsed } = await deps.flights.answer({ ...request, origin }, stored);
   return answerFill(ex, deps, c, outcome, fwd, collapsed);
 }
@@ -210,17 +232,34 @@ async function fill(ex: Exchange, deps: CacheDeps, c: Cacheable, directives: Req
 function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOutcome, fwd: Forward, collapsed: boolean): Step {
   switch (outcome.kind) {
     case 'failed':
-      return { ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, failure: outcome.failure.code }, c.sub), originMs: outcome.originMs };
+      return {
+        ...refuse(ex, c.label, outcome.failure.problem, { kind: 'miss', fwd, collapsed, fwdStatus: outcome.fwdStatus, failure: outcome.failure.code }, c.sub),
+        originMs: outcome.originMs,
+      };
     case 'stale': {
       const ttl = ttlSeconds(outcome.response, deps.now());
-      return sent(ex, deps, c, outcome.response, { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason }, outcome.originMs);
+      return sent(
+        ex,
+        deps,
+        c,
+        outcome.response,
+        { kind: 'stale', fwd, collapsed, fwdStatus: outcome.fwdStatus, ttl, detail: outcome.reason },
+        outcome.originMs,
+      );
     }
     case 'shared':
       // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
       return sent(ex, deps, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
     case 'revalidated': {
       const response = collapsed ? outcome.shared : outcome.response;
-      return sent(ex, deps, c, response, { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(response, deps.now()) }, outcome.originMs);
+      return sent(
+        ex,
+        deps,
+        c,
+        response,
+        { kind: 'revalidated', fwd, stored: outcome.stored, collapsed, fwdStatus: 304, ttl: ttlSeconds(response, deps.now()) },
+        outcome.originMs,
+      );
     }
     case 'response':
       return sent(

@@ -110,7 +110,12 @@ export interface Relaying {
 export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: MetricRoute, sub: string | undefined, relaying: Relaying): Promise<Answered> {
   const { request } = relaying;
   const started = performance.now();
-  const opened = await deps.origin.open({ ...request, onInterim: (status, headers) => { relayInterim(ex.res, status, headers); } });
+  const opened = await deps.origin.open({
+    ...request,
+    onInterim: (status, headers) => {
+      relayInterim(ex.res, status, headers);
+    },
+  });
   if (!opened.ok) {
     deps.metrics.originAnswer('error', (performance.now() - started) / 1000);
     // An origin that gave up on a body the client never finished sending failed because of the client.
@@ -131,7 +136,10 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
   const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, added);
   deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (relayed.brokenBody !== undefined) {
-    deps.logger.warn({ reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes }, 'origin body broke off after the headers were relayed; client connection closed');
+    deps.logger.warn(
+      { reqId: ex.reqId, code: relayed.brokenBody, bytes: relayed.bytes },
+      'origin body broke off after the headers were relayed; client connection closed',
+    );
   }
   return { route: label, status: relayed.status, bytes: relayed.bytes, outcome, sub };
 }

@@ -36,11 +36,25 @@ export class DiskMetrics {
         this.set(size()?.bytes ?? 0);
       },
     });
-    this.#reads = new Counter({ name: 'catalog_gateway_disk_reads_total', help: 'Reads of the disk tier after a memory miss, by result (hit, miss).', labelNames: ['result'], registers });
+    this.#reads = new Counter({
+      name: 'catalog_gateway_disk_reads_total',
+      help: 'Reads of the disk tier after a memory miss, by result (hit, miss).',
+      labelNames: ['result'],
+      registers,
+    });
     this.#writes = new Counter({ name: 'catalog_gateway_disk_writes_total', help: 'Entries written to the disk tier.', registers });
     this.#written = new Counter({ name: 'catalog_gateway_disk_written_bytes_total', help: 'Bytes of entries written to the disk tier.', registers });
-    this.#evictions = new Counter({ name: 'catalog_gateway_disk_evictions_total', help: 'Entries the disk tier evicted to stay within gateway.cache.disk.maxBytes.', registers });
-    this.#errors = new Counter({ name: 'catalog_gateway_disk_errors_total', help: 'Disk tier faults, by kind (checksum: a value that did not decode; corrupt: a database set aside; full: no space; io: other).', labelNames: ['kind'], registers });
+    this.#evictions = new Counter({
+      name: 'catalog_gateway_disk_evictions_total',
+      help: 'Entries the disk tier evicted to stay within gateway.cache.disk.maxBytes.',
+      registers,
+    });
+    this.#errors = new Counter({
+      name: 'catalog_gateway_disk_errors_total',
+      help: 'Disk tier faults, by kind (checksum: a value that did not decode; corrupt: a database set aside; full: no space; io: other).',
+      labelNames: ['kind'],
+      registers,
+    });
   }
 
   read(result: 'hit' | 'miss'): void {

@@ -49,7 +49,9 @@ export interface DiskStoreOptions {
 /** A gateway refused the directory: another live gateway owns it. */
 export class DiskTierInUse extends Error {
   constructor(dir: string, pid: number) {
-    super(`gateway.cache.disk.path ${dir} is in use by another gateway (pid ${pid}); give each gateway a directory of its own, or set gateway.cache.disk.enabled to false`);
+    super(
+      `gateway.cache.disk.path ${dir} is in use by another gateway (pid ${pid}); give each gateway a directory of its own, or set gateway.cache.disk.enabled to false`,
+    );
     this.name = 'DiskTierInUse';
   }
 }
@@ -221,7 +223,9 @@ export class DiskStore implements CacheTier {
     const db = this.#db;
     return {
       read: db.prepare('SELECT id, value, stale_from FROM entry WHERE key = ?'),
-      upsert: db.prepare('INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id'),
+      upsert: db.prepare(
+        'INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id',
+      ),
       idOf: db.prepare('SELECT id FROM entry WHERE key = ?'),
       clearTags: db.prepare('DELETE FROM tag WHERE id = ?'),
       addTag: db.prepare('INSERT OR IGNORE INTO tag (tag, id) VALUES (?, ?)'),
@@ -394,19 +398,21 @@ export class DiskStore implements CacheTier {
    * work (counted; logged once until a write succeeds again); a damaged database is set aside.
    */
   #write(work: () => void): boolean {
-    return this.#guard(() => {
-      try {
-        this.#db.exec('BEGIN IMMEDIATE');
-        work();
-        this.#db.exec('COMMIT');
-      } catch (err) {
-        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-        throw err;
-      }
-      if (this.#full) this.#o.logger.info({ dir: this.#o.dir }, 'the disk tier is writable again');
-      this.#full = false;
-      return true;
-    }) ?? false;
+    return (
+      this.#guard(() => {
+        try {
+          this.#db.exec('BEGIN IMMEDIATE');
+          work();
+          this.#db.exec('COMMIT');
+        } catch (err) {
+          if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+          throw err;
+        }
+        if (this.#full) this.#o.logger.info({ dir: this.#o.dir }, 'the disk tier is writable again');
+        this.#full = false;
+        return true;
+      }) ?? false
+    );
   }
 
   /** Runs a statement; what the medium or the file got wrong becomes undefined (and is handled), never a failed request. */
@@ -421,7 +427,11 @@ export class DiskStore implements CacheTier {
       }
       const full = code === SQLITE_FULL || code === SQLITE_IOERR;
       this.#o.metrics.error(full ? 'full' : 'io');
-      if (!full || !this.#full) this.#o.logger.warn({ err, dir: this.#o.dir }, full ? 'the disk tier is full or failing; serving from memory, writes dropped until space returns' : 'a disk tier operation failed');
+      if (!full || !this.#full)
+        this.#o.logger.warn(
+          { err, dir: this.#o.dir },
+          full ? 'the disk tier is full or failing; serving from memory, writes dropped until space returns' : 'a disk tier operation failed',
+        );
       this.#full ||= full;
       return undefined;
     }
@@ -474,13 +484,16 @@ const NOTHING_TO_RELEASE = (): void => undefined;
 export function claim(dir: string, owner: number): () => void {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'owner');
-  const release = owner !== process.pid ? NOTHING_TO_RELEASE : (): void => {
-    try {
-      if (Number(readFileSync(file, 'utf8')) === owner) rmSync(file, { force: true });
-    } catch {
-      // Gone already: nothing to give up.
-    }
-  };
+  const release =
+    owner !== process.pid
+      ? NOTHING_TO_RELEASE
+      : (): void => {
+          try {
+            if (Number(readFileSync(file, 'utf8')) === owner) rmSync(file, { force: true });
+          } catch {
+            // Gone already: nothing to give up.
+          }
+        };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');

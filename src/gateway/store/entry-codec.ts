@@ -89,7 +89,11 @@ function isFieldList(fields: readonly string[]): boolean {
 function isFacts(value: unknown): value is ReuseFacts {
   if (typeof value !== 'object' || value === null) return false;
   const f = value as Record<string, unknown>;
-  return ['lifetimeMs', 'initialAgeMs', 'storedAt', 'staleWhileRevalidateMs', 'staleIfErrorMs'].every((k) => typeof f[k] === 'number') && typeof f.mustRevalidate === 'boolean' && typeof f.noCache === 'boolean';
+  return (
+    ['lifetimeMs', 'initialAgeMs', 'storedAt', 'staleWhileRevalidateMs', 'staleIfErrorMs'].every((k) => typeof f[k] === 'number') &&
+    typeof f.mustRevalidate === 'boolean' &&
+    typeof f.noCache === 'boolean'
+  );
 }
 
 function isCoding(value: unknown): value is Coding {

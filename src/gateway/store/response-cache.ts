@@ -193,7 +193,11 @@ export class ResponseCache implements CacheTier {
     const storedMade = stored?.representation(coding);
     if (storedMade !== undefined) return storedMade;
     const made = this.maker.derive(stored ?? response, coding);
-    if (keep && stored !== undefined) this.#set(key, list.map((r) => (r === stored ? stored.with(made) : r)));
+    if (keep && stored !== undefined)
+      this.#set(
+        key,
+        list.map((r) => (r === stored ? stored.with(made) : r)),
+      );
     return made;
   }
 
@@ -206,7 +210,11 @@ export class ResponseCache implements CacheTier {
       const list = asList(this.#lru.peek(key));
       if (list.length === 0) continue;
       purged++;
-      if (soft) this.#set(key, list.map((response) => staleFrom(response, at)));
+      if (soft)
+        this.#set(
+          key,
+          list.map((response) => staleFrom(response, at)),
+        );
       else this.#lru.delete(key);
     }
     this.#tidy();

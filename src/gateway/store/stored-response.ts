@@ -143,7 +143,18 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
   readonly ownBytes: number;
 
-  constructor(status: number, kept: Representation, originValues: readonly string[] | undefined, offered: readonly Coding[], facts: FreshnessFacts, terms: Terms, key: SecondaryKey, tagText: string, ownBytes: number, made: readonly Representation[] = []) {
+  constructor(
+    status: number,
+    kept: Representation,
+    originValues: readonly string[] | undefined,
+    offered: readonly Coding[],
+    facts: FreshnessFacts,
+    terms: Terms,
+    key: SecondaryKey,
+    tagText: string,
+    ownBytes: number,
+    made: readonly Representation[] = [],
+  ) {
     this.status = status;
     this.kept = kept;
     this.originValues = originValues;
@@ -217,7 +228,10 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   /** The same response, holding `made` too (a representation made from the kept one, EntryMaker.derive). */
   with(made: Representation): StoredResponse {
-    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this.#terms, this, this.tagText, this.ownBytes, [...this.made, made]);
+    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this.#terms, this, this.tagText, this.ownBytes, [
+      ...this.made,
+      made,
+    ]);
   }
 
   /** The terms it shares with the responses that have the same. */
@@ -305,12 +319,29 @@ export class EntryMaker {
    * `plan` says; `key` when it varies (RFC 9111 §4.1), `omit` names fields that are not kept (not
    * storable, or the tag field the gateway does not pass on), `tags` are the answer's surrogate keys.
    */
-  prepare(status: number, headers: HeaderFields, body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, omit: readonly string[], tags: readonly string[]): StoredResponse {
+  prepare(
+    status: number,
+    headers: HeaderFields,
+    body: Buffer,
+    plan: EncodingPlan,
+    facts: ReuseFacts,
+    key: SecondaryKey | undefined,
+    omit: readonly string[],
+    tags: readonly string[],
+  ): StoredResponse {
     return this.restore(status, storedFields(headers, omit), body, plan, facts, key, tags);
   }
 
   /** A response as another process stored it (entry-codec.ts): fields already chosen. */
-  restore(status: number, fields: readonly string[], body: Buffer, plan: EncodingPlan, facts: ReuseFacts, key: SecondaryKey | undefined, tags: readonly string[]): StoredResponse {
+  restore(
+    status: number,
+    fields: readonly string[],
+    body: Buffer,
+    plan: EncodingPlan,
+    facts: ReuseFacts,
+    key: SecondaryKey | undefined,
+    tags: readonly string[],
+  ): StoredResponse {
     return this.#assemble(status, fields, plan.keep ?? fieldOf(fields, 'content-encoding') ?? 'identity', body, plan.offered, facts, key, tags.join(' '), []);
   }
 
@@ -342,7 +373,15 @@ export class EntryMaker {
   /** `facts`' terms as the one object this maker's responses with the same hold. */
   #termsOf(facts: ReuseFacts): Terms {
     const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
-    return this.#terms.get(name) ?? this.#terms.keep(name, { staleWhileRevalidateMs: facts.staleWhileRevalidateMs, staleIfErrorMs: facts.staleIfErrorMs, mustRevalidate: facts.mustRevalidate, noCache: facts.noCache });
+    return (
+      this.#terms.get(name) ??
+      this.#terms.keep(name, {
+        staleWhileRevalidateMs: facts.staleWhileRevalidateMs,
+        staleIfErrorMs: facts.staleIfErrorMs,
+        mustRevalidate: facts.mustRevalidate,
+        noCache: facts.noCache,
+      })
+    );
   }
 
   /**
@@ -364,7 +403,17 @@ export class EntryMaker {
     return { headers, own, known: wasKnown };
   }
 
-  #assemble(status: number, fields: readonly string[], keptCoding: string, body: Buffer, offered: readonly Coding[], facts: ReuseFacts, varies: SecondaryKey | undefined, tagText: string, made: readonly Representation[]): StoredResponse {
+  #assemble(
+    status: number,
+    fields: readonly string[],
+    keptCoding: string,
+    body: Buffer,
+    offered: readonly Coding[],
+    facts: ReuseFacts,
+    varies: SecondaryKey | undefined,
+    tagText: string,
+    made: readonly Representation[],
+  ): StoredResponse {
     const key = varies === undefined || varies.vary.length === 0 ? NO_SECONDARY_KEY : varies;
     const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
@@ -377,7 +426,18 @@ export class EntryMaker {
       if (!representation.headers.includes(value)) ownBytes += stringBytes(value);
     }
     for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
-    return new StoredResponse(status, representation, originValues, offered, facts, this.#termsOf(facts), key, tagText, responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText), made);
+    return new StoredResponse(
+      status,
+      representation,
+      originValues,
+      offered,
+      facts,
+      this.#termsOf(facts),
+      key,
+      tagText,
+      responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText),
+      made,
+    );
   }
 
   /**
@@ -473,7 +533,18 @@ export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, o
  */
 export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   const lifetimeMs = Math.min(stored.lifetimeMs, currentAgeMs(stored, now));
-  return new StoredResponse(stored.status, stored.kept, stored.originValues, stored.offered, { lifetimeMs, initialAgeMs: stored.initialAgeMs, storedAt: stored.storedAt }, stored.terms, stored, stored.tagText, stored.ownBytes, stored.made);
+  return new StoredResponse(
+    stored.status,
+    stored.kept,
+    stored.originValues,
+    stored.offered,
+    { lifetimeMs, initialAgeMs: stored.initialAgeMs, storedAt: stored.storedAt },
+    stored.terms,
+    stored,
+    stored.tagText,
+    stored.ownBytes,
+    stored.made,
+  );
 }
 
 export function reuseFacts(r: StoredResponse): ReuseFacts {

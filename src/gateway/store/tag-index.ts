@@ -150,7 +150,7 @@ export class TagIndex {
     if (slot === NONE) return;
     const nodes = this.#nodes;
     let removed = 0;
-    for (let node = this.#firstOfKey[slot] ?? NONE; node > NONE; ) {
+    for (let node = this.#firstOfKey[slot] ?? NONE; node > NONE;) {
       const at = node * STRIDE + NEXT_OF_KEY;
       const next = nodes[at] ?? NONE;
       nodes[at] = DEAD;

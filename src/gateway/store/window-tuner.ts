@@ -233,7 +233,11 @@ export class WindowTuner {
 
   #lruFarAhead(): boolean {
     const difference = this.#lruOnly - this.#cacheOnly;
-    return this.#share < MAX_WINDOW_SHARE && difference > FAST_SIGNIFICANCE * Math.sqrt(this.#lruOnly + this.#cacheOnly) && difference > MIN_GROW_DIFFERENCE * this.#requests;
+    return (
+      this.#share < MAX_WINDOW_SHARE &&
+      difference > FAST_SIGNIFICANCE * Math.sqrt(this.#lruOnly + this.#cacheOnly) &&
+      difference > MIN_GROW_DIFFERENCE * this.#requests
+    );
   }
 
   #growAtOnce(): boolean {

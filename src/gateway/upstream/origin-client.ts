@@ -89,7 +89,10 @@ export class OriginClient {
     const { onInterim } = request;
     const options: Dispatcher.RequestOptions = { method: request.method, path: request.target, headers: request.headers, body: request.body ?? null };
     // undici hands each 1xx to `onInfo` and goes on waiting for the final answer (api-request.js).
-    if (onInterim !== undefined) options.onInfo = (info) => { onInterim(info.statusCode, info.headers); };
+    if (onInterim !== undefined)
+      options.onInfo = (info) => {
+        onInterim(info.statusCode, info.headers);
+      };
     try {
       let answer;
       try {

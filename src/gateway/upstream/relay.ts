@@ -60,7 +60,13 @@ function replacedBy(extra: readonly string[]): string[] {
 }
 
 /** `hidden`: origin fields clients never see (the tag field, unless exposed); `extra`: fields the gateway adds. */
-export async function relay(answer: OpenedAnswer, res: ServerResponse, method: string, hidden: readonly string[], extra: readonly string[]): Promise<RelayOutcome> {
+export async function relay(
+  answer: OpenedAnswer,
+  res: ServerResponse,
+  method: string,
+  hidden: readonly string[],
+  extra: readonly string[],
+): Promise<RelayOutcome> {
   const { status, body } = answer;
   const noContent = hasNoContent(status, method);
   const fields = [...endToEndFields(answer.headers, [...hidden, ...replacedBy(extra), ...(noContent && method !== 'HEAD' ? NO_LENGTH : [])]), ...extra];

@@ -133,7 +133,10 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       neverListened(
         cannotListen === undefined
           ? new Error(`a gateway worker exited (${signal || `code ${String(code)}`}) before listening; its log says why`)
-          : Object.assign(new Error(`a gateway worker cannot listen on ${cannotListen.address}:${String(cannotListen.port)} (${cannotListen.code})`), cannotListen),
+          : Object.assign(
+              new Error(`a gateway worker cannot listen on ${cannotListen.address}:${String(cannotListen.port)} (${cannotListen.code})`),
+              cannotListen,
+            ),
       );
       return;
     }

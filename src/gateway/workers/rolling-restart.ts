@@ -70,7 +70,10 @@ export async function rollWorkers({ workers, fork, drain, stopping, logger }: Ro
     if (old.isDead()) continue;
     const next = fork();
     if (!(await listens(next))) {
-      logger.error({ pid: next.process.pid, replaced: i, left: workers.length - i }, 'rolling restart stopped: a new worker exited before listening (its log says why); the workers not yet replaced keep serving');
+      logger.error(
+        { pid: next.process.pid, replaced: i, left: workers.length - i },
+        'rolling restart stopped: a new worker exited before listening (its log says why); the workers not yet replaced keep serving',
+      );
       return false;
     }
     await drain(old);

@@ -95,7 +95,10 @@ export function negotiate(accept: string | undefined, offered: readonly Coding[]
  * field, only identity, as `negotiate` has it: a client that says nothing may decode nothing.
  */
 export function accepts(accept: string | undefined, contentEncoding: string): boolean {
-  const codings = contentEncoding.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '' && name !== 'identity');
+  const codings = contentEncoding
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '' && name !== 'identity');
   if (codings.length === 0) return true;
   if (accept === undefined) return false;
   const prefs = preferences(accept);

@@ -57,7 +57,9 @@ export function netnsUnavailable(): string | undefined {
 /** Kills what runs in the named namespaces (only processes a bed started run there) and deletes them. */
 function removeNamespaces(names: readonly string[]): void {
   for (const ns of names) {
-    for (const pid of ip('netns', 'pids', ns).split('\n').filter((p) => p !== '')) {
+    for (const pid of ip('netns', 'pids', ns)
+      .split('\n')
+      .filter((p) => p !== '')) {
       try {
         process.kill(Number(pid), 'SIGKILL');
       } catch {
@@ -70,7 +72,9 @@ function removeNamespaces(names: readonly string[]): void {
 
 /** The beds of runs that died before their own cleanup. */
 export function removeLeftovers(): void {
-  const names = ip('netns', 'list').split('\n').map((line) => line.split(' ')[0] ?? '');
+  const names = ip('netns', 'list')
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '');
   removeNamespaces(names.filter((n) => n.startsWith(NETNS_PREFIX)));
 }
 
@@ -183,7 +187,27 @@ export async function startHostBed(options: BedOptions): Promise<HostBed> {
       attach(ns, 'svc', `gw${i}-svc`, `${SVC_NET}.${10 + i}`);
     }
 
-    children.push(await leashed(redisNs, ['redis-server', '--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory', '64mb', '--maxmemory-policy', 'volatile-lru'], 'Ready to accept connections'));
+    children.push(
+      await leashed(
+        redisNs,
+        [
+          'redis-server',
+          '--port',
+          String(REDIS_PORT),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--maxmemory',
+          '64mb',
+          '--maxmemory-policy',
+          'volatile-lru',
+        ],
+        'Ready to accept connections',
+      ),
+    );
     await relay(redisNs, [`${CACHE_NET}.2:${REDIS_PORT}=${REDIS_PORT}`]);
     await relay(originNs, [`${SVC_NET}.2:${ORIGIN_PORT}=${ORIGIN_PORT}`, `${SVC_NET}.2:${ORIGIN_ADMIN_PORT}=${ORIGIN_ADMIN_PORT}`]);
     const shared = { CATALOG_AUTH_SECRET_FILE: options.secretFile, CATALOG_LOG_LEVEL: 'info' };
@@ -211,10 +235,30 @@ export async function startHostBed(options: BedOptions): Promise<HostBed> {
           await startServerProcess({
             name: `gateway ${index + 1}`,
             launcher: ['ip', 'netns', 'exec', ns],
-            args: [CLI, 'gateway', '--port', String(GATEWAY_PORT), '--admin-port', String(GATEWAY_ADMIN_PORT), '--origin', originUrl, '--origin-probe', `${originAdminUrl}/readyz`, '--redis', redisUrl],
+            args: [
+              CLI,
+              'gateway',
+              '--port',
+              String(GATEWAY_PORT),
+              '--admin-port',
+              String(GATEWAY_ADMIN_PORT),
+              '--origin',
+              originUrl,
+              '--origin-probe',
+              `${originAdminUrl}/readyz`,
+              '--redis',
+              redisUrl,
+            ],
             nodeFlags: GATEWAY_NODE_FLAGS,
             // Each host registers its own receiver, at the address the origin reaches it by.
-            env: cleanEnv({ ...shared, CATALOG_DATA_DIR: join(options.dir, `gateway-${index + 1}`), CATALOG_GATEWAY_EVENTS_REGISTER: 'true', CATALOG_GATEWAY_EVENTS_RECEIVER_URL: `${adminUrl}/events`, CATALOG_GATEWAY_ACCESS_LOG: 'false', ...options.gatewayEnv }),
+            env: cleanEnv({
+              ...shared,
+              CATALOG_DATA_DIR: join(options.dir, `gateway-${index + 1}`),
+              CATALOG_GATEWAY_EVENTS_REGISTER: 'true',
+              CATALOG_GATEWAY_EVENTS_RECEIVER_URL: `${adminUrl}/events`,
+              CATALOG_GATEWAY_ACCESS_LOG: 'false',
+              ...options.gatewayEnv,
+            }),
             logFile,
             startTimeoutMs: 30_000,
           }),

@@ -47,7 +47,8 @@ const [specText = '{}'] = process.argv.slice(2);
 const spec = JSON.parse(specText) as ScenarioSpec;
 const config = loadConfig({});
 const secret = loadOrCreateSecret(spec.secretFile);
-const mint = (scope: string): Promise<string> => mintToken(secret, { subject: 'fleet-hosts', scope, ttlSeconds: 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
+const mint = (scope: string): Promise<string> =>
+  mintToken(secret, { subject: 'fleet-hosts', scope, ttlSeconds: 3600, issuer: config['auth.issuer'], audience: config['auth.audience'] });
 const reader = await mint('catalog:read');
 const admin = await mint('catalog:admin');
 const log = (message: string): void => {
@@ -72,7 +73,11 @@ async function shareAgain(cut: string, other: { url: string; adminUrl: string },
     await get(`${other.url}${target}`);
     const before = await received(cutAdmin);
     const here = await get(`${cut}${target}`);
-    const purge = await request(`${other.adminUrl}/purge`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ urls: [target] }) });
+    const purge = await request(`${other.adminUrl}/purge`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ urls: [target] }),
+    });
     await purge.body.dump();
     const reached = await holdsWithin(200, async () => (await received(cutAdmin)) > before);
     if (/detail=shared/.test(String(here.headers['cache-status'])) && reached) return performance.now() - healedAt;
@@ -92,7 +97,11 @@ const partition = async (): Promise<void> => {
   const cutAt = performance.now();
   await sleep(config['gateway.redis.partitionBoundMs'] + 1000);
   const samples = await scrapeMetrics(cutHost.adminUrl);
-  duringCut = { sharedTierUp: samples.value('catalog_gateway_shared_tier_up'), partitioned: samples.value('catalog_gateway_fleet_partitioned'), readyz: (await get(`${cutHost.adminUrl}/readyz`)).body };
+  duringCut = {
+    sharedTierUp: samples.value('catalog_gateway_shared_tier_up'),
+    partitioned: samples.value('catalog_gateway_fleet_partitioned'),
+    readyz: (await get(`${cutHost.adminUrl}/readyz`)).body,
+  };
   await sleep(Math.max(0, cutAt + spec.cut.forS * 1000 - performance.now()));
   execFileSync('ip', spec.cut.up);
   const healedAt = performance.now();
@@ -101,7 +110,13 @@ const partition = async (): Promise<void> => {
   log(`sharing again after ${shareAgainMs === null ? 'more than 10 s' : `${shareAgainMs.toFixed(0)} ms`}`);
 };
 
-const circulation = await circulateFleet({ hosts: spec.hosts, originUrl: spec.originUrl, originAdmin: spec.originAdminUrl, secret, catalog: spec.db }, spec.circulation, config, log, partition);
+const circulation = await circulateFleet(
+  { hosts: spec.hosts, originUrl: spec.originUrl, originAdmin: spec.originAdminUrl, secret, catalog: spec.db },
+  spec.circulation,
+  config,
+  log,
+  partition,
+);
 
 // Every event delivered is applied on every host: wait until the outbox is empty and the purge
 // stream has carried what it carries, then count.
