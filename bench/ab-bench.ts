@@ -73,6 +73,8 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
+  // The base gateway is not the fleet's (it runs from another checkout): stopped here.
+  let base: ServerProcess | undefined;
   try {
     log('starting the origin, the gateways (this one, the base, one over a 1 MiB memory) and the ceiling…');
     const origin = await fleet.origin();
@@ -84,7 +86,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB),
       CATALOG_GATEWAY_CACHE_ADMISSION: 'false',
     });
-    const base: ServerProcess = await startServerProcess({
+    base = await startServerProcess({
       name: 'base',
       args: [baseCli, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
       env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
@@ -161,6 +163,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       diskShare: diskResponses === 0 ? 0 : diskAnswered / diskResponses,
     };
   } finally {
+    await base?.stop();
     await fleet.close();
   }
 }
