@@ -13,21 +13,18 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, test, type TestContext } from 'node:test';
 import pino from 'pino';
-import { Registry } from 'prom-client';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
-import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
-import { DiskStore, DiskTierInUse } from '../../src/gateway/store/disk-store.ts';
+import { DiskTierInUse } from '../../src/gateway/store/disk-store.ts';
 import { cacheKey } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
-import { Codec } from '../../src/shared/encoding/codec.ts';
 import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
 import { run, type CliProcess } from '../support/cli-process.ts';
+import { openDiskTier } from '../support/disk-tier.ts';
 import { tempDir } from '../support/config.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { captureLogs, get, metricValue, send, until } from '../support/harness.ts';
 
-const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
 const NOW = Date.now();
 const FACTS = { lifetimeMs: 600_000, initialAgeMs: 0, storedAt: NOW, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
 
@@ -127,22 +124,8 @@ describe('the disk tier across restarts', () => {
   });
 });
 
-function store(dir: string, log = new PurgeLog(), logs = captureLogs(), owner = process.pid): { disk: DiskStore; maker: EntryMaker; registry: Registry } {
-  const maker = new EntryMaker(codec);
-  const registry = new Registry();
-  let disk: DiskStore | undefined = undefined;
-  disk = new DiskStore({
-    dir,
-    maxBytes: 64 << 20,
-    maxEntryBytes: 1 << 20,
-    owner,
-    maker,
-    purges: log,
-    metrics: new DiskMetrics(registry, () => disk?.size()),
-    logger: pino({ level: 'info' }, logs),
-    now: Date.now,
-  });
-  return { disk, maker, registry };
+function store(dir: string, log = new PurgeLog(), logs = captureLogs(), owner = process.pid) {
+  return openDiskTier(dir, { purges: log, logger: pino({ level: 'info' }, logs), owner });
 }
 
 function answer(maker: EntryMaker, body = '{"results":[]}') {
@@ -257,18 +240,7 @@ describe("the disk tier's faults", () => {
 
   test('the bound holds: the least recently used entries go first', async () => {
     const dir = tempDir();
-    const maker = new EntryMaker(codec);
-    const disk = new DiskStore({
-      dir,
-      maxBytes: 1 << 20,
-      maxEntryBytes: 1 << 20,
-      owner: process.pid,
-      maker,
-      purges: new PurgeLog(),
-      metrics: new DiskMetrics(new Registry(), () => undefined),
-      logger: pino({ level: 'silent' }),
-      now: Date.now,
-    });
+    const { disk, maker } = openDiskTier(dir, { maxBytes: 1 << 20 });
     try {
       const body = '{"x":"'.padEnd(20_000, 'z') + '"}';
       await disk.put(cacheKey('/k0'), answer(maker, body), stamp);

@@ -12,14 +12,13 @@ import { FleetMetrics } from '../../src/gateway/fleet/fleet-metrics.ts';
 import { RedisLink } from '../../src/gateway/fleet/redis-link.ts';
 import { PurgeLog, type Purge, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
-import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
-import { DiskStore } from '../../src/gateway/store/disk-store.ts';
 import { RedisStore } from '../../src/gateway/store/redis-store.ts';
 import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker, type StoredResponse } from '../../src/gateway/store/stored-response.ts';
 import { parseTags } from '../../src/gateway/store/tag-index.ts';
 import type { CacheTier, FillStamp } from '../../src/gateway/store/tier.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
+import { openDiskTier } from '../support/disk-tier.ts';
 import { tempDir } from '../support/config.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
 
@@ -44,19 +43,7 @@ function memory(): Subject {
 }
 
 function disk(): Subject {
-  const log = new PurgeLog();
-  const maker = new EntryMaker(codec);
-  const store = new DiskStore({
-    dir: tempDir('catalog-disk-'),
-    maxBytes: 64 << 20,
-    maxEntryBytes: 1 << 20,
-    owner: process.pid,
-    maker,
-    purges: log,
-    metrics: new DiskMetrics(new Registry(), () => undefined),
-    logger: silent,
-    now: Date.now,
-  });
+  const { disk: store, maker, purges: log } = openDiskTier(tempDir('catalog-disk-'));
   return {
     tier: store,
     log,

@@ -3,28 +3,11 @@
  * body is its key repeated, committed 64 at a time. Prints "writing" after the first commit;
  * the kill test ends it with SIGKILL in the middle of its writes.
  */
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
-import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
-import { DiskStore } from '../../src/gateway/store/disk-store.ts';
 import { cacheKey } from '../../src/gateway/store/response-cache.ts';
-import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
-import { Codec } from '../../src/shared/encoding/codec.ts';
+import { openDiskTier } from './disk-tier.ts';
 
 const [dir = '', owner] = process.argv.slice(2);
-const maker = new EntryMaker(new Codec({ gzip: 1, br: 0, zstd: 1 }));
-const disk = new DiskStore({
-  dir,
-  maxBytes: 256 << 20,
-  maxEntryBytes: 1 << 20,
-  owner: Number(owner),
-  maker,
-  purges: new PurgeLog(),
-  metrics: new DiskMetrics(new Registry(), () => undefined),
-  logger: pino({ level: 'silent' }),
-  now: Date.now,
-});
+const { disk, maker } = openDiskTier(dir, { owner: Number(owner), maxBytes: 256 << 20 });
 const FACTS = {
   lifetimeMs: 3_600_000,
   initialAgeMs: 0,

@@ -136,7 +136,6 @@ interface Queued {
 interface Statements {
   readonly read: StatementSync;
   readonly upsert: StatementSync;
-  readonly idOf: StatementSync;
   readonly clearTags: StatementSync;
   readonly addTag: StatementSync;
   readonly touch: StatementSync;
@@ -226,7 +225,6 @@ export class DiskStore implements CacheTier {
       upsert: db.prepare(
         'INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id',
       ),
-      idOf: db.prepare('SELECT id FROM entry WHERE key = ?'),
       clearTags: db.prepare('DELETE FROM tag WHERE id = ?'),
       addTag: db.prepare('INSERT OR IGNORE INTO tag (tag, id) VALUES (?, ?)'),
       touch: db.prepare('UPDATE entry SET used = ? WHERE id = ?'),

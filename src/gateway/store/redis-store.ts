@@ -70,7 +70,7 @@ export class RedisStore implements CacheTier {
 
   /** Removes the entries for `keys`; one DEL per key, since on a Cluster they live on different nodes. */
   async delete(keys: readonly CacheKey[]): Promise<void> {
-    await Promise.all(keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
+    await this.#remove(keys);
   }
 
   /**
@@ -79,7 +79,12 @@ export class RedisStore implements CacheTier {
    */
   async purge(purge: Purge): Promise<number> {
     if (purge.selector.kind !== 'urls' || purge.soft) return 0;
-    const removed = await Promise.all(purge.selector.keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
+    return this.#remove(purge.selector.keys);
+  }
+
+  /** The entries at `keys` removed, and how many there were. */
+  async #remove(keys: readonly CacheKey[]): Promise<number> {
+    const removed = await Promise.all(keys.map((key) => this.#link.run((c) => c.del(this.#prefix + key))));
     return removed.reduce<number>((sum, n) => sum + (n ?? 0), 0);
   }
 
