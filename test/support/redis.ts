@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,11 +38,49 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
+/** A Redis Cluster node also listens on its port + 10000 (the cluster bus): both must be free. */
+const CLUSTER_BUS_OFFSET = 10000;
+
+async function freeClusterPort(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port + CLUSTER_BUS_OFFSET > 65535) continue;
+    if (await portFree(port + CLUSTER_BUS_OFFSET)) return port;
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => {
+      resolve(false);
+    });
+    probe.listen(port, '127.0.0.1', () => {
+      probe.close(() => {
+        resolve(true);
+      });
+    });
+  });
+}
+
+/** Attempts at starting a cluster: a port probed free can be taken before its node binds it. */
+const CLUSTER_ATTEMPTS = 3;
+
 /** Three masters, no replicas, every slot assigned, state ok. */
 export async function startRedisCluster(): Promise<RedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await clusterOnce();
+    } catch (error) {
+      if (attempt === CLUSTER_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function clusterOnce(): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-redis-cluster-'));
-  const ports = [await freePort(), await freePort(), await freePort()];
-  const nodes = await Promise.all(
+  const ports = [await freeClusterPort(), await freeClusterPort(), await freeClusterPort()];
+  const started = await Promise.allSettled(
     ports.map((port) =>
       startRedisProcess(
         {
@@ -53,20 +92,26 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       ),
     ),
   );
-  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
-  for (let i = 0; i < 400; i++) {
-    const states = await Promise.all(nodes.map((n) => n.cli('cluster', 'info')));
-    if (states.every((s) => s.includes('cluster_state:ok'))) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return {
-    nodes,
-    url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
-    async stop() {
-      await Promise.all(nodes.map((n) => n.kill()));
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async (): Promise<void> => {
+    await Promise.all(nodes.map((n) => n.kill()));
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+    for (let i = 0; i < 400; i++) {
+      const states = await Promise.all(nodes.map((n) => n.cli('cluster', 'info')));
+      if (states.every((s) => s.includes('cluster_state:ok'))) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  } catch (error) {
+    // Nodes left running would keep the test process alive after the suite.
+    await stop();
+    throw error;
+  }
+  return { nodes, url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
 }
 
 export interface RedisSentinel {
