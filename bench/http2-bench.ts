@@ -14,7 +14,7 @@
  * Each figure is the gateway's over nginx's (or the bare server's) in the same round, then the
  * median over rounds; a hit's p99 comes from h2load's per-request log.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
@@ -156,7 +156,11 @@ function perRound(results: readonly Http2ScenarioResult[], workload: Workload, v
 export async function http2Bench(options: BenchOptions, command: string, log: (m: string) => void): Promise<Http2Report> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
-  const files = { cert: join(fleet.logDir, 'cert.pem'), key: join(fleet.logDir, 'key.pem') };
+  // In a directory of their own, as a deployment keeps them: the gateway watches the pair's
+  // directory, and the logs written beside it would be events for it to look at.
+  const tlsDir = join(fleet.logDir, 'tls');
+  mkdirSync(tlsDir);
+  const files = { cert: join(tlsDir, 'cert.pem'), key: join(tlsDir, 'key.pem') };
   makeSelfSignedCertificate(files, 'catalog-gateway bench', 2);
   const trusting = new Agent({ allowH2: true, connect: { ca: readFileSync(files.cert), preferH2: true } });
   let nginx: NginxProcess | undefined;

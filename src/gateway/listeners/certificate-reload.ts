@@ -8,8 +8,12 @@
  * a symlink to it) instead of writing into it, which a watch on the old inode never sees. A
  * directory's events come in bursts (a key and a certificate written one after the other), so a
  * reload waits for the burst to settle, and one whose files hold the same bytes does nothing.
+ * A directory also holds other files, some written all the time (a log beside the pair): a
+ * settled burst reads the pair only when a file of it (followed through its symlinks) is not the
+ * one read last, by inode, size and times, so that such writes cost a `stat` of each file and
+ * not a parse of the certificate and key (a few milliseconds each time).
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { ListenerMetrics } from './listener-metrics.ts';
@@ -25,6 +29,8 @@ export class CertificateReload {
   readonly #now: () => number;
   readonly #watchers: FSWatcher[] = [];
   #current: TlsIdentity;
+  /** The files as they were when last read (`stamp`). */
+  #read: string;
   #settle: NodeJS.Timeout | undefined;
   readonly #onHangup = (): void => {
     this.reload('SIGHUP');
@@ -37,6 +43,7 @@ export class CertificateReload {
     this.#metrics = metrics;
     this.#logger = logger;
     this.#now = now;
+    this.#read = stamp(paths);
     this.#current = readTlsIdentity(paths, now());
     metrics.certificateInUse(this.#current.expiresAt);
   }
@@ -72,6 +79,9 @@ export class CertificateReload {
 
   /** True when the files' identity is in use afterwards (new or unchanged). */
   reload(trigger: 'SIGHUP' | 'file change'): boolean {
+    const files = stamp(this.#paths);
+    if (trigger === 'file change' && files === this.#read) return true;
+    this.#read = files;
     let next: TlsIdentity;
     try {
       next = readTlsIdentity(this.#paths, this.#now());
@@ -92,6 +102,17 @@ export class CertificateReload {
     this.#logger.info({ trigger, fingerprint: next.fingerprint, expires: new Date(next.expiresAt * 1000).toISOString() }, 'certificate reloaded');
     return true;
   }
+}
+
+/** Each file's inode, size and change times (through symlinks); a file that cannot be read stands as `-`. */
+function stamp(paths: TlsPaths): string {
+  return [paths.cert, paths.key, paths.clientCa]
+    .map((path) => {
+      if (path === undefined) return '';
+      const stats = statSync(path, { throwIfNoEntry: false, bigint: true });
+      return stats === undefined ? '-' : `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+    })
+    .join(' ');
 }
 
 function sameFiles(a: TlsIdentity, b: TlsIdentity): boolean {
