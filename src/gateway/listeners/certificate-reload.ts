@@ -29,8 +29,9 @@ export class CertificateReload {
   readonly #now: () => number;
   readonly #watchers: FSWatcher[] = [];
   #current: TlsIdentity;
-  /** The files as they were when last read (`stamp`). */
+  /** The files as they were when last read (`stamp`), and whether what they held was taken. */
   #read: string;
+  #taken = true;
   #settle: NodeJS.Timeout | undefined;
   readonly #onHangup = (): void => {
     this.reload('SIGHUP');
@@ -80,8 +81,9 @@ export class CertificateReload {
   /** True when the files' identity is in use afterwards (new or unchanged). */
   reload(trigger: 'SIGHUP' | 'file change'): boolean {
     const files = stamp(this.#paths);
-    if (trigger === 'file change' && files === this.#read) return true;
+    if (trigger === 'file change' && files === this.#read) return this.#taken;
     this.#read = files;
+    this.#taken = false;
     let next: TlsIdentity;
     try {
       next = readTlsIdentity(this.#paths, this.#now());
@@ -94,6 +96,7 @@ export class CertificateReload {
       );
       return false;
     }
+    this.#taken = true;
     if (trigger === 'file change' && sameFiles(next, this.#current)) return true;
     this.#apply(next);
     this.#current = next;
@@ -104,13 +107,20 @@ export class CertificateReload {
   }
 }
 
-/** Each file's inode, size and change times (through symlinks); a file that cannot be read stands as `-`. */
+/**
+ * Each file's inode, size and change times (through symlinks). A file that cannot be looked at
+ * stands as its error's code, so that reading it says why (`unreadable`).
+ */
 function stamp(paths: TlsPaths): string {
   return [paths.cert, paths.key, paths.clientCa]
     .map((path) => {
       if (path === undefined) return '';
-      const stats = statSync(path, { throwIfNoEntry: false, bigint: true });
-      return stats === undefined ? '-' : `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+      try {
+        const stats = statSync(path, { bigint: true });
+        return `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code ?? 'error';
+      }
     })
     .join(' ');
 }
