@@ -21,6 +21,8 @@ export interface BenchOptions {
   readonly sharedTier: boolean;
   /** The gateway against nginx over TLS + HTTP/2 instead: hits and new handshakes, with h2load. */
   readonly http2: boolean;
+  /** TLS session resumption across two workers (tls-bench.ts) instead of the throughput rounds. */
+  readonly tls: boolean;
   /** The hit-ratio replay instead: LRU, the gateway's policy, ARC, S3-FIFO and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
   /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
@@ -77,6 +79,8 @@ Flags:
   --http2              instead: the gateway, nginx (http2, proxy_cache) and a bare node:http2
                        server (the ceiling) on one self-signed certificate, with h2load: hits
                        over TLS + HTTP/2 (p99 from h2load's per-request log), new TLS handshakes
+  --tls                instead: a gateway of two workers, openssl s_time: new TLS connections
+                       against resumed ones (session tickets), TLS 1.2 and 1.3
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
                        and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
                        S3-FIFO, perfect LFU and Bélády's offline optimum (MIN), and report
@@ -136,6 +140,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         ladder: { type: 'boolean' },
         'shared-tier': { type: 'boolean' },
         http2: { type: 'boolean' },
+        tls: { type: 'boolean' },
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
@@ -184,6 +189,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     ladder: values.ladder === true,
     sharedTier: values['shared-tier'] === true,
     http2: values.http2 === true,
+    tls: values.tls === true,
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,

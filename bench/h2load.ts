@@ -93,12 +93,15 @@ async function h2load(options: H2loadRun, shape: readonly string[]): Promise<H2l
   return parse(stdout);
 }
 
+/** Seconds h2load runs a sustained load before it starts counting. */
+export const H2LOAD_WARM_UP_SECONDS = 1;
+
 /** `connections` connections with `streams` requests in flight on each, for `seconds`; p99 from its per-request log. */
 export async function h2loadSustained(options: H2loadRun, connections: number, streams: number, seconds: number): Promise<H2loadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const log = join(dir, 'requests.tsv');
   try {
-    const result = await h2load(options, [`-c${connections}`, `-m${streams}`, `-D${seconds}`, '--warm-up-time=1', `--log-file=${log}`]);
+    const result = await h2load(options, [`-c${connections}`, `-m${streams}`, `-D${seconds}`, `--warm-up-time=${H2LOAD_WARM_UP_SECONDS}`, `--log-file=${log}`]);
     return { ...result, p99Ms: p99FromLog(readFileSync(log, 'utf8')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });

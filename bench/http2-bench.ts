@@ -5,32 +5,37 @@
  * log, all pinned to one core with h2load on the other. Two workloads, interleaved by round as the
  * main bench does:
  *
- *   hits        one warmed URL, 8 connections × 8 streams (64 requests in flight, as wrk's 64
- *               connections), for --duration seconds
+ *   hits        one warmed URL, 8 connections × 16 streams (128 requests in flight, the shape
+ *               the targets against the bare server were set with), for --duration seconds
  *   hits-1000   the same over 1,000 warmed URLs, each client asking for them in turn
  *   handshakes  batches of clients that each open a connection (a full TLS handshake: h2load
  *               resumes no session), make one request and go, for --duration seconds
  *
  * Each figure is the gateway's over nginx's (or the bare server's) in the same round, then the
- * median over rounds; a hit's p99 comes from h2load's per-request log.
+ * median over rounds; a hit's p99 comes from h2load's per-request log. With --cpu-prof the
+ * gateway and the bare server are profiled and only hits are run: the report then gives each
+ * one's busy CPU per hit by stage (profile-stages.ts), side by side.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
-import { Fleet } from './fleet.ts';
-import { h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
+import { Fleet, REPO_ROOT } from './fleet.ts';
+import { H2LOAD_WARM_UP_SECONDS, h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { CORES, cpuSeconds, pin } from './process-cpu.ts';
+import { newestProfile } from './profile-summary.ts';
+import { profileClockUs, stageBreakdown } from './profile-stages.ts';
+import { LOCAL_DIR } from './results-file.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { captureResponse, findHotTarget, warmCache } from './throughput.ts';
 
 const CONNECTIONS = 8;
-const STREAMS = 8;
+const STREAMS = 16;
 /** Clients per handshake batch: below the listen backlog (511), so no SYN waits for a retry. */
 const HANDSHAKE_BATCH = 200;
 const WARM_URLS = 1000;
@@ -79,6 +84,16 @@ export interface Http2ScenarioResult extends Scenario {
   readonly serverCpuUs: Spread;
 }
 
+/** With --cpu-prof: a server's busy CPU per hit served, by stage. */
+export interface Http2Profile {
+  readonly server: 'gateway' | 'bare';
+  readonly file: string;
+  /** Hits answered while profiled (from the first warm-up run on; start-up and the cache's warming are left out): every run's count and its warm-up's, at the run's rate. */
+  readonly served: number;
+  readonly busyUsPerRequest: number;
+  readonly stages: readonly { readonly name: string; readonly usPerRequest: number; readonly share: number }[];
+}
+
 export interface Http2Report {
   readonly tool: 'catalog-gateway bench';
   readonly mode: 'http2';
@@ -98,6 +113,7 @@ export interface Http2Report {
   readonly vsNginx: { readonly hitRps: Spread; readonly hitCpu: Spread; readonly handshakesPerSecond: Spread; readonly handshakeCpu: Spread };
   /** The gateway's hit over the bare node:http2 server's, same round: one URL, and 1,000. */
   readonly vsBare: { readonly hitRps: Spread; readonly hitP99: Spread; readonly hit1000Rps: Spread; readonly hit1000P99: Spread };
+  readonly profiles: readonly Http2Profile[] | null;
 }
 
 /** Handshake batches until `seconds` of h2load time have passed, summed into one result. */
@@ -156,7 +172,16 @@ function perRound(results: readonly Http2ScenarioResult[], workload: Workload, v
 export async function http2Bench(options: BenchOptions, command: string, log: (m: string) => void): Promise<Http2Report> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
-  const files = { cert: join(fleet.logDir, 'cert.pem'), key: join(fleet.logDir, 'key.pem') };
+  const profileRoot = join(LOCAL_DIR, 'profiles', `http2-${startedAt.replace(/[:.]/g, '-')}`);
+  const profiling = (server: 'gateway' | 'bare'): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, server)}`] : []);
+  // A profile of hits alone: the handshakes would add the TLS set-up of thousands of connections.
+  const scenarioList = options.cpuProf ? SCENARIOS.filter((s) => s.workload !== 'handshakes') : SCENARIOS;
+  const served = new Map<Server, number>();
+  // In a directory of their own, as a deployment keeps them: the gateway watches the pair's
+  // directory, and the logs written beside it would be events for it to look at.
+  const tlsDir = join(fleet.logDir, 'tls');
+  mkdirSync(tlsDir);
+  const files = { cert: join(tlsDir, 'cert.pem'), key: join(tlsDir, 'key.pem') };
   makeSelfSignedCertificate(files, 'catalog-gateway bench', 2);
   const trusting = new Agent({ allowH2: true, connect: { ca: readFileSync(files.cert), preferH2: true } });
   let nginx: NginxProcess | undefined;
@@ -165,11 +190,16 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     const origin = await fleet.origin();
     const { space, authorization } = await fleet.reader();
     log('starting the gateway and nginx, both on TLS + HTTP/2 with one certificate…');
-    const gateway = await fleet.gateway('gateway-h2', origin, {
-      CATALOG_GATEWAY_ACCESS_LOG: 'true',
-      CATALOG_HTTP_TLS_CERT: files.cert,
-      CATALOG_HTTP_TLS_KEY: files.key,
-    });
+    const gateway = await fleet.gateway(
+      'gateway-h2',
+      origin,
+      {
+        CATALOG_GATEWAY_ACCESS_LOG: 'true',
+        CATALOG_HTTP_TLS_CERT: files.cert,
+        CATALOG_HTTP_TLS_KEY: files.key,
+      },
+      profiling('gateway'),
+    );
     nginx = await startNginx(join(fleet.logDir, 'nginx-h2'), origin.url, 1, { files, dispatcher: trusting });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const warmed = [hotTarget, ...Array.from({ length: WARM_URLS - 1 }, () => space.take())];
@@ -184,7 +214,12 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     }
     const responseFile = join(fleet.logDir, 'h2-hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
-    const bare = await fleet.script('bare-h2-server', 'bare-h2-server.ts', [responseFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
+    const bare = await fleet.script(
+      'bare-h2-server',
+      'bare-h2-server.ts',
+      [responseFile, files.cert, files.key],
+      [...GATEWAY_NODE_FLAGS, ...profiling('bare')],
+    );
     const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx, bare };
     for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
     const urlFiles = new Map<Server, string>();
@@ -200,21 +235,43 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
       cpu: CORES?.generator,
     });
 
+    const measured = async (s: Scenario, seconds: number, round: number): Promise<Http2Run> => {
+      const run = await measure(s, target(s), servers[s.server].pid, seconds, round);
+      served.set(s.server, (served.get(s.server) ?? 0) + run.requests + run.requestsPerSecond * H2LOAD_WARM_UP_SECONDS);
+      return run;
+    };
+    const hitsFrom = profileClockUs();
     log('warming up each server for 2 s…');
-    for (const s of SCENARIOS) await measure(s, target(s), servers[s.server].pid, 2, 0);
-    const runs = new Map<string, Http2Run[]>(SCENARIOS.map((s) => [s.id, []]));
+    for (const s of scenarioList) await measured(s, 2, 0);
+    const runs = new Map<string, Http2Run[]>(scenarioList.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
-      const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
+      const order = scenarioList.map((_, i) => scenarioList[(i + round) % scenarioList.length] ?? scenarioList[0]);
       for (const s of order) {
         if (s === undefined) continue;
-        const run = await measure(s, target(s), servers[s.server].pid, options.duration, round);
+        const run = await measured(s, options.duration, round);
         runs.get(s.id)?.push(run);
         log(
           `round ${round}/${options.rounds} ${s.id}: ${Math.round(run.requestsPerSecond)} req/s, server ${run.serverCpuUs.toFixed(0)} µs/req${run.non2xx + run.errors > 0 ? `, ${run.non2xx} non-2xx / ${run.errors} errors` : ''}`,
         );
       }
     }
-    const scenarios = SCENARIOS.map((s): Http2ScenarioResult => {
+    const profiles: Http2Profile[] | null = options.cpuProf ? [] : null;
+    for (const server of profiles === null ? [] : (['gateway', 'bare'] as const)) {
+      // A profile is written as its process exits.
+      await fleet.stop({ gateway, bare }[server]);
+      const file = newestProfile(join(profileRoot, server));
+      const hits = served.get(server) ?? 0;
+      if (file === undefined || hits === 0) continue;
+      const breakdown = stageBreakdown(file, hitsFrom);
+      profiles?.push({
+        server,
+        file: file.replace(`${REPO_ROOT}/`, ''),
+        served: Math.round(hits),
+        busyUsPerRequest: (breakdown.busyMs * 1000) / hits,
+        stages: breakdown.stages.map((stage) => ({ name: stage.name, usPerRequest: (stage.busyMs * 1000) / hits, share: stage.share })),
+      });
+    }
+    const scenarios = scenarioList.map((s): Http2ScenarioResult => {
       const own = runs.get(s.id) ?? [];
       return {
         ...s,
@@ -252,6 +309,7 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
         hit1000Rps: perRound(scenarios, 'hits-1000', (r) => r.requestsPerSecond, 'bare'),
         hit1000P99: perRound(scenarios, 'hits-1000', (r) => r.p99Ms, 'bare'),
       },
+      profiles,
     };
   } finally {
     await trusting.close();
@@ -279,5 +337,26 @@ export function http2Markdown(report: Http2Report): string {
     `Gateway over bare node:http2, same round: hits req/s ${ratio(report.vsBare.hitRps)} / ${ratio(report.vsBare.hit1000Rps)} (one URL / 1,000), p99 ${ratio(report.vsBare.hitP99)} / ${ratio(report.vsBare.hit1000P99)}.`,
     `Hot URL \`${report.hotTarget}\`. ${report.settings.rounds} rounds × ${report.settings.duration} s per scenario, order rotated each round; ${report.settings.loadGenerator}; ${report.settings.pinning}; ${report.settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
+    ...profileRows(report.profiles),
   ].join('\n')}\n`;
+}
+
+/** With --cpu-prof: busy CPU per hit by stage, the gateway beside the bare server. */
+function profileRows(profiles: readonly Http2Profile[] | null): string[] {
+  const gateway = profiles?.find((p) => p.server === 'gateway');
+  const bare = profiles?.find((p) => p.server === 'bare');
+  if (gateway === undefined) return [];
+  const of = (profile: Http2Profile | undefined, name: string): string => {
+    const stage = profile?.stages.find((s) => s.name === name);
+    return stage === undefined ? '—' : `${stage.usPerRequest.toFixed(2)} (${(stage.share * 100).toFixed(1)} %)`;
+  };
+  return [
+    '',
+    `Busy CPU per hit by stage, µs (share of busy time), from \`--cpu-prof\` (${gateway.file}; ${gateway.served.toLocaleString('en-US')} hits profiled):`,
+    '',
+    '| stage | gateway | bare node:http2 |',
+    '|---|---:|---:|',
+    ...gateway.stages.map((s) => `| ${s.name} | ${of(gateway, s.name)} | ${of(bare, s.name)} |`),
+    `| **all busy time** | **${gateway.busyUsPerRequest.toFixed(2)}** | **${bare === undefined ? '—' : bare.busyUsPerRequest.toFixed(2)}** |`,
+  ];
 }

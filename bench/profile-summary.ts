@@ -5,7 +5,8 @@
  * since a server under a load generator on a shared machine also waits. Enough to name the
  * functions and modules to look at without opening DevTools.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 interface ProfileNode {
   readonly id: number;
@@ -84,4 +85,13 @@ export function summariseProfile(profilePath: string, root: string, count = 20):
     modules.set(mod, m);
   });
   return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, functions: top(functions, busyUs, count), modules: top(modules, busyUs, count) };
+}
+
+/** The profile a server wrote last in `dir` (Node names each by time and pid), if any. */
+export function newestProfile(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
- * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
+ * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--tls` TLS session resumption across two workers (tls-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
  * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
  * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
@@ -8,6 +8,7 @@
 import { UsageError } from '../src/cli/args.ts';
 import { BENCH_HELP, parseBenchArgs, type BenchOptions } from './args.ts';
 import { http2Bench, http2Markdown } from './http2-bench.ts';
+import { tlsBench, tlsMarkdown } from './tls-bench.ts';
 import { hitRatioBench, hitRatioMarkdown } from './hit-ratio-bench.ts';
 import { ladderBench, ladderMarkdown } from './ladder-bench.ts';
 import { memoryBench, memoryMarkdown } from './memory-bench.ts';
@@ -63,6 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.ladder) return await run(ladderBench, ladderMarkdown, 'ladder-latest.json', 'ladder');
     if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
+    if (options.tls) return await run(tlsBench, tlsMarkdown, 'tls-latest.json', 'tls');
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
     if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
     if (options.restart) return await run(restartBench, restartMarkdown, 'restart-latest.json', 'restart');

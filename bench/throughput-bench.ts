@@ -3,7 +3,7 @@
  * off), nginx proxy_cache and the bare ceiling, pins them to one core, warms every cache with the
  * same 1,000 URLs, runs the interleaved rounds with wrk on the other core and assembles the report.
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
@@ -17,7 +17,7 @@ import { GcTrace } from './gc-trace.ts';
 import { startRedisProcess, type RedisProcess } from '../src/cli/redis-server.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { ALL_CORES, CORES, pin } from './process-cpu.ts';
-import { summariseProfile, type ProfileSummary } from './profile-summary.ts';
+import { newestProfile, summariseProfile, type ProfileSummary } from './profile-summary.ts';
 import { QuerySpace } from './query-space.ts';
 import { LOCAL_DIR } from './results-file.ts';
 import type { Spread } from './stats.ts';
@@ -105,14 +105,6 @@ export interface ServerProfile extends ProfileSummary {
   /** Requests the server answered while profiled, warm-up excluded. */
   readonly served: number;
   readonly busyUsPerRequest: number;
-}
-
-function newestProfile(dir: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
 
 const SCENARIOS: readonly Scenario[] = [

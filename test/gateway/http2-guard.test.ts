@@ -276,6 +276,35 @@ describe('frames nghttp2 refuses end the connection with their own code, counted
     await until(async () => (await refused(fx.metrics(), 'protocol-error')) === 1);
   });
 
+  // RFC 9113 §8.2.1 makes such a request malformed (PROTOCOL_ERROR). nghttp2 finds the field
+  // invalid and hands it to the callback Node installs for invalid fields, which ignores it: the
+  // request reaches Node, and the gateway, without that field, and nothing tells them it was
+  // there (docs/tls.md, "What is not refused"). What this holds to is that the value itself never
+  // gets in: not logged, not relayed. A Node that refuses such requests fails it, and the refusal
+  // is then to be counted.
+  test('RFC 9113 §8.2.1: a field value holding CR, LF or NUL never reaches the gateway (nghttp2 drops the field before Node hands the request over)', async () => {
+    const { fx } = gateway;
+    const token = await fx.token();
+    const raw = await RawH2.open(fx.gateway.url);
+    const agents = { ok: 'probe', cr: 'probe\rx', lf: 'probe\nx', nul: 'probe\0x' } as const;
+    let id = 1;
+    for (const [name, agent] of Object.entries(agents)) {
+      raw.write(
+        getRequest(id, `/v1/books?q=field-${name}`, [
+          ['authorization', `Bearer ${token}`],
+          ['user-agent', agent],
+        ]),
+      );
+      assert.equal(await raw.streamOutcome(id), 'headers', name);
+      id += 2;
+    }
+    raw.close();
+    const logged = (name: string): unknown => fx.logs.lines().find((l) => l.msg === 'request' && l.path === `/v1/books?q=field-${name}`);
+    await until(() => Promise.resolve(logged('nul') !== undefined));
+    assert.equal((logged('ok') as { ua?: string }).ua, 'probe');
+    for (const name of ['cr', 'lf', 'nul']) assert.equal((logged(name) as { ua?: string }).ua, undefined, name);
+  });
+
   test('a CONTINUATION flood gets GOAWAY ENHANCE_YOUR_CALM, where Node would send INTERNAL_ERROR', async () => {
     const { fx } = gateway;
     const raw = await RawH2.open(fx.gateway.url);

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, readFileSync, renameSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect as h2connect, constants, type ClientHttp2Session } from 'node:http2';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -169,6 +170,17 @@ describe('certificates are reloaded without closing a connection', () => {
     process.emit('SIGHUP', 'SIGHUP');
     await until(async () => (await reloads('expired')) > before);
     assert.equal(await servedFingerprint(fx.gateway.url, ca), fingerprintOf(second));
+  });
+
+  test('a file written beside the pair, as a log is, does not make the gateway read the pair again', async () => {
+    // The pair in the directory now is the expired one of the test before: read again, it would be refused once more.
+    const before = await reloads('expired');
+    for (let i = 0; i < 5; i++) {
+      writeFileSync(join(dir, 'access.log'), `line ${i}\n`, { flag: 'a' });
+      await sleep(150);
+    }
+    await sleep(300);
+    assert.equal(await reloads('expired'), before);
   });
 });
 

@@ -8,8 +8,12 @@
  * a symlink to it) instead of writing into it, which a watch on the old inode never sees. A
  * directory's events come in bursts (a key and a certificate written one after the other), so a
  * reload waits for the burst to settle, and one whose files hold the same bytes does nothing.
+ * A directory also holds other files, some written all the time (a log beside the pair): a
+ * settled burst reads the pair only when a file of it (followed through its symlinks) is not the
+ * one read last, by inode, size and times, so that such writes cost a `stat` of each file and
+ * not a parse of the certificate and key (a few milliseconds each time).
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import type { ListenerMetrics } from './listener-metrics.ts';
@@ -25,6 +29,9 @@ export class CertificateReload {
   readonly #now: () => number;
   readonly #watchers: FSWatcher[] = [];
   #current: TlsIdentity;
+  /** The files as they were when last read (`stamp`), and whether what they held was taken. */
+  #read: string;
+  #taken = true;
   #settle: NodeJS.Timeout | undefined;
   readonly #onHangup = (): void => {
     this.reload('SIGHUP');
@@ -37,6 +44,7 @@ export class CertificateReload {
     this.#metrics = metrics;
     this.#logger = logger;
     this.#now = now;
+    this.#read = stamp(paths);
     this.#current = readTlsIdentity(paths, now());
     metrics.certificateInUse(this.#current.expiresAt);
   }
@@ -72,6 +80,10 @@ export class CertificateReload {
 
   /** True when the files' identity is in use afterwards (new or unchanged). */
   reload(trigger: 'SIGHUP' | 'file change'): boolean {
+    const files = stamp(this.#paths);
+    if (trigger === 'file change' && files === this.#read) return this.#taken;
+    this.#read = files;
+    this.#taken = false;
     let next: TlsIdentity;
     try {
       next = readTlsIdentity(this.#paths, this.#now());
@@ -84,6 +96,7 @@ export class CertificateReload {
       );
       return false;
     }
+    this.#taken = true;
     if (trigger === 'file change' && sameFiles(next, this.#current)) return true;
     this.#apply(next);
     this.#current = next;
@@ -92,6 +105,24 @@ export class CertificateReload {
     this.#logger.info({ trigger, fingerprint: next.fingerprint, expires: new Date(next.expiresAt * 1000).toISOString() }, 'certificate reloaded');
     return true;
   }
+}
+
+/**
+ * Each file's inode, size and change times (through symlinks). A file that cannot be looked at
+ * stands as its error's code, so that reading it says why (`unreadable`).
+ */
+function stamp(paths: TlsPaths): string {
+  return [paths.cert, paths.key, paths.clientCa]
+    .map((path) => {
+      if (path === undefined) return '';
+      try {
+        const stats = statSync(path, { bigint: true });
+        return `${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code ?? 'error';
+      }
+    })
+    .join(' ');
 }
 
 function sameFiles(a: TlsIdentity, b: TlsIdentity): boolean {
