@@ -248,8 +248,13 @@ function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOu
       );
     }
     case 'shared':
-      // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
-      return sent(ex, deps, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
+      // RFC 9211 §2.8: a hit in the fleet's shared tier, or the host's disk tier, rather than this process's memory.
+      return sent(ex, deps, c, outcome.response, {
+        kind: 'hit',
+        collapsed,
+        ttl: ttlSeconds(outcome.response, deps.now()),
+        detail: outcome.tier === 'disk' ? 'disk' : 'shared',
+      });
     case 'revalidated': {
       const response = collapsed ? outcome.shared : outcome.response;
       return sent(
