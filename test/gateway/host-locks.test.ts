@@ -13,7 +13,11 @@ class Worker implements LockPeer {
   #ids = 0;
   #tokens = 0;
 
-  constructor(readonly locks: HostLocks) {}
+  readonly locks: HostLocks;
+
+  constructor(locks: HostLocks) {
+    this.locks = locks;
+  }
 
   send(message: LockAnswer | LockEnd): void {
     this.heard.push(message);

@@ -10,7 +10,7 @@ import type { TierSize } from './tier.ts';
 export type DiskError = 'checksum' | 'corrupt' | 'full' | 'io';
 
 export class DiskMetrics {
-  readonly #reads: Counter<'result'>;
+  readonly #reads = { hit: 0, miss: 0 };
   readonly #writes: Counter;
   readonly #written: Counter;
   readonly #evictions: Counter;
@@ -36,11 +36,21 @@ export class DiskMetrics {
         this.set(size()?.bytes ?? 0);
       },
     });
-    this.#reads = new Counter({
+    // Counted in plain numbers on the hit path and handed to prom-client when scraped: a labelled
+    // increment costs a microsecond, a tenth of a disk hit's read.
+    const reads = this.#reads;
+    const handed = { hit: 0, miss: 0 };
+    new Counter({
       name: 'catalog_gateway_disk_reads_total',
       help: 'Reads of the disk tier after a memory miss, by result (hit, miss).',
       labelNames: ['result'],
       registers,
+      collect() {
+        for (const result of ['hit', 'miss'] as const) {
+          this.inc({ result }, reads[result] - handed[result]);
+          handed[result] = reads[result];
+        }
+      },
     });
     this.#writes = new Counter({ name: 'catalog_gateway_disk_writes_total', help: 'Entries written to the disk tier.', registers });
     this.#written = new Counter({ name: 'catalog_gateway_disk_written_bytes_total', help: 'Bytes of entries written to the disk tier.', registers });
@@ -58,7 +68,7 @@ export class DiskMetrics {
   }
 
   read(result: 'hit' | 'miss'): void {
-    this.#reads.inc({ result });
+    this.#reads[result]++;
   }
 
   written(bytes: number): void {
