@@ -206,9 +206,7 @@ export function abMarkdown(r: AbReport): string {
     ...head,
     ...rows(r.tiers),
     '',
-    ...r.diskOverMemory.map(
-      (d) => `- disk hits over memory hits, ${d.client} client: req/s ${f2(d.rps)}, p99 ${f2(d.p99)}, server CPU a request ${f2(d.cpu)}`,
-    ),
+    ...r.diskOverMemory.map((d) => `- disk hits over memory hits, ${d.client} client: req/s ${f2(d.rps)}, p99 ${f2(d.p99)}, server CPU a request ${f2(d.cpu)}`),
     `- the disk tier answered ${(r.diskShare * 100).toFixed(1)} % of the disk gateway's requests`,
     '',
     `${r.settings.rounds} rounds × ${r.settings.duration} s, ${r.settings.connections} connections, order rotated each round. \`${r.command}\``,

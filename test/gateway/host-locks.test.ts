@@ -56,7 +56,9 @@ class Worker implements LockPeer {
 
 test('one worker holds a key; the others are told its time left, then that it let go; a stale token lets nothing go', (t) => {
   const locks = new HostLocks(1000);
-  t.after(() => locks.stop());
+  t.after(() => {
+    locks.stop();
+  });
   const [a, b] = [new Worker(locks), new Worker(locks)];
   const held = a.take('k');
   assert.equal(held.ms, 0, 'the first taker holds it');
@@ -72,9 +74,11 @@ test('one worker holds a key; the others are told its time left, then that it le
   assert.equal(locks.heard(a, { type: 'catalog-gateway:purged', id: 1, purged: 0 }), false, 'other messages are not the locks');
 });
 
-test("a worker that dies frees its keys at once: its waiters are told the lock lapsed, and one takes it over", (t) => {
+test('a worker that dies frees its keys at once: its waiters are told the lock lapsed, and one takes it over', (t) => {
   const locks = new HostLocks(60_000);
-  t.after(() => locks.stop());
+  t.after(() => {
+    locks.stop();
+  });
   const [a, b, c] = [new Worker(locks), new Worker(locks), new Worker(locks)];
   a.take('k');
   b.take('k');
@@ -88,7 +92,9 @@ test("a worker that dies frees its keys at once: its waiters are told the lock l
 
 test('a lock its holder stops renewing lapses after its life; renewed, it lasts', async (t) => {
   const locks = new HostLocks(100);
-  t.after(() => locks.stop());
+  t.after(() => {
+    locks.stop();
+  });
   const [a, b] = [new Worker(locks), new Worker(locks)];
   const renewed = a.take('renewed');
   a.take('abandoned');

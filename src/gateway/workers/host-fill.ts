@@ -70,7 +70,7 @@ export class HostFill implements SharedFill {
   }
 
   get usable(): boolean {
-    return this.#listening && process.connected === true;
+    return this.#listening && process.connected;
   }
 
   find(request: FillRequest, stored: StoredResponse | undefined): Promise<StoredResponse | undefined> {
@@ -84,7 +84,7 @@ export class HostFill implements SharedFill {
     if (ms === undefined) return { kind: 'unknown' };
     if (ms > 0) return { kind: 'taken', remainingMs: ms };
     const holding = (op: LockHolding['op']): void => {
-      if (process.connected === true) process.send?.({ type: 'catalog-gateway:fill-lock-held', op, key, token } satisfies LockHolding);
+      if (process.connected) process.send?.({ type: 'catalog-gateway:fill-lock-held', op, key, token } satisfies LockHolding);
     };
     const renewal = setInterval(
       () => {
