@@ -141,7 +141,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
           },
         });
   // The workers of a host share its disk tier, and take turns at a fill under their primary's locks.
-  const host = group !== undefined && disk !== undefined ? new HostFill({ disk, registry, now }) : undefined;
+  const host = group !== undefined && disk !== undefined ? new HostFill({ disk, now }) : undefined;
   const flights = new Flights({
     fetcher: new Fetcher(origin, memory.maker, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }),
     tiers,

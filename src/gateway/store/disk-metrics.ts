@@ -1,9 +1,11 @@
 /**
  * The disk tier's metrics: what it holds (read at scrape time), what reads found, what was
- * written and evicted, and its faults by kind. Workers share one disk tier, so its size is the
- * same in each: the gauges take the maximum across workers, the counters the sum.
+ * written and evicted, its faults by kind, and how the workers sharing it took turns at fills
+ * (../workers/host-fill.ts; always 0 for a gateway without workers). Workers share one disk tier,
+ * so its size is the same in each: the gauges take the maximum across workers, the counters the sum.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { FillRole } from '../fill/fill-lock.ts';
 import type { TierSize } from './tier.ts';
 
 /** `checksum` a value that did not decode (torn, damaged); `corrupt` a database set aside; `full` no space; `io` any other failure. */
@@ -15,6 +17,7 @@ export class DiskMetrics {
   readonly #written: Counter;
   readonly #evictions: Counter;
   readonly #errors: Counter<'kind'>;
+  readonly #hostFills: Counter<'role'>;
 
   constructor(registry: Registry, size: () => TierSize | undefined) {
     const registers = [registry];
@@ -65,6 +68,13 @@ export class DiskMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.#hostFills = new Counter({
+      name: 'catalog_gateway_host_fills_total',
+      help: "Fills for a key no worker of the host held, by role (leader, waited, lapsed: took over a lock whose holder was gone, timeout, alone: the primary's locks were out of reach).",
+      labelNames: ['role'],
+      registers,
+    });
+    for (const role of ['leader', 'waited', 'lapsed', 'timeout', 'alone']) this.#hostFills.inc({ role }, 0);
   }
 
   read(result: 'hit' | 'miss'): void {
@@ -82,5 +92,9 @@ export class DiskMetrics {
 
   error(kind: DiskError): void {
     this.#errors.inc({ kind });
+  }
+
+  hostFill(role: FillRole): void {
+    this.#hostFills.inc({ role });
   }
 }

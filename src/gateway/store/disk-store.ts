@@ -236,6 +236,11 @@ export class DiskStore implements CacheTier {
     };
   }
 
+  /** Where the tier and the workers' turns at its fills are counted. */
+  get metrics(): DiskMetrics {
+    return this.#o.metrics;
+  }
+
   get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
     const response = this.#select(key, request);
     this.#o.metrics.read(response === undefined ? 'miss' : 'hit');

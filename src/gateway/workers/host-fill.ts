@@ -4,7 +4,6 @@
  * committed to the disk tier before its lock is let go, so a worker woken by the release finds it
  * there; a worker that cannot reach the primary fills on its own.
  */
-import { Counter, type Registry } from 'prom-client';
 import { answersAsIs, LockWaits, type FillLockAttempt, type FillRole, type FillWait, type SharedFill } from '../fill/fill-lock.ts';
 import type { FillRequest } from '../fill/fetch.ts';
 import type { DiskStore } from '../store/disk-store.ts';
@@ -21,7 +20,6 @@ const ANSWER_MS = 1000;
 
 export interface HostFillOptions {
   readonly disk: DiskStore;
-  readonly registry: Registry;
   readonly now: () => number;
 }
 
@@ -40,19 +38,11 @@ export class HostFill implements SharedFill {
     timeoutMs: ANSWER_MS,
   });
   readonly #waits = new LockWaits((key) => this.#primary.ask({ type: 'catalog-gateway:fill-lock', op: 'left', key, token: 0 }), WAIT_MS);
-  readonly #fills: Counter<'role'>;
   #listening = false;
   #tokens = 0;
 
   constructor(options: HostFillOptions) {
     this.#o = options;
-    this.#fills = new Counter({
-      name: 'catalog_gateway_host_fills_total',
-      help: "Fills for a key no worker of the host held, by role (leader, waited, lapsed: took over a lock whose holder was gone, timeout, alone: the primary's locks were out of reach).",
-      labelNames: ['role'],
-      registers: [options.registry],
-    });
-    for (const role of ['leader', 'waited', 'lapsed', 'timeout', 'alone']) this.#fills.inc({ role }, 0);
   }
 
   start(): void {
@@ -115,7 +105,7 @@ export class HostFill implements SharedFill {
   }
 
   counted(role: FillRole): void {
-    this.#fills.inc({ role });
+    this.#o.disk.metrics.hostFill(role);
   }
 
   readonly #onMessage = (message: unknown): void => {
