@@ -5,8 +5,9 @@
  * when there is a fleet and Redis is usable, else the host's when this is one of a host's workers
  * — so a query is asked of the origin once however many processes want it; fetches from the
  * origin (fetch.ts); and makes what the origin answered findable by the others before the lock is
- * let go, so a waiter woken by the release finds it. A process alone on its cache takes no lock. Who else the answer may serve is decided once (sharing.ts); waiters it
- * does not serve are released as soon as that is known, to ask on their own.
+ * let go, so a waiter woken by the release finds it. A process alone on its cache takes no lock.
+ * Who else the answer may serve is decided once (sharing.ts); waiters it does not serve are
+ * released as soon as that is known, to ask on their own.
  *
  * The flight is the one writer of fills: what the rules let be stored, from the origin or from the
  * fleet's tier, it keeps in the process's tiers (../store/tiers.ts), judged by the purges made
