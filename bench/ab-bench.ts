@@ -7,8 +7,10 @@
  *   rotated each round); reported as this gateway over DIR's, and each over the ceiling.
  * - Tiers: the same 1,000 URLs asked in a cycle, from a gateway whose memory holds all of them
  *   (memory hits) and from one whose memory (1 MiB, plain LRU) holds a few hundred (a cycle longer
- *   than an LRU is a miss every time), so each of its hits comes from the disk tier; reported as
- *   disk over memory, with the share of requests the disk tier answered.
+ *   than an LRU is a miss every time), so each of its hits comes from the disk tier and evicts
+ *   another entry from memory: the worst case of a disk hit. Once with an identity client (each
+ *   disk hit also decompresses the gzip body kept) and once with a gzip client; reported as disk
+ *   over memory, with the share of requests the disk tier answered.
  *
  * Every server is pinned to one core and wrk to the other, as in the default mode.
  */
@@ -55,8 +57,8 @@ export interface AbReport {
   /** This gateway's req/s and p99 over the base's, round by round: one URL, then 1,000 URLs. */
   readonly versus: { readonly workload: Workload; readonly rps: Spread; readonly p99: Spread }[];
   readonly tiers: readonly ScenarioResult[];
-  /** Disk hits over memory hits, round by round. */
-  readonly diskOverMemory: { readonly rps: Spread; readonly p99: Spread };
+  /** Disk hits over memory hits, round by round, for an identity client and a gzip one; `cpu` the server's CPU a request. */
+  readonly diskOverMemory: readonly { readonly client: 'identity' | 'gzip'; readonly rps: Spread; readonly p99: Spread; readonly cpu: Spread }[];
   /** Of the disk gateway's requests in the tier rounds, the share the disk tier answered. */
   readonly diskShare: number;
 }
@@ -139,12 +141,15 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       { id: 'bare-zipf', label: 'bare node:http (ceiling), 1,000 URLs in a cycle', server: 'bare', workload: 'zipf', hits: true },
       { id: 'memory-cycle', label: 'memory hits: 1,000 URLs in a cycle, all in memory', server: 'gateway', workload: 'zipf', hits: true },
       { id: 'disk-cycle', label: 'disk hits: 1,000 URLs in a cycle over a 1 MiB LRU memory', server: 'gateway-disk', workload: 'zipf', hits: true },
+      // Most clients accept gzip, the coding the gateway keeps: their disk hits decompress nothing.
+      { id: 'memory-cycle-gzip', label: 'memory hits, gzip client', server: 'gateway', workload: 'zipf', hits: true, acceptEncoding: 'gzip' },
+      { id: 'disk-cycle-gzip', label: 'disk hits, gzip client', server: 'gateway-disk', workload: 'zipf', hits: true, acceptEncoding: 'gzip' },
     ];
     await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder), duration: 2, rounds: 1, log: () => undefined });
     const diskBefore = await diskHits(disk.adminUrl ?? '');
     const tiers = await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder) });
     const diskAnswered = (await diskHits(disk.adminUrl ?? '')) - diskBefore;
-    const diskResponses = runsOf(tiers, 'disk-cycle').reduce((n, r) => n + r.responses, 0);
+    const diskResponses = ['disk-cycle', 'disk-cycle-gzip'].reduce((n, id) => n + runsOf(tiers, id).reduce((m, r) => m + r.responses, 0), 0);
     return {
       tool: 'catalog-gateway bench',
       mode: 'ab',
@@ -156,10 +161,16 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       ab,
       versus,
       tiers,
-      diskOverMemory: {
-        rps: ratioByRound(runsOf(tiers, 'disk-cycle'), runsOf(tiers, 'memory-cycle'), (r) => r.requestsPerSecond),
-        p99: ratioByRound(runsOf(tiers, 'disk-cycle'), runsOf(tiers, 'memory-cycle'), (r) => r.p99Ms),
-      },
+      diskOverMemory: (['identity', 'gzip'] as const).map((client) => {
+        const suffix = client === 'gzip' ? '-gzip' : '';
+        const [disk, memory] = [runsOf(tiers, `disk-cycle${suffix}`), runsOf(tiers, `memory-cycle${suffix}`)];
+        return {
+          client,
+          rps: ratioByRound(disk, memory, (r) => r.requestsPerSecond),
+          p99: ratioByRound(disk, memory, (r) => r.p99Ms),
+          cpu: ratioByRound(disk, memory, (r) => r.serverCpuUs),
+        };
+      }),
       diskShare: diskResponses === 0 ? 0 : diskAnswered / diskResponses,
     };
   } finally {
@@ -195,7 +206,8 @@ export function abMarkdown(r: AbReport): string {
     ...head,
     ...rows(r.tiers),
     '',
-    `- disk hits over memory hits: req/s ${f2(r.diskOverMemory.rps)}, p99 ${f2(r.diskOverMemory.p99)}; the disk tier answered ${(r.diskShare * 100).toFixed(1)} % of the disk gateway's requests`,
+    ...r.diskOverMemory.map((d) => `- disk hits over memory hits, ${d.client} client: req/s ${f2(d.rps)}, p99 ${f2(d.p99)}, server CPU a request ${f2(d.cpu)}`),
+    `- the disk tier answered ${(r.diskShare * 100).toFixed(1)} % of the disk gateway's requests`,
     '',
     `${r.settings.rounds} rounds × ${r.settings.duration} s, ${r.settings.connections} connections, order rotated each round. \`${r.command}\``,
     '',

@@ -21,6 +21,7 @@ import { resumption } from './events/resume.ts';
 import { CacheStatusValues } from './cache-outcome.ts';
 import { Fetcher, hiddenFields } from './fill/fetch.ts';
 import { Flights } from './fill/flight.ts';
+import { HostFill } from './workers/host-fill.ts';
 import { createListener } from './listeners/listener.ts';
 import { GatewayMetrics, type CacheGauges } from './metrics.ts';
 import type { GatewayAccessRecord } from './exchange.ts';
@@ -139,6 +140,8 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
             purger.apply(purge);
           },
         });
+  // The workers of a host share its disk tier, and take turns at a fill under their primary's locks.
+  const host = group !== undefined && disk !== undefined ? new HostFill({ disk, now }) : undefined;
   const flights = new Flights({
     fetcher: new Fetcher(origin, memory.maker, metrics, now, tags, { acceptEncoding: config['gateway.upstream.acceptEncoding'], policy: compression }),
     tiers,
@@ -146,6 +149,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
     metrics,
     logger,
     fleet: fleet?.tier,
+    host,
   });
   purger.detaches(flights);
   if (group !== undefined) purger.fanOutTo(relayToSiblings);
@@ -204,6 +208,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       // The probe's first verdict and the shared tier come first, so the first requests already
       // see the origin's state and share the fleet's cache.
       await Promise.all([health.start(), fleet?.start()]);
+      host?.start();
       await resume?.atStart((disk?.size().entries ?? 0) > 0);
       // Workers leave the poll to their primary, which answers the events for all of them.
       if (group === undefined) resume?.poll();
@@ -216,6 +221,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       for (const res of unfinished) res.shouldKeepAlive = false;
       await api.drain(config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop(), resume?.stop()]);
+      host?.stop();
       disk?.close();
     },
   };

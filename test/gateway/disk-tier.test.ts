@@ -132,6 +132,39 @@ function answer(maker: EntryMaker, body = '{"results":[]}') {
   return maker.prepare(200, { 'content-type': 'application/json' }, Buffer.from(body), { keep: 'identity', offered: [] }, FACTS, undefined, [], ['bk_1']);
 }
 
+test('the workers of one host take turns at a cold query: many concurrent requests for the same keys reach the origin once per key', async (t) => {
+  const origin = await startFaultOrigin();
+  origin.behave(() => OK);
+  t.after(() => origin.close());
+  const dataDir = tempDir();
+  const auth = { authorization: await token(dataDir) };
+  const gw = await startProcess(t, origin, dataDir, ['--workers', '2']);
+  await gw.gw.line((l) => l.includes('"msg":"worker listening"') && gw.gw.seen.filter((s) => s.includes('"msg":"worker listening"')).length === 2);
+  const targets = Array.from({ length: 6 }, (_, i) => `/v1/books?q=cold${i}`);
+  // The origin holds its answers, so every request arrives while the first fill of its key is under way.
+  const gate = origin.hold();
+  const replies = targets.flatMap((target) =>
+    // A connection of its own each, so node:cluster hands them to both workers in turn.
+    Array.from({ length: 8 }, () => get(gw.url + target, { ...auth, connection: 'close' })),
+  );
+  await origin.receivedAtLeast(targets.length);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  gate.release();
+  const statuses = (await Promise.all(replies)).map((reply) => {
+    assert.equal(reply.status, 200);
+    return String(reply.headers['cache-status']);
+  });
+  for (const target of targets) assert.equal(origin.count(target), 1, `${target} reached the origin once`);
+  assert.ok(
+    statuses.some((status) => /; hit; ttl=\d+; detail=disk$/.test(status)),
+    `a worker that waited found the other's fill on disk: ${statuses.join(' | ')}`,
+  );
+  const metrics = (await get(`${gw.adminUrl}/metrics`)).body;
+  assert.equal(metricValue(metrics, 'catalog_gateway_host_fills_total', { role: 'leader' }), targets.length, 'one leader per key');
+  assert.ok(metricValue(metrics, 'catalog_gateway_host_fills_total', { role: 'waited' }) >= 1, 'the other worker waited');
+  assert.equal(metricValue(metrics, 'catalog_gateway_host_fills_total', { role: 'timeout' }), 0);
+});
+
 describe("the disk tier's faults", () => {
   const stamp = { generation: 0, mark: '' };
 

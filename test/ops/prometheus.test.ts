@@ -124,6 +124,7 @@ test('every query of the Grafana dashboard names metrics the servers or the reco
     'kind',
     'mode',
     'result',
+    'role',
   ]);
   for (const expr of exprs) {
     const withoutStrings = expr

@@ -106,8 +106,8 @@ export type FillOutcome =
       readonly failure: string;
       readonly originMs: number;
     }
-  /** Another process of the fleet had stored it: taken from the shared tier, the origin not asked. */
-  | { readonly kind: 'shared'; readonly response: StoredResponse }
+  /** Another process had stored it (another of the fleet in Redis, or another worker of the host on disk): the origin not asked. */
+  | { readonly kind: 'shared'; readonly response: StoredResponse; readonly tier: 'disk' | 'redis' }
   | { readonly kind: 'failed'; readonly failure: UpstreamFailure; readonly fwdStatus: number | undefined; readonly originMs: number };
 
 /** Facts of a response that is relayed once and never reused: only its Age means anything. */

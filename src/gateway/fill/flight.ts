@@ -1,11 +1,13 @@
 /**
  * Single flight (Varnish's waiting list and hit-for-miss; undici's dedupe): one object per key
- * owns the key's fill from the first miss to the last waiter. Its leader looks in the fleet's
- * shared tier and takes the fleet's lock for the key when there is a fleet (so a query is asked
- * of the origin once however many processes want it), fetches from the origin (fetch.ts), and
- * hands what the origin answered to the shared tier before the lock is let go, so a waiter woken
- * by the release finds it. Who else the answer may serve is decided once (sharing.ts); waiters it
- * does not serve are released as soon as that is known, to ask on their own.
+ * owns the key's fill from the first miss to the last waiter. Its leader looks in the cache the
+ * process shares with others and takes the key's fill lock there (fill-lock.ts) — the fleet's,
+ * when there is a fleet and Redis is usable, else the host's when this is one of a host's workers
+ * — so a query is asked of the origin once however many processes want it; fetches from the
+ * origin (fetch.ts); and makes what the origin answered findable by the others before the lock is
+ * let go, so a waiter woken by the release finds it. A process alone on its cache takes no lock.
+ * Who else the answer may serve is decided once (sharing.ts); waiters it does not serve are
+ * released as soon as that is known, to ask on their own.
  *
  * The flight is the one writer of fills: what the rules let be stored, from the origin or from the
  * fleet's tier, it keeps in the process's tiers (../store/tiers.ts), judged by the purges made
@@ -22,49 +24,8 @@ import type { StoredResponse } from '../store/stored-response.ts';
 import type { FillStamp } from '../store/tier.ts';
 import type { Tiers } from '../store/tiers.ts';
 import type { Fetcher, FillOutcome, FillRequest } from './fetch.ts';
+import type { FillLockAttempt, FillRole, SharedFill } from './fill-lock.ts';
 import { admits, sharingOfOutcome, type Sharing } from './sharing.ts';
-
-/**
- * An attempt at a key's lock that the fleet's processes share (fleet/fleet-lock.ts): `held` by
- * this process until released, `taken` by another for `remainingMs` more unless it renews it,
- * `unknown` when Redis cannot say.
- */
-export type FleetLockAttempt =
-  { readonly kind: 'held'; release(): Promise<void> } | { readonly kind: 'taken'; readonly remainingMs: number } | { readonly kind: 'unknown' };
-
-/**
- * How a wait for another process's fill ended: `filled` its holder let go of the key; `lapsed`
- * the lock ran out without being let go (its holder is gone); `gone` the last-resort wait ran
- * out or Redis became unusable.
- */
-export type FleetWaitEnd = 'filled' | 'lapsed' | 'gone';
-
-export interface FleetWait {
-  readonly ended: Promise<FleetWaitEnd>;
-  cancel(): void;
-}
-
-/**
- * How a fill took part in the fleet's single flight: `leader` this process held the fleet's lock
- * and asked the origin; `waited` another process's fill answered; `lapsed` the lock it waited on
- * lapsed unreleased and this process took the fill over; `timeout` the wait ran out and this
- * process asked itself; `alone` Redis was not in use and this process asked on its own.
- */
-export type FleetRole = 'leader' | 'waited' | 'lapsed' | 'timeout' | 'alone';
-
-/** What a flight needs of the fleet (fleet/fleet.ts): the shared tier and the key locks. */
-export interface FleetTier {
-  /** Whether shared entries can be judged and waits end by notification now. */
-  readonly usable: boolean;
-  /** A shared entry that answers `request` as it is (selected by it, fresh for its directives, newer than `stored`). */
-  find(request: FillRequest, stored: StoredResponse | undefined): Promise<StoredResponse | undefined>;
-  lock(key: CacheKey): Promise<FleetLockAttempt>;
-  /** Starts waiting for the key's holder, whose lock has `remainingMs` left; call before looking once more. */
-  waitFor(key: CacheKey, remainingMs: number): FleetWait;
-  /** Writes what a fill stored for every other process, with where its fill began. */
-  write(key: CacheKey, response: StoredResponse, stamp: FillStamp): Promise<void>;
-  counted(role: FleetRole): void;
-}
 
 /** What one request got from a flight. */
 export interface Flown {
@@ -81,7 +42,10 @@ export interface FlightParts {
   readonly purger: PurgeTaker;
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
-  readonly fleet: FleetTier | undefined;
+  /** The fleet's shared tier and locks, when there is a fleet. */
+  readonly fleet: SharedFill | undefined;
+  /** The host's fill locks, when this is one of the workers sharing the host's disk tier. */
+  readonly host: SharedFill | undefined;
 }
 
 class Flight {
@@ -170,66 +134,82 @@ export class Flights {
     return flight;
   }
 
-  /** The leader's part: the shared tier and the fleet's lock when they are usable, else the origin alone. */
+  /**
+   * The leader's part: the fleet's lock when it is usable, else the host's, else the origin alone.
+   * Without a complete view of the fleet's purges a shared entry cannot be judged, and without
+   * notifications a wait could only time out: this process fills on its own meanwhile (or under
+   * the host's lock, which needs neither).
+   */
   async #lead(request: FillRequest, stored: StoredResponse | undefined, announce: (sharing: Sharing) => void): Promise<FillOutcome> {
-    const { fleet, tiers } = this.#p;
-    // Without a complete view of the fleet's purges a shared entry cannot be judged, and without
-    // notifications a wait could only time out: this process fills on its own meanwhile.
-    if (fleet === undefined || !fleet.usable) {
-      fleet?.counted('alone');
+    const { fleet, host } = this.#p;
+    if (fleet !== undefined && !fleet.usable) fleet.counted('alone');
+    const shared = fleet?.usable === true ? fleet : host;
+    if (shared === undefined || !shared.usable) {
+      shared?.counted('alone');
       return this.#fetch(request, stored, announce);
     }
-    const stamp = tiers.stamp();
-    const shared = async (): Promise<FillOutcome | undefined> => {
-      const response = await fleet.find(request, stored);
+    const stamp = this.#p.tiers.stamp();
+    const look = async (): Promise<FillOutcome | undefined> => {
+      const response = await shared.find(request, stored);
       if (response === undefined) return undefined;
-      return this.#keep(request.key, { kind: 'shared', response }, stored, stamp);
+      this.#adopt(request.key, response, shared, stamp);
+      return { kind: 'shared', response, tier: shared.tier };
     };
     const fromOrigin = async (): Promise<FillOutcome> => {
       const outcome = await this.#fetch(request, stored, announce);
       const kept = keptOf(outcome);
-      if (kept !== undefined) await fleet.write(request.key, kept, stamp);
+      if (kept !== undefined) await shared.write(request.key, kept, stamp);
       return outcome;
     };
-    const found = await shared();
+    const found = await look();
     if (found !== undefined) return found;
-    const lead = async (lock: FleetLockAttempt & { kind: 'held' }, role: FleetRole): Promise<FillOutcome> => {
+    const lead = async (lock: FillLockAttempt & { kind: 'held' }, role: FillRole): Promise<FillOutcome> => {
       try {
         // Another process may have stored it between the first look and taking the lock.
-        const raced = await shared();
+        const raced = await look();
         if (raced !== undefined) return raced;
-        fleet.counted(role);
+        shared.counted(role);
         return await fromOrigin();
       } finally {
         await lock.release();
       }
     };
-    const lock = await fleet.lock(request.key);
+    const lock = await shared.lock(request.key);
     if (lock.kind === 'held') return lead(lock, 'leader');
     if (lock.kind === 'unknown') {
-      fleet.counted('alone');
+      shared.counted('alone');
       return this.#fetch(request, stored, announce);
     }
-    const waiting = fleet.waitFor(request.key, lock.remainingMs);
-    const meanwhile = await shared();
+    const waiting = shared.waitFor(request.key, lock.remainingMs);
+    const meanwhile = await look();
     if (meanwhile !== undefined) {
       waiting.cancel();
       return meanwhile;
     }
     const end = await waiting.ended;
     if (end === 'filled') {
-      const filled = await shared();
-      fleet.counted('waited');
+      const filled = await look();
+      shared.counted('waited');
       // Without an entry, the holder's answer was not storable (so not shareable either).
       return filled ?? fromOrigin();
     }
     if (end === 'lapsed') {
       // Its holder is gone: this process takes the fill over, under the lock when it can get it.
-      const again = await fleet.lock(request.key);
+      const again = await shared.lock(request.key);
       if (again.kind === 'held') return lead(again, 'lapsed');
     }
-    fleet.counted('timeout');
+    shared.counted('timeout');
     return fromOrigin();
+  }
+
+  /**
+   * Keeps an entry another process's fill stored, judged by the purges since this fill began: one
+   * from the host's disk tier goes to memory only (the disk has it), one from the fleet's tier to
+   * every local tier.
+   */
+  #adopt(key: CacheKey, response: StoredResponse, from: SharedFill, stamp: FillStamp): void {
+    if (from.tier === 'disk') this.#p.tiers.promote(key, response, stamp);
+    else this.#p.tiers.keep(key, response, stamp);
   }
 
   /**
@@ -256,16 +236,13 @@ export class Flights {
   }
 
   /**
-   * The one place fills are written: keeps in the local tiers what the rules let be stored — an
-   * origin's answer, a 304's freshened response, an entry from the fleet's tier — and says in the
-   * outcome whether the tiers kept it.
+   * Where fills from the origin are written: keeps in the local tiers what the rules let be stored
+   * — an origin's answer, a 304's freshened response — and says in the outcome whether the tiers
+   * kept it. An entry from another process's fill is kept by #adopt.
    */
   #keep(key: CacheKey, outcome: FillOutcome, stored: StoredResponse | undefined, stamp: FillStamp): FillOutcome {
     const { tiers } = this.#p;
     switch (outcome.kind) {
-      case 'shared':
-        tiers.keep(key, outcome.response, stamp);
-        return outcome;
       case 'revalidated':
         if (outcome.stored && stored !== undefined) tiers.replace(key, stored, outcome.shared, stamp);
         return outcome;

@@ -7,10 +7,10 @@
  * before it looks for the entry once more, so no notification falls between the look and the
  * wait.
  *
- * A wait is bounded by the lock, not by a fixed timer (issue 31): the waiter looks at the lock
- * again when its remaining life is over, and as soon as it has lapsed unreleased (its holder is
- * gone, or stopped renewing it) the waiter takes the fill over. `waitMs` is only the last resort,
- * and a wait also ends as soon as Redis stops being usable.
+ * A wait is bounded by the lock, not by a fixed timer (../fill/fill-lock.ts, LockWaits): the
+ * waiter looks at the lock again when its remaining life is over, and as soon as it has lapsed
+ * unreleased (its holder is gone, or stopped renewing it) the waiter takes the fill over. `waitMs`
+ * is only the last resort, and a wait also ends as soon as Redis stops being usable.
  *
  * A lock is taken by a script that Redis refuses to run after the taker's deadline (Redis's clock
  * against the one the taker read, so hosts must keep their clocks within the command timeout of
@@ -20,7 +20,7 @@
  * for bytes that reached Redis's socket but wait behind a slow command.
  */
 import type { Logger } from 'pino';
-import type { FleetLockAttempt, FleetWait, FleetWaitEnd } from '../fill/flight.ts';
+import { LockWaits, type FillLockAttempt, type FillWait } from '../fill/fill-lock.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { RedisClient, RedisLink } from './redis-link.ts';
 
@@ -42,9 +42,6 @@ if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3])
 if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return {1} end
 return {0, redis.call('pttl', KEYS[1])}`;
 
-/** A waiter looks at a lock again this long after its remaining life: one round trip. */
-const LAPSE_GRACE_MS = 10;
-
 /** Renews only the holder's own lock: a lock that expired and was taken by another is left alone. */
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -53,7 +50,7 @@ export class FleetLocks {
   readonly #o: FleetLocksOptions;
   readonly #lockPrefix: string;
   readonly #channel: string;
-  readonly #waiters = new Map<string, Set<(end: FleetWaitEnd) => void>>();
+  readonly #waits: LockWaits;
   #subscriber: RedisClient | undefined;
   #subscribed = false;
   #sequence = 0;
@@ -63,8 +60,9 @@ export class FleetLocks {
     this.#o = options;
     this.#lockPrefix = `${options.prefix}lock:`;
     this.#channel = `${options.prefix}filled`;
+    this.#waits = new LockWaits((key) => this.#o.link.run((c) => c.pttl(this.#lockPrefix + key)), options.waitMs);
     options.link.onChange((up) => {
-      if (!up) this.#releaseAll();
+      if (!up) this.#waits.settleAll();
     });
   }
 
@@ -72,7 +70,7 @@ export class FleetLocks {
     const subscriber = this.#o.link.dedicated('fills');
     this.#subscriber = subscriber;
     subscriber.on('message', (_channel: string, key: string) => {
-      this.#settle(key, 'filled');
+      this.#waits.settle(key as CacheKey, 'filled');
     });
     subscriber.on('ready', () => {
       subscriber.subscribe(this.#channel).then(
@@ -86,7 +84,7 @@ export class FleetLocks {
     });
     subscriber.on('close', () => {
       this.#subscribed = false;
-      this.#releaseAll();
+      this.#waits.settleAll();
     });
   }
 
@@ -96,7 +94,7 @@ export class FleetLocks {
   }
 
   /** The key's lock, or how long another process's lock on it has left, or `unknown` when Redis cannot say. */
-  async acquire(key: CacheKey): Promise<FleetLockAttempt> {
+  async acquire(key: CacheKey): Promise<FillLockAttempt> {
     const lockKey = this.#lockPrefix + key;
     const token = `${this.#o.processId}:${++this.#sequence}`;
     const deadline = Date.now() + this.#o.link.commandTimeoutMs;
@@ -135,70 +133,12 @@ export class FleetLocks {
    * Starts waiting for `key`'s fill, whose lock has `remainingMs` left; call before looking for
    * the entry once more.
    */
-  waitFor(key: CacheKey, remainingMs: number): FleetWait {
-    let settle: (end: FleetWaitEnd) => void = () => undefined;
-    const ended = new Promise<FleetWaitEnd>((resolve) => {
-      settle = resolve;
-    });
-    let waiters = this.#waiters.get(key);
-    if (waiters === undefined) {
-      waiters = new Set();
-      this.#waiters.set(key, waiters);
-    }
-    const set = waiters;
-    const giveUpAt = Date.now() + this.#o.waitMs;
-    let timer: NodeJS.Timeout | undefined;
-    let over = false;
-    const done = (end: FleetWaitEnd): void => {
-      if (over) return;
-      over = true;
-      clearTimeout(timer);
-      set.delete(done);
-      if (set.size === 0 && this.#waiters.get(key) === set) this.#waiters.delete(key);
-      settle(end);
-    };
-    const lookAgainIn = (ms: number): void => {
-      const left = giveUpAt - Date.now();
-      timer = setTimeout(
-        () => {
-          if (ms + LAPSE_GRACE_MS >= left) done('gone');
-          else
-            void this.#lookAgain(key).then((lockMs) => {
-              if (lockMs === undefined) done('gone');
-              else if (lockMs <= 0) done('lapsed');
-              else lookAgainIn(lockMs);
-            });
-        },
-        Math.max(0, Math.min(ms + LAPSE_GRACE_MS, left)),
-      );
-    };
-    set.add(done);
-    lookAgainIn(remainingMs);
-    return {
-      ended,
-      cancel: () => {
-        done('gone');
-      },
-    };
-  }
-
-  /** The time `key`'s lock has left: 0 or less when there is none, undefined when Redis cannot say. */
-  #lookAgain(key: CacheKey): Promise<number | undefined> {
-    return this.#o.link.run((c) => c.pttl(this.#lockPrefix + key));
-  }
-
-  #settle(key: string, end: FleetWaitEnd): void {
-    const waiters = this.#waiters.get(key);
-    if (waiters === undefined) return;
-    for (const done of [...waiters]) done(end);
-  }
-
-  #releaseAll(): void {
-    for (const key of [...this.#waiters.keys()]) this.#settle(key, 'gone');
+  waitFor(key: CacheKey, remainingMs: number): FillWait {
+    return this.#waits.waitFor(key, remainingMs);
   }
 
   stop(): void {
-    this.#releaseAll();
+    this.#waits.settleAll();
     this.#subscriber?.disconnect();
   }
 }

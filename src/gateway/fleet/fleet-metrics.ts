@@ -3,7 +3,7 @@
  * across the fleet, and purges sent and received. Registered only when `gateway.redis.url` is set.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { FleetRole } from '../fill/flight.ts';
+import type { FillRole } from '../fill/fill-lock.ts';
 
 /** `hit` a usable entry; `miss` none; `purged` one a later purge names; `error` Redis failed or was skipped. */
 export type SharedRead = 'hit' | 'miss' | 'purged' | 'error';
@@ -77,7 +77,7 @@ export class FleetMetrics {
     this.#writes.inc({ result: ok ? 'stored' : 'error' });
   }
 
-  fill(role: FleetRole): void {
+  fill(role: FillRole): void {
     this.#fills.inc({ role });
   }
 

@@ -9,10 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import type { FleetTier } from '../fill/flight.ts';
+import { answersAsIs, type SharedFill } from '../fill/fill-lock.ts';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { PurgeFanOut } from '../purge/purger.ts';
-import { reuse } from '../rules/reuse.ts';
 import { RedisStore } from '../store/redis-store.ts';
 import type { EntryMaker } from '../store/stored-response.ts';
 import { FleetLocks } from './fleet-lock.ts';
@@ -35,7 +34,7 @@ export interface FleetDeps {
 
 export interface Fleet {
   /** The shared tier and the key locks, for the single flight. */
-  readonly tier: FleetTier;
+  readonly tier: SharedFill;
   /** Sends a purge this process has applied to every other process. */
   readonly publishPurge: PurgeFanOut;
   /** Why the shared tier is not in use now, for `/readyz`; undefined while it is. */
@@ -90,15 +89,14 @@ export function createFleet(config: Config, url: string, deps: FleetDeps): Fleet
   // origin's changes, not another host's purge API, so it does not lift the bound.
   const partitioned = (): boolean => deps.now() - stream.lastHeardAt > boundMs;
   const shared = new RedisStore(link, prefix, deps.purges, metrics, deps.now, deps.maker);
-  const tier: FleetTier = {
+  const tier: SharedFill = {
+    tier: 'redis',
     get usable() {
       return stream.synced && locks.usable;
     },
     async find(request, stored) {
       const response = await shared.get(request.key, request.requestHeaders);
-      if (response === undefined) return undefined;
-      if (stored !== undefined && response.storedAt <= stored.storedAt) return undefined;
-      return reuse(response, request.directives, deps.now()) === 'fresh' ? response : undefined;
+      return response !== undefined && answersAsIs(response, request, stored, deps.now()) ? response : undefined;
     },
     lock: (key) => locks.acquire(key),
     waitFor: (key, remainingMs) => locks.waitFor(key, remainingMs),

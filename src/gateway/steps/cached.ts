@@ -137,12 +137,14 @@ function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response
 
 /**
  * Whether the stored answer was asked for before this request: not when this request's own fill
- * (from the origin, or from the fleet's shared tier) brought it; a request that waited for another's
- * fill is a second ask.
+ * (from the origin, or from the fleet's shared tier) brought it, nor when it has just come up from
+ * the disk tier (its first ask in memory: a representation kept for it would double what a
+ * promotion costs, and a memory too small for the disk hits' working set evicts it unasked); a
+ * request that waited for another's fill is a second ask.
  */
 function askedBefore(outcome: CacheOutcome): boolean {
   if (outcome.collapsed === true) return true;
-  return outcome.kind !== 'miss' && outcome.detail !== 'shared';
+  return outcome.kind !== 'miss' && outcome.detail !== 'shared' && outcome.detail !== 'disk';
 }
 
 /**
@@ -248,8 +250,13 @@ function answerFill(ex: Exchange, deps: CacheDeps, c: Cacheable, outcome: FillOu
       );
     }
     case 'shared':
-      // RFC 9211 §2.8: a hit in the fleet's shared tier rather than this process's own.
-      return sent(ex, deps, c, outcome.response, { kind: 'hit', collapsed, ttl: ttlSeconds(outcome.response, deps.now()), detail: 'shared' });
+      // RFC 9211 §2.8: a hit in the fleet's shared tier, or the host's disk tier, rather than this process's memory.
+      return sent(ex, deps, c, outcome.response, {
+        kind: 'hit',
+        collapsed,
+        ttl: ttlSeconds(outcome.response, deps.now()),
+        detail: outcome.tier === 'disk' ? 'disk' : 'shared',
+      });
     case 'revalidated': {
       const response = collapsed ? outcome.shared : outcome.response;
       return sent(

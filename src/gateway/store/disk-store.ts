@@ -236,15 +236,27 @@ export class DiskStore implements CacheTier {
     };
   }
 
+  /** Where the tier and the workers' turns at its fills are counted. */
+  get metrics(): DiskMetrics {
+    return this.#o.metrics;
+  }
+
   get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
-    const queued = this.#queue.get(key)?.response;
-    const response = queued ?? this.#read(key);
-    if (response === undefined || !selects(response, request)) {
-      this.#o.metrics.read('miss');
-      return undefined;
-    }
-    this.#o.metrics.read('hit');
+    const response = this.#select(key, request);
+    this.#o.metrics.read(response === undefined ? 'miss' : 'hit');
     return response;
+  }
+
+  /** Looks once more after a miss already counted (another worker's fill may have stored it since): counts a hit only. */
+  lookAgain(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
+    const response = this.#select(key, request);
+    if (response !== undefined) this.#o.metrics.read('hit');
+    return response;
+  }
+
+  #select(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
+    const response = this.#queue.get(key)?.response ?? this.#read(key);
+    return response !== undefined && selects(response, request) ? response : undefined;
   }
 
   #read(key: CacheKey): StoredResponse | undefined {

@@ -4,7 +4,8 @@
  * origin; a disk hit is offered to memory, where admission decides whether it stays. A fill is
  * kept in both; the disk's write is committed with the turn's others and the request does not
  * wait for it. The fleet's Redis tier is consulted by the single flight (../fill/flight.ts), since
- * it takes a lock and a wait that the local tiers do not.
+ * it takes a lock and a wait that the local tiers do not; so is the disk tier once more when the
+ * host's workers take turns at a fill (../workers/host-fill.ts).
  */
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
@@ -37,8 +38,13 @@ export class Tiers {
     if (found.kind === 'found' || this.disk === undefined) return found;
     const response = this.disk.get(key, request);
     if (response === undefined) return found;
-    this.memory.put(key, response, this.stamp());
+    this.promote(key, response, this.stamp());
     return { kind: 'found', response, fromDisk: true };
+  }
+
+  /** Offers an entry found on disk to memory, where admission decides whether it stays. */
+  promote(key: CacheKey, response: StoredResponse, stamp: FillStamp): void {
+    this.memory.put(key, response, stamp);
   }
 
   /**

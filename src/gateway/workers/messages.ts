@@ -44,7 +44,7 @@ export type PurgeMessage = PurgeOrder | ApplyOrder | RelayRequest | Purged;
 const TYPES: ReadonlySet<unknown> = new Set(['catalog-gateway:purge', 'catalog-gateway:apply', 'catalog-gateway:relay', 'catalog-gateway:purged']);
 
 /** The `type` of an IPC message, which may be anyone's (prom-client's metric requests share the channel). */
-function typeOf(message: unknown): unknown {
+export function typeOf(message: unknown): unknown {
   return typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
 }
 
@@ -57,7 +57,7 @@ export const ANSWER_MS = 5000;
 
 /** The other end of the channel: a worker, seen from the primary, or the primary, seen from a worker. */
 export interface Peer {
-  send(message: PurgeMessage): unknown;
+  send(message: { readonly type: string }): unknown;
   on(event: 'message', listener: (message: unknown) => void): unknown;
   off(event: 'message', listener: (message: unknown) => void): unknown;
 }
@@ -65,31 +65,49 @@ export interface Peer {
 /** A message to ask with: the asker numbers it. */
 export type Question = Omit<PurgeOrder, 'id'> | Omit<ApplyOrder, 'id'> | Omit<RelayRequest, 'id'>;
 
+/** What answers a kind of question: which messages are its answers, and what counts as none. */
+export interface Answers<T> {
+  /** The asker's id and the value of an answer, or undefined for any other message. */
+  of(message: unknown): { readonly id: number; readonly value: T } | undefined;
+  /** The value when no answer comes in time or the peer goes away. */
+  readonly none: T;
+  readonly timeoutMs: number;
+}
+
+/** Entries purged, 0 when unanswered. */
+const PURGED: Answers<number> = {
+  of: (message) => (isPurgeMessage(message) && message.type === 'catalog-gateway:purged' ? { id: message.id, value: message.purged } : undefined),
+  none: 0,
+  timeoutMs: ANSWER_MS,
+};
+
 /**
- * Asks one peer and hands each `purged` it answers to the asker of the same id, or 0 when none
- * comes in time or the peer goes away. However many questions are out, it listens to the peer
- * once (none while none is out): a listener per question would pile up on `process`, past Node's
- * leak warning at eleven concurrent invalidations.
+ * Asks one peer and hands each answer to the asker of the same id, or `none` when none comes in
+ * time or the peer goes away. However many questions are out, it listens to the peer once (none
+ * while none is out): a listener per question would pile up on `process`, past Node's leak warning
+ * at eleven concurrent invalidations.
  */
-export class Asker {
+export class Asker<T = number, Q extends { readonly type: string } = Question> {
   readonly #peer: Peer;
-  readonly #waiting = new Map<number, (purged: number) => void>();
+  readonly #answers: Answers<T>;
+  readonly #waiting = new Map<number, (value: T) => void>();
   #ids = 0;
 
-  constructor(peer: Peer) {
+  constructor(peer: Peer, answers: Answers<T> = PURGED as unknown as Answers<T>) {
     this.#peer = peer;
+    this.#answers = answers;
   }
 
-  ask(question: Question): Promise<number> {
+  ask(question: Q): Promise<T> {
     const id = ++this.#ids;
-    return new Promise<number>((resolve) => {
+    return new Promise<T>((resolve) => {
       const timer = setTimeout(() => {
-        this.#answer(id, 0);
-      }, ANSWER_MS);
+        this.#answer(id, this.#answers.none);
+      }, this.#answers.timeoutMs);
       if (this.#waiting.size === 0) this.#peer.on('message', this.#onMessage);
-      this.#waiting.set(id, (purged) => {
+      this.#waiting.set(id, (value) => {
         clearTimeout(timer);
-        resolve(purged);
+        resolve(value);
       });
       this.#peer.send({ ...question, id });
     });
@@ -97,19 +115,20 @@ export class Asker {
 
   /** The peer went away: nothing it was asked will be answered. */
   gone(): void {
-    for (const id of [...this.#waiting.keys()]) this.#answer(id, 0);
+    for (const id of [...this.#waiting.keys()]) this.#answer(id, this.#answers.none);
   }
 
   readonly #onMessage = (message: unknown): void => {
-    if (isPurgeMessage(message) && message.type === 'catalog-gateway:purged') this.#answer(message.id, message.purged);
+    const answer = this.#answers.of(message);
+    if (answer !== undefined) this.#answer(answer.id, answer.value);
   };
 
-  #answer(id: number, purged: number): void {
+  #answer(id: number, value: T): void {
     const resolve = this.#waiting.get(id);
     if (resolve === undefined) return;
     this.#waiting.delete(id);
     if (this.#waiting.size === 0) this.#peer.off('message', this.#onMessage);
-    resolve(purged);
+    resolve(value);
   }
 }
 

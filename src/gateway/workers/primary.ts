@@ -22,6 +22,7 @@ import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';
 import { shareTicketKeys } from '../listeners/ticket-keys.ts';
 import { Asker, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged, type Question } from './messages.ts';
+import { HOST_LOCK_MS, HostLocks } from './host-locks.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
 
 export function workerCount(setting: number | 'auto'): number {
@@ -67,6 +68,8 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   // The host's disk tier is this gateway's for all its workers: taken before any is forked, so a
   // second gateway pointed at it is refused at once rather than worker by worker.
   const releaseDisk = config['gateway.cache.disk.enabled'] ? claim(diskPath(config), process.pid) : undefined;
+  // The workers sharing it take turns at a key's fill under the primary's locks.
+  const hostLocks = releaseDisk === undefined ? undefined : new HostLocks(HOST_LOCK_MS);
   const parts = processParts(config, { registry: new PrimaryRegistry() });
   const { logger, registry, health } = parts;
   const live = new Set<Worker>();
@@ -120,6 +123,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    hostLocks?.gone(worker);
     live.delete(worker);
     askers.get(worker)?.gone();
     askers.delete(worker);
@@ -160,6 +164,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     },
   };
   cluster.on('message', (from, message: unknown) => {
+    if (hostLocks?.heard(from, message) === true) return;
     if (isListenFailure(message)) cannotListen ??= message;
     if (!isPurgeMessage(message) || message.type !== 'catalog-gateway:relay') return;
     const others = connected().filter((w) => w !== from);
@@ -198,6 +203,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
     await Promise.all([admin.stop(), health.close()]);
     ticketKeys?.stop();
+    hostLocks?.stop();
     releaseDisk?.();
     throw err;
   });
@@ -240,6 +246,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       ticketKeys?.stop();
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close(), resume?.stop()]);
+      hostLocks?.stop();
       releaseDisk?.();
       logger.info('stopped');
       logger.flush();
