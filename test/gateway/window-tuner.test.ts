@@ -1,8 +1,9 @@
 /**
- * The window's tuner (window-tuner.ts) alone, on outcomes fed to it, then W-TinyLFU with it on a
- * recency-biased request sequence, where a fixed 1 % window lost to plain LRU: the window grows,
- * the hit ratio comes back to LRU's, and the byte bound and the reports of what leaves hold
- * through every move of the boundary.
+ * The window's tuner (window-tuner.ts) alone, on request sequences where one of its two miniature
+ * caches (LRU, and W-TinyLFU at the smallest window, with counts given by the test) clearly hits
+ * more than the other; then W-TinyLFU with it on recency-biased and Zipf requests: the window
+ * grows toward LRU on the first, stays small on the second and comes back down when the second
+ * follows the first, and the byte bound and the reports of what leaves hold through every move.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -12,209 +13,160 @@ import { MIN_WINDOW_SHARE, WindowTuner } from '../../src/gateway/store/window-tu
 import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
 import { ZipfSampler } from '../../src/loadtest/zipf.ts';
 
-/** Sampled lookups between two decisions of a small cache's tuner. */
-const DECISION = 512;
-/** Sampled lookups between two of its checks for LRU far ahead. */
-const CHECK = 64;
-/** The top of the window's share. */
+/** The top of the window's share, and a move's factor. */
 const TOP = 0.998;
+const STEP = 4;
+/** The tuner's cache: 200 entries of 1,000 B, every key in its sample; its W-TinyLFU miniature's window holds 2. */
+const TUNED_BOUND = 200_000;
+const TUNED_ENTRY = 1000;
 
 function noReversal(): void {
   assert.fail('no reversal expected');
 }
 
-/** A tuner for a cache of about 100 entries: every key is in its sample. */
-function tuner(onReversal: () => void = noReversal): WindowTuner {
-  return new WindowTuner(200_000, 100, onReversal);
+/** A tuner for a cache of 200 entries, whose sketch counts `hot` keys 10 and every other key 0. */
+function tuner(hot: (h: number) => boolean = () => false, onReversal: () => void = noReversal): WindowTuner {
+  return new WindowTuner(TUNED_BOUND, TUNED_BOUND / TUNED_ENTRY, (h) => (hot(h) ? 10 : 0), onReversal);
 }
 
-/** Feeds `n` lookups of fresh keys that the shadow LRU has (stored first) and the cache does (`cacheHits`) or not. */
-function feed(t: WindowTuner, n: number, lruHits: boolean, cacheHits: boolean, from = 0): boolean {
-  let moved = false;
-  for (let i = from; i < from + n; i++) {
-    const h = keyHash(`/k/${i}`);
-    if (lruHits) t.stored(h, 100);
-    moved = t.looked(h, cacheHits) || moved;
-  }
+/** Looks `key` up (the cache missing it, as the tuner's verdicts come from its miniatures) and stores it; true when the window moved. */
+function ask(t: WindowTuner, key: string): boolean {
+  const h = keyHash(key);
+  const moved = t.looked(h, false);
+  t.stored(h, TUNED_ENTRY);
   return moved;
 }
 
 /**
- * Feeds a decision's lookups spread evenly: in every CHECK of them, `lruOnly` hits only LRU makes
- * and `cacheOnly` only the cache makes, the rest missed by both; the first key is `from`.
+ * Recency-biased requests counts cannot tell: each new key is asked again 20 requests later, in
+ * LRU's reach and out of the W-TinyLFU miniature's window, and the counts (0 for all) refuse it
+ * the main space, which 200 older keys fill first. Returns the moves.
  */
-function spread(t: WindowTuner, lruOnly: number, cacheOnly: number, from: number): boolean {
-  let moved = false;
-  for (let at = from; at < from + DECISION; at += CHECK) {
-    moved = feed(t, lruOnly, true, false, at) || moved;
-    moved = feed(t, cacheOnly, false, true, at + lruOnly) || moved;
-    moved = feed(t, CHECK - lruOnly - cacheOnly, false, false, at + lruOnly + cacheOnly) || moved;
+function recency(t: WindowTuner, requests: number, from = 0, shares?: number[]): number {
+  let moves = 0;
+  const asked = (key: string): void => {
+    if (!ask(t, key)) return;
+    moves++;
+    shares?.push(t.share);
+  };
+  for (let i = from; i < from + 200; i++) asked(`/filler/${i}`);
+  for (let i = from; i < from + requests / 2; i++) {
+    asked(`/new/${i}`);
+    if (i - from >= 20) asked(`/new/${i - 20}`);
   }
-  return moved;
+  return moves;
 }
 
-function close(actual: number, expected: number, message?: string): void {
-  assert.ok(Math.abs(actual - expected) < 1e-9, `${message ?? ''} share ${actual}, expected ${expected}`);
+/** A hot set of 50 keys, one asked every fifth request, among a scan of keys asked once: LRU loses the hot set to the scan, counts keep it. */
+const isHot = (keys: Set<number>) => (h: number) => keys.has(h);
+function hotSet(): Set<number> {
+  return new Set(Array.from({ length: 50 }, (_, i) => keyHash(`/hot/${i}`)));
+}
+function scanWithHotSet(t: WindowTuner, requests: number, from = 0): number {
+  let moves = 0;
+  for (let i = from; i < from + requests; i++) if (ask(t, i % 5 === 0 ? `/hot/${(i / 5) % 50}` : `/scan/${i}`)) moves++;
+  return moves;
 }
 
 describe('the window tuner', () => {
-  test('the window starts at 1 % and doubles when LRU would have hit where the cache missed, by one standard deviation three decisions in a row', () => {
+  test('the window starts at 1 % and grows by fourfold steps to the top while the LRU miniature hits what the W-TinyLFU one refuses', () => {
     const t = tuner();
     assert.equal(t.share, MIN_WINDOW_SHARE);
-    // 48 against 32 of 512 toward LRU: over one standard deviation of chance (√80 ≈ 8.9), never
-    // two within a decision.
-    assert.equal(spread(t, 6, 4, 0), false);
-    assert.equal(spread(t, 6, 4, DECISION), false);
-    assert.equal(spread(t, 6, 4, 2 * DECISION), true);
-    close(t.share, 2 * MIN_WINDOW_SHARE);
-    assert.equal(spread(t, 6, 4, 3 * DECISION), true, 'and on, while LRU stays ahead');
-    close(t.share, 4 * MIN_WINDOW_SHARE);
+    const shares: number[] = [];
+    recency(t, 6000, 0, shares);
+    assert.deepEqual(
+      shares.map((share) => share.toFixed(4)),
+      [STEP, STEP ** 2, STEP ** 3].map((f) => (MIN_WINDOW_SHARE * f).toFixed(4)).concat(TOP.toFixed(4)),
+    );
   });
 
-  test('it grows at once, within a decision, when LRU is ahead by two standard deviations and 1 % of the requests', () => {
-    const t = tuner();
-    assert.equal(feed(t, CHECK - 1, true, false), false, 'not before a check');
-    assert.equal(feed(t, 1, true, false, CHECK - 1), true);
-    close(t.share, 2 * MIN_WINDOW_SHARE);
-    // 20 against 10 of 64: 10 is under two standard deviations (2 × √30 ≈ 11): no move at the check.
-    assert.equal(feed(t, 20, true, false, 1000) || feed(t, 10, false, true, 2000) || feed(t, CHECK - 30, false, false, 3000), false);
-    assert.equal(feed(t, CHECK, true, false, 4000), true, 'the next check finds LRU far ahead');
-    close(t.share, 4 * MIN_WINDOW_SHARE);
-  });
-
-  test('a key the cache hits and the shadow lacks is learnt, as LRU would have fetched and kept it: it counts for the cache once, not at every request', () => {
-    const t = tuner();
-    feed(t, CHECK, true, false);
-    close(t.share, 2 * MIN_WINDOW_SHARE);
-    const h = keyHash('/kept');
-    let moved = false;
-    for (let i = 0; i < 2 * DECISION; i++) moved = t.looked(h, true) || moved;
-    // An LRU of the cache's misses alone would count 1,024 hits only the cache made, and halve the window.
-    assert.equal(moved, false);
-    close(t.share, 2 * MIN_WINDOW_SHARE);
-  });
-
-  test('it halves back when the cache hits where LRU would have missed, and never goes below 1 %', () => {
-    const t = tuner();
-    feed(t, 2 * CHECK, true, false);
-    close(t.share, 4 * MIN_WINDOW_SHARE);
-    feed(t, DECISION - 2 * CHECK, false, false, 1000);
-    feed(t, DECISION, false, true, 4 * DECISION);
-    close(t.share, 2 * MIN_WINDOW_SHARE);
-    for (let round = 0; round < 5; round++) feed(t, DECISION, false, true, (5 + round) * DECISION);
-    assert.equal(t.share, MIN_WINDOW_SHARE);
-  });
-
-  test('it does not move on agreement, or on a difference chance could make: within one standard deviation toward LRU, three away from it', () => {
-    const t = tuner();
-    assert.equal(feed(t, DECISION, true, true), false, 'both hit');
-    assert.equal(feed(t, DECISION, false, false, DECISION), false, 'both miss');
-    // 40 against 32 of 512 toward LRU: under one standard deviation of chance (√72 ≈ 8.5).
-    assert.equal(spread(t, 5, 4, 2 * DECISION), false);
-    // 24 against 48 toward the cache: under three (3 × √72 ≈ 25.5).
-    assert.equal(spread(t, 3, 6, 3 * DECISION), false);
-    assert.equal(t.share, MIN_WINDOW_SHARE);
-  });
-
-  test('it grows no further than its top', () => {
-    const t = tuner();
-    for (let round = 0; round < 12; round++) feed(t, CHECK, true, false, round * CHECK);
-    assert.equal(t.share, TOP);
-  });
-
-  test('at the top it halves only when the cache is clearly ahead two decisions in a row', () => {
-    const t = tuner();
-    let at = 0;
-    const round = (lruHits: boolean, cacheHits: boolean): boolean => {
-      const moved = feed(t, DECISION, lruHits, cacheHits, at);
-      at += DECISION;
-      return moved;
-    };
-    // Seven growths at once reach the top, at the end of a check: the next decision starts there.
-    feed(t, 7 * CHECK, true, false, 1_000_000);
-    assert.equal(t.share, TOP);
-    assert.equal(round(false, true), false, 'one decision with the cache ahead');
-    round(true, true);
-    assert.equal(round(false, true), false, 'an undecided one in between starts the count again');
-    assert.equal(round(false, true), true, 'two in a row');
-    close(t.share, TOP / 2);
-    assert.equal(round(false, true), true, 'below the top, one is enough');
-    close(t.share, TOP / 4);
-  });
-
-  test('after eight decisions without a clear difference it takes a fifth off the window anyway, and undoes that unless the cache then does clearly better', () => {
-    const t = tuner();
-    let at = 0;
-    const round = (lruHits: boolean, cacheHits: boolean): void => {
-      feed(t, DECISION, lruHits, cacheHits, at);
-      at += DECISION;
-    };
-    const grown = 16 * MIN_WINDOW_SHARE;
-    /** `patience` decisions without a clear difference: the last one probes. */
-    const probeAfter = (patience: number): void => {
-      for (let i = 0; i < patience - 1; i++) round(true, true);
-      close(t.share, grown, `${patience - 1} undecided`);
-      round(true, true);
-      close(t.share, grown / 1.25, `decision ${patience} probes`);
-    };
-    feed(t, 4 * CHECK, true, false, 1_000_000);
-    close(t.share, grown);
-    probeAfter(8);
-    spread(t, 6, 4, 2_000_000);
-    close(t.share, grown, 'LRU proves the probe wrong');
-    probeAfter(16);
-    round(true, true);
-    close(t.share, grown, 'a probe that shows no clear gain is undone too');
-    for (let i = 0; i < 32; i++) round(true, true);
-    close(t.share, grown / 1.25, 'the next probe after 32');
-    round(false, true);
-    close(t.share, grown / 1.25 / 2, 'kept when the cache does clearly better, and halved again');
-  });
-
-  test('a cache clearly ahead at 1 % for four decisions, then far behind LRU, has seen popularity shift: the window stays at 1 % for eight decisions', () => {
+  test('it shrinks to 1 % while the W-TinyLFU miniature keeps a hot set that the LRU one loses to a scan; leaving the top after LRU had been ahead there, it has the sketch forget the recency-biased counts', () => {
     let reversals = 0;
-    const t = tuner(() => reversals++);
-    let at = 0;
-    for (let i = 0; i < 4; i++) {
-      feed(t, DECISION, false, true, at);
-      at += DECISION;
-    }
-    assert.equal(feed(t, CHECK, true, false, at), false, 'the check finds LRU far ahead, and the window stays');
-    at += CHECK;
-    assert.equal(reversals, 1);
+    const t = tuner(isHot(hotSet()), () => reversals++);
+    recency(t, 20_000);
+    assert.equal(t.share, TOP);
+    assert.equal(reversals, 0);
+    scanWithHotSet(t, 20_000, 1_000_000);
     assert.equal(t.share, MIN_WINDOW_SHARE);
-    for (let i = 0; i < 8; i++) {
-      assert.equal(feed(t, DECISION, true, false, at), false, `held, decision ${i + 1}`);
-      at += DECISION;
-    }
-    assert.equal(feed(t, CHECK, true, false, at), true, 'then it grows again');
-    assert.equal(reversals, 1, 'and that is no reversal: the cache was not ahead before it');
-    close(t.share, 2 * MIN_WINDOW_SHARE);
+    assert.equal(reversals, 1);
   });
 
-  test('a shift the detector saw takes the window back to 1 % and holds it there', () => {
+  test('it does not move while both miniatures hit alike', () => {
     const t = tuner();
-    feed(t, 4 * CHECK, true, false);
-    close(t.share, 16 * MIN_WINDOW_SHARE);
+    let moves = 0;
+    for (let i = 0; i < 20_000; i++) if (ask(t, `/few/${i % 100}`)) moves++;
+    for (let i = 0; i < 20_000; i++) if (ask(t, `/once/${i}`)) moves++;
+    assert.equal(moves, 0);
+    assert.equal(t.share, MIN_WINDOW_SHARE);
+  });
+
+  test('a key the cache hits is taken by a miniature that lacked it, as that cache would have fetched and kept it', () => {
+    const t = tuner();
+    const h = keyHash('/kept');
+    let moves = 0;
+    // Never stored: only the cache's hits tell the miniatures of it. Once learnt, both hit it, and nothing moves.
+    for (let i = 0; i < 5000; i++) if (t.looked(h, true)) moves++;
+    assert.equal(moves, 0);
+  });
+
+  test('counts ahead at 1 %, then LRU far ahead, is a popularity shift: the sketch is told to forget, and the window grows', () => {
+    let reversals = 0;
+    const hot = hotSet();
+    const t = tuner(isHot(hot), () => reversals++);
+    scanWithHotSet(t, 30_000);
+    assert.equal(t.share, MIN_WINDOW_SHARE);
+    assert.equal(reversals, 0);
+    hot.clear();
+    recency(t, 6000, 2_000_000);
+    assert.equal(reversals, 1);
+    assert.equal(t.share, TOP);
+  });
+
+  test('a shift the detector saw takes the window back to 1 %, and the next two verdicts for LRU are ignored', () => {
+    const t = tuner();
+    recency(t, 6000);
+    assert.equal(t.share, TOP);
     assert.equal(t.shifted(), true);
     assert.equal(t.share, MIN_WINDOW_SHARE);
-    assert.equal(feed(t, 8 * DECISION, true, false, 1000), false);
-    assert.equal(feed(t, CHECK, true, false, 10_000), true);
+    const shares: number[] = [];
+    recency(t, 6000, 1_000_000, shares);
+    assert.ok(shares.length >= 4, `${shares.length} moves`);
+    assert.equal(t.share, TOP, 'then it grows again');
+  });
+
+  test('held after a shift, a window still grows, later than one that saw none', () => {
+    /** Requests of the recency pattern before the window first moves. */
+    const firstMove = (t: WindowTuner): number => {
+      let n = 0;
+      for (let i = 0; i < 200; i++, n++) if (ask(t, `/filler/${i}`)) return n;
+      for (let i = 0; i < 10_000; i++) {
+        n++;
+        if (ask(t, `/new/${i}`)) return n;
+        n++;
+        if (i >= 20 && ask(t, `/new/${i - 20}`)) return n;
+      }
+      return Infinity;
+    };
+    const held = tuner();
+    held.shifted();
+    const free = firstMove(tuner());
+    const late = firstMove(held);
+    assert.ok(Number.isFinite(late) && late > free, `first move after ${late} requests held, ${free} not`);
   });
 
   test('keys outside its sample are not looked at: a large cache samples a slice of them', () => {
-    const t = new WindowTuner(1 << 30, 1 << 20, noReversal);
-    let moves = 0;
+    const t = new WindowTuner(1 << 30, 1 << 20, () => 0, noReversal);
+    let sampled = 0;
     for (let i = 0; i < 100_000; i++) {
       const h = keyHash(`/k/${i}`);
       t.stored(h, 100);
-      if (t.looked(h, false)) moves++;
+      if (h < 2 ** 24) sampled++;
+      t.looked(h, false);
     }
-    // 1,048,576 entries, 4,096 shadow keys: one key in 256, so about 390 sampled lookups, each a
-    // hit only LRU makes: a growth at every 64th, about 6; every lookup's would be 1,562.
-    assert.ok(moves >= 4 && moves <= 8, `${moves} moves`);
-    close(t.share, MIN_WINDOW_SHARE * 2 ** moves);
-    assert.ok(t.bytes <= (1 << 30) / 1000, `${t.bytes} B`);
+    // 1,048,576 entries, 4,096 keys in each miniature: one key in 256.
+    assert.ok(sampled > 300 && sampled < 500, `${sampled} sampled`);
+    assert.ok(t.bytes <= (1 << 30) / 2000, `${t.bytes} B`);
+    assert.equal(t.share, MIN_WINDOW_SHARE);
   });
 });
 
@@ -309,9 +261,8 @@ describe('W-TinyLFU with the tuned window', () => {
     replay(windowed, recencyBiased(60_000, 7));
     replay(lru, recencyBiased(60_000, 7));
     assert.ok(windowed.windowShare > 0.9, `window ${windowed.windowShare} after the recency-biased stretch`);
-    // At the top the cache hits as LRU does, so only the probes (a fifth off the window, kept when
-    // the cache then does clearly better than the shadow LRU) bring it down: replayed, after about
-    // 60,000 Zipf requests, 200 times the entries held.
+    // At the top the cache hits as LRU does; the W-TinyLFU miniature, hitting more than the LRU one
+    // on Zipf requests, brings the window down.
     const zipfKeys = [...zipf(100_000, 3)];
     replay(windowed, zipfKeys.slice(0, 80_000));
     replay(lru, zipfKeys.slice(0, 80_000));
@@ -336,7 +287,7 @@ describe('W-TinyLFU with the tuned window', () => {
     const shares = new Set<number>();
     let n = 0;
     // Recency first (the window grows), then a small hot set under a scan that plain LRU loses
-    // whole (it shrinks again, when a probe finds the smaller window clearly ahead).
+    // whole (it shrinks again, as the W-TinyLFU miniature keeps the hot set).
     const keys = [...recencyBiased(60_000, 11), ...Array.from({ length: 60_000 }, (_, i) => (i % 5 === 0 ? `/hot/${(i / 5) % 60}` : `/scan/${i}`))];
     for (const key of keys) {
       if (n++ % 7 === 0) cache.delete(`/new/${n % 5000}`);

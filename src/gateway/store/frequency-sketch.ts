@@ -119,7 +119,11 @@ export class FrequencySketch {
 
   /** Estimated requests for `key` since about the last halving, from 0 to MAX_FREQUENCY. */
   frequency(key: string): number {
-    const h = keyHash(key);
+    return this.frequencyOf(keyHash(key));
+  }
+
+  /** The same for the key hashed `h` (keyHash). */
+  frequencyOf(h: number): number {
     return this.#estimate(h) + (this.#doorkeeperHas(h) ? 1 : 0);
   }
 

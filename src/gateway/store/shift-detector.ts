@@ -15,8 +15,8 @@
  * Caffeine answers a shift by hill climbing the window's share (Einziger, Eytan, Friedman and
  * Manes, "Adaptive Software Cache Management", Middleware 2018); the replays measured that here
  * and it lost: it wanders on a stationary workload, and a larger window alone does not lift the
- * shift above LRU while the old counts stay. (The window is tuned, but against a shadow LRU,
- * window-tuner.ts.)
+ * shift above LRU while the old counts stay. (The window is tuned, but by two miniature caches
+ * on a sample of the keys, window-tuner.ts.)
  *
  * Counting is the only cost on a lookup; the rest runs when an entry is stored.
  */

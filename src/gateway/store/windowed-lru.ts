@@ -2,9 +2,9 @@
  * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a window LRU
  * that takes every new entry, and the main space (the rest) that an entry pushed out of the
  * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
- * window is 1 % of the bound while counts decide well; it grows toward all of it while a shadow
- * LRU on a sample of the keys would hit more (window-tuner.ts), which is what recency-biased
- * requests need. The window lets a key that is suddenly hot collect hits while its count grows,
+ * window is 1 % of the bound while counts decide well; it grows toward all of it while plain LRU
+ * would hit more, as two miniature caches on a sample of the keys tell (window-tuner.ts), which is
+ * what recency-biased requests need. The window lets a key that is suddenly hot collect hits while its count grows,
  * so it is not refused on its first few requests; the filter keeps scans and one-off searches
  * out of the main space, where the entries that are asked again live.
  *
@@ -16,10 +16,9 @@
  *
  * Popularity that shifts is the sketch's blind spot: it ages after 30 repeated requests per entry, and
  * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
- * requests for keys the filter just refused rise together (shift-detector.ts), or when plain LRU
- * pulls far ahead of a cache that had been clearly ahead of it at the smallest window
- * (window-tuner.ts), the sketch is cleared, the window goes back to 1 % for a while, and the
- * protected segment's oldest are sampled as victims.
+ * requests for keys the filter just refused rise together (shift-detector.ts), or when the
+ * window tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch
+ * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
  * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
@@ -30,7 +29,7 @@ import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
-import { MIN_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
+import { WindowTuner } from './window-tuner.ts';
 
 /** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
 export interface EntryLru<K, V> {
@@ -116,16 +115,21 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
     this.#sketch = new FrequencySketch(capacity);
     this.#shifts = new ShiftDetector(capacity);
-    this.#tuner = new WindowTuner(options.maxSize, capacity, () => {
-      this.#forget();
-    });
+    this.#tuner = new WindowTuner(
+      options.maxSize,
+      capacity,
+      (h) => this.#sketch.frequencyOf(h),
+      () => {
+        this.#forget();
+      },
+    );
     this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes + this.#tuner.bytes;
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
     this.#onAdmission = options.onAdmission;
     this.#onShift = options.onShift;
     this.#maxSize = options.maxSize;
-    this.#share(MIN_WINDOW_SHARE);
+    this.#share(this.#tuner.share);
     const forward = (value: V, key: K, reason: LRUCache.DisposeReason): void => {
       if (!this.#moving) this.#disposeAfter(value, key, reason);
     };
