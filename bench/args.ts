@@ -49,12 +49,19 @@ export interface BenchOptions {
   readonly boundEntries: readonly number[];
   readonly entries: number;
   readonly cacheMib: number;
+  /** `--memory`: the client's Accept-Encoding, none (`identity`) or a browser's (`gzip`). */
+  readonly client: MemoryClient;
+  /** `--memory`: books per page of the tiny origin, about 340 B each. */
+  readonly books: number;
   readonly save: boolean;
   /** Write to the committed bench/results/ (the figures of docs/benchmarks.md and the README) instead of the ignored bench-results/. */
   readonly updateCommitted: boolean;
   /** Scenario ids to run; all when absent. The bare ceiling always runs, since ratios need it. */
   readonly scenarios?: readonly string[];
 }
+
+export const MEMORY_CLIENTS = ['identity', 'gzip'] as const;
+export type MemoryClient = (typeof MEMORY_CLIENTS)[number];
 
 export const BENCH_HELP = () => `Usage: npm run bench -- [flags]
 
@@ -102,11 +109,16 @@ Flags:
   --restart            instead: the origin's offload in the --duration seconds before and after a
                        gateway restart (SIGTERM, SIGKILL, SIGUSR2 with 2 workers; SIGTERM without
                        the disk tier as the control)
-  --disk-mib N         the disk tier's bound in --tiers and --memory modes (default 4096)
+  --disk-mib N         the disk tier's bound in --tiers and --memory modes (default 4096; 0 in
+                       --memory mode: the disk tier off)
   --memory             instead: fill the gateway's cache with --entries distinct queries at a
                        --cache-mib bound and report its RSS against bound + 150 MiB
   --entries N          distinct cached queries in --memory mode (default 1000000)
   --cache-mib N        cache bound in --memory mode (default 256)
+  --client NAME        the --memory mode's client: gzip (a browser's Accept-Encoding, the default)
+                       or identity (none: the cache derives an identity body and keeps it on a hit)
+  --books N            books per tiny-origin page in --memory mode, ~340 B each (default 3: ~1 KiB;
+                       6: ~2 KB)
   --no-save            print only; write no file
   --update-committed   write bench/results/ (the committed figures) instead of bench-results/
   --help               show this help
@@ -155,6 +167,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         distinct: { type: 'string' },
         entries: { type: 'string' },
         'cache-mib': { type: 'string' },
+        client: { type: 'string' },
+        books: { type: 'string' },
         'no-save': { type: 'boolean' },
         'update-committed': { type: 'boolean' },
         scenarios: { type: 'string' },
@@ -165,6 +179,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
   if (values.help === true) return 'help';
+  if (values.tiers === true && values['disk-mib'] === '0') throw new UsageError('--disk-mib: the --tiers mode needs a disk tier (1 or more)');
   const text = (name: string): string | undefined => (typeof values[name] === 'string' ? values[name] : undefined);
   const data = text('data');
   const ab = text('ab');
@@ -193,7 +208,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,
-    diskMib: integer('disk-mib', text('disk-mib'), 4096, 1, 16 * 1024 * 1024),
+    diskMib: integer('disk-mib', text('disk-mib'), 4096, 0, 16 * 1024 * 1024),
     traceFiles: Array.isArray(values.trace) ? values.trace : [],
     traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),
     traceRequests: integer('requests', text('requests'), 2_000_000, 1000, 100_000_000),
@@ -202,10 +217,19 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     boundEntries: text('bound-entries') === undefined ? [] : integers('bound-entries', text('bound-entries') ?? '', 1, 1_000_000_000),
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
+    client: memoryClient(text('client')),
+    books: integer('books', text('books'), 3, 1, 100),
     save: values['no-save'] !== true,
     updateCommitted: values['update-committed'] === true,
     ...(traceNames === undefined ? {} : { traceNames: [...new Set(traceNames)] }),
     ...(ab === undefined ? {} : { abBase: ab }),
     ...(list === undefined ? {} : { scenarios: [...new Set(['bare-hot', 'bare-zipf', ...list])] }),
   };
+}
+
+function memoryClient(value: string | undefined): MemoryClient {
+  if (value === undefined) return 'gzip';
+  const known = MEMORY_CLIENTS.find((client) => client === value);
+  if (known === undefined) throw new UsageError(`--client: unknown client "${value}"; known: ${MEMORY_CLIENTS.join(', ')}`);
+  return known;
 }

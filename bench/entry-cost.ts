@@ -4,14 +4,16 @@
  * four replayed header fields), then compares V8 heap used plus memory outside the heap (Buffer
  * backing stores), after full garbage collections, with what the cache counts.
  *
- *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--bound MIB] [--limit N] [--data DIR] [--json]
+ *   node --expose-gc bench/entry-cost.ts [entries, default 100000] [--bound MIB] [--limit N] [--identity] [--data DIR] [--json]
  *
  * DIR holds the catalog the query texts come from (default data/bench); `--json` prints the
  * per-entry figures as one JSON object, for test/gateway/entry-cost.test.ts. `--bound` fills a
  * cache bounded to MIB, so that evictions churn it as a full cache churns: the figures are then
  * per entry held at the end (the LRU's tables carry deleted slots and growth slack then).
  * `--limit` asks for pages of N books (3 by default), each tagged with its books' ids, as a
- * search answer at the catalog's default limit of 20 carries 20 tags.
+ * search answer at the catalog's default limit of 20 carries 20 tags. `--identity` asks each entry
+ * once more for identity after storing it, as a hit of a client that accepts no coding does, so
+ * that it keeps an identity body beside its gzip one.
  * The figure in response-cache.ts comes from this script.
  */
 import { readFileSync } from 'node:fs';
@@ -71,7 +73,7 @@ function settled(): Memory {
   return { heapUsed: m.heapUsed, external: m.external, malloc: mallocResident(), rss: m.rss };
 }
 
-async function main(entries: number, boundBytes: number, limit: string, dataDir: string, json: boolean): Promise<void> {
+async function main(entries: number, boundBytes: number, limit: string, identity: boolean, dataDir: string, json: boolean): Promise<void> {
   const fleet = new Fleet(dataDir);
   try {
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
@@ -124,6 +126,7 @@ async function main(entries: number, boundBytes: number, limit: string, dataDir:
           );
           if (outcome.kind !== 'response' || !outcome.stored || cache.put(key, outcome.shared, { generation: purges.generation, mark: '' }) !== undefined)
             throw new Error('an answer was not stored');
+          if (identity) cache.represent(key, outcome.shared, 'identity', true);
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -175,6 +178,7 @@ await main(
   Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1 && i !== limitFlag + 1) ?? 100_000),
   boundBytes,
   limit,
+  args.includes('--identity'),
   dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'),
   args.includes('--json'),
 );

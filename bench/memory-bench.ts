@@ -1,12 +1,16 @@
 /**
  * `npm run bench -- --memory`: fills one gateway's cache with a million distinct cached queries
- * at a 256 MiB bound and compares its RSS with the bound plus 150 MiB. The fill goes through a
- * tiny bench origin (tiny-origin.ts) because a million real searches would take most of an hour;
- * what is measured — the gateway's memory for what it stores and how it counts it — is the same.
- * The disk tier is on, bounded by `--disk-mib`: with a memory bound smaller than the fill
- * (`--cache-mib 64`), it shows the cache holding more than memory does, and the process's
- * anonymous memory (RssAnon: the heap and Buffers, not the mapped binary or the page cache)
- * staying within the memory bound plus the same 150 MiB.
+ * at a 256 MiB bound and compares the process's RSS with the bound plus 150 MiB. The fill goes
+ * through a tiny bench origin (tiny-origin.ts) because a million real searches would take most of
+ * an hour; what is measured — the gateway's memory for what it stores and how it counts it — is
+ * the same. `--books` sizes the answers (3 books: ~1 KiB, 6: ~2 KB), `--client` picks the client:
+ * a browser's Accept-Encoding (the gzip body kept is sent), or none (`identity`: it asks for each
+ * target twice in a row, and the hit makes the entry keep an identity body beside its gzip one,
+ * an entry's heaviest form).
+ * `--disk-mib 0` turns the disk tier off, so that the process holds the memory tier alone; with it
+ * on and a memory bound smaller than the fill (`--cache-mib 64`), the cache holds more than memory
+ * does, and the process's anonymous memory (RssAnon: the heap and Buffers, not the mapped binary
+ * or the page cache) is what to hold against the memory bound plus the same 150 MiB.
  */
 import { readFileSync } from 'node:fs';
 import { HEAP_RESERVE } from '../src/gateway/store/entry-size.ts';
@@ -18,9 +22,10 @@ import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { PrometheusSamples } from '../src/loadtest/prometheus-text.ts';
 import { gatewayCounters, scrapeMetrics, steadyRead, type GatewayCounters } from '../src/loadtest/server-metrics.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
-import type { BenchOptions } from './args.ts';
+import type { BenchOptions, MemoryClient } from './args.ts';
 import { Fleet } from './fleet.ts';
 import { QuerySpace } from './query-space.ts';
+import { BROWSER_ACCEPT_ENCODING } from './throughput-bench.ts';
 import { machineLine, mib } from './table.ts';
 
 const MIB = 1024 * 1024;
@@ -33,6 +38,11 @@ export interface MemoryReport {
   readonly command: string;
   readonly machine: MachineInfo;
   readonly origin: string;
+  /** The client's Accept-Encoding: a browser's (`gzip`) or none (`identity`). */
+  readonly client: MemoryClient;
+  /** Books per page of the tiny origin, and the mean body it sent. */
+  readonly books: number;
+  readonly meanBodyBytes: number;
   /** Node/V8 flags of the gateway process. */
   readonly gatewayNodeFlags: readonly string[];
   readonly requested: number;
@@ -41,6 +51,9 @@ export interface MemoryReport {
   readonly non2xx: number;
   readonly errors: number;
   readonly misses: number;
+  /** Requests sent: each target once, or twice in a row by an identity client. */
+  readonly requests: number;
+  readonly hits: number;
   readonly originRequests: number;
   readonly cacheBoundBytes: number;
   readonly cacheEntries: number | null;
@@ -109,14 +122,15 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     if (space.size < options.entries) throw new Error(`only ${space.size} distinct queries can be made from the catalog`);
     const token = await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 });
-    const headers = { authorization: `Bearer ${token}` };
-    const origin = await fleet.script('tiny-origin', 'tiny-origin.ts');
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (options.client === 'gzip') headers['accept-encoding'] = BROWSER_ACCEPT_ENCODING;
+    const origin = await fleet.script('tiny-origin', 'tiny-origin.ts', ['--books', String(options.books)]);
     // The access log is off: a million lines on disk are not what this measures.
     const diskBoundBytes = options.diskMib * MIB;
     const gateway = await fleet.gateway('gateway', origin, {
       CATALOG_GATEWAY_ACCESS_LOG: 'false',
       CATALOG_GATEWAY_CACHE_MAX_BYTES: String(boundBytes),
-      CATALOG_GATEWAY_CACHE_DISK_MAX_BYTES: String(diskBoundBytes),
+      ...(diskBoundBytes === 0 ? { CATALOG_GATEWAY_CACHE_DISK_ENABLED: 'false' } : { CATALOG_GATEWAY_CACHE_DISK_MAX_BYTES: String(diskBoundBytes) }),
     });
     const admin = gateway.adminUrl ?? '';
     const trajectory: MemorySample[] = [memorySample(0, await scrapeMetrics(admin), gateway.pid)];
@@ -131,11 +145,15 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     log(
       `filling the gateway's cache (${options.cacheMib} MiB bound) with ${options.entries.toLocaleString('en-US')} distinct queries through the tiny bench origin…`,
     );
+    // An identity client asks for each target twice in a row: the second ask is a hit, which
+    // makes the entry keep an identity body beside its gzip one, its heaviest form.
+    const asks = options.client === 'identity' ? 2 : 1;
+    let sent = 0;
     const run = await runLoad({
       urls: [gateway.url],
       connections: options.connections,
-      amount: options.entries,
-      requests: { next: () => ({ path: space.take(), headers }) },
+      amount: asks * options.entries,
+      requests: { next: () => ({ path: space.at(Math.floor(sent++ / asks)), headers }) },
       progress: true,
       onSecond: (second) => {
         if (second % 5 === 0) sample(second);
@@ -157,7 +175,10 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
       startedAt,
       command,
       machine: machineInfo(),
-      origin: 'bench/tiny-origin.ts: every /v1/books target answered at once with a ~1 KiB three-book page, Cache-Control: public, max-age=3600',
+      origin: `bench/tiny-origin.ts: every /v1/books target answered at once with a ${options.books}-book JSON page, Cache-Control: public, max-age=3600`,
+      client: options.client,
+      books: options.books,
+      meanBodyBytes: run.bytes / Math.max(1, run.responses),
       gatewayNodeFlags: GATEWAY_NODE_FLAGS,
       requested: options.entries,
       seconds: run.durationSeconds,
@@ -165,6 +186,8 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
       non2xx: run.non2xx,
       errors: run.errorCount,
       misses: after.byCache.miss ?? 0,
+      requests: asks * options.entries,
+      hits: after.byCache.hit ?? 0,
       originRequests: after.originRequests,
       cacheBoundBytes: boundBytes,
       cacheEntries: after.cacheEntries ?? null,
@@ -191,11 +214,11 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
 
 export function memoryMarkdown(r: MemoryReport): string {
   return [
-    '| distinct queries sent | misses stored / origin calls | entries in cache | bytes counted | evictions | RSS at end | peak RSS | limit (bound + 150 MiB) | target |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
-    `| ${r.requested.toLocaleString('en-US')} | ${r.misses.toLocaleString('en-US')} / ${r.originRequests.toLocaleString('en-US')} | ${r.cacheEntries?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.cacheBytes)} | ${r.evictions?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.rssBytes)} | ${mib(r.peakRssBytes)} | ${mib(r.limitBytes)} | ${r.met ? 'met' : '**missed**'} |`,
+    '| client | mean response | distinct queries sent | misses stored / origin calls | requests / hits | entries in cache | bytes counted | evictions | RSS at end | peak RSS | limit (bound + 150 MiB) | target |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| ${r.client} | ${r.meanBodyBytes.toFixed(0)} B | ${r.requested.toLocaleString('en-US')} | ${r.misses.toLocaleString('en-US')} / ${r.originRequests.toLocaleString('en-US')} | ${r.requests.toLocaleString('en-US')} / ${r.hits.toLocaleString('en-US')} | ${r.cacheEntries?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.cacheBytes)} | ${r.evictions?.toLocaleString('en-US') ?? 'n/a'} | ${mib(r.rssBytes)} | ${mib(r.peakRssBytes)} | ${mib(r.limitBytes)} | ${r.met ? 'met' : '**missed**'} |`,
     '',
-    `Disk tier (bound ${mib(r.diskBoundBytes)}): ${r.diskEntries?.toLocaleString('en-US') ?? 'n/a'} entries, ${mib(r.diskBytes)} counted. Anonymous RSS (RssAnon) at the end ${mib(r.rssAnonBytes)}, peak sampled ${mib(r.peakRssAnonBytes)}: ${r.peakRssAnonBytes < r.limitBytes ? 'within' : '**over**'} the bound + 150 MiB.`,
+    `${r.diskBoundBytes === 0 ? 'Disk tier off.' : `Disk tier (bound ${mib(r.diskBoundBytes)}): ${r.diskEntries?.toLocaleString('en-US') ?? 'n/a'} entries, ${mib(r.diskBytes)} counted.`} Anonymous RSS (RssAnon) at the end ${mib(r.rssAnonBytes)}, peak sampled ${mib(r.peakRssAnonBytes)}: ${r.peakRssAnonBytes < r.limitBytes ? 'within' : '**over**'} the bound + 150 MiB.`,
     `At the end: V8 heap ${mib(r.heapUsedBytes)} used of ${mib(r.heapTotalBytes)} reserved, ${mib(r.externalBytes)} outside the heap (Buffers); ${perEntry(r)}.`,
     `Filled in ${r.seconds.toFixed(0)} s (${r.requestsPerSecond.toFixed(0)} req/s, ${r.non2xx} non-2xx, ${r.errors} errors) through ${r.origin}; gateway access log off; gateway Node flags: ${r.gatewayNodeFlags.length === 0 ? 'none' : r.gatewayNodeFlags.map((f) => `\`${f}\``).join(' ')}.`,
     `RSS during the fill: ${trajectoryLine(r.trajectory)}.`,

@@ -49,7 +49,7 @@ const TARGET_RPS_VS_BARE = 0.8;
 const TARGET_P99_VS_BARE = 1.5;
 const HIT_PATHS = ['gateway-hot', 'gateway-zipf'] as const;
 /** What Chromium sends: the compressing client of the compression scenarios. */
-const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
+export const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
 /** A compressing client's hit against an identity client's, same workload, same round. */
 const TARGET_CODED_VS_IDENTITY = 0.9;
 

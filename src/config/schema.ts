@@ -267,7 +267,7 @@ export const SCHEMA = {
     type: 'integer',
     min: MIB,
     max: 64 * 1024 * MIB,
-    doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 145 MiB + this (docs/benchmarks.md, "What RSS to plan for").',
+    doc: 'Cache bound in bytes: what the entries cost the process in memory, body, headers, key and the reserve the heap keeps around them included. A process with a full cache needs about 175 MiB + this, with the disk tier off (docs/benchmarks.md, "What RSS to plan for").',
   },
   'gateway.cache.targetedFields': {
     type: 'string',

@@ -185,3 +185,20 @@ test("the TLS bench counts resumed connections from openssl s_time's own marks, 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('bench flags: the memory mode takes a client, a page size and the disk tier off, and refuses an unknown client', () => {
+  const defaults = parseBenchArgs(['--memory']);
+  assert.ok(defaults !== 'help');
+  assert.deepEqual([defaults.client, defaults.books, defaults.diskMib], ['gzip', 3, 4096]);
+  const identity = parseBenchArgs(['--memory', '--client', 'identity', '--books', '6', '--disk-mib', '0']);
+  assert.ok(identity !== 'help');
+  assert.deepEqual([identity.client, identity.books, identity.diskMib], ['identity', 6, 0]);
+  assert.throws(
+    () => parseBenchArgs(['--memory', '--client', 'br']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--client') && e.message.includes('identity'),
+  );
+  assert.throws(
+    () => parseBenchArgs(['--tiers', '--disk-mib', '0']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--disk-mib'),
+  );
+});

@@ -27,16 +27,19 @@ const ENTRY_FIXED_BYTES = 88;
 /**
  * What the process holds for each byte of an entry's heap objects in a full cache that churns.
  * An evicted entry's objects stay in the old generation until the next full collection (which
- * `--heap-growing-percent=10` lets come at 10 % growth), and the holes they leave in V8's pages
- * are not compacted away each time, so a heap of cache entries costs more resident memory than
- * its live objects. Measured with `npm run bench -- --memory` before this reserve was counted:
- * peak RSS was 154 MiB at an 8 MiB bound and 451 MiB at 256 MiB, 1.19 B of RSS per byte counted
- * between them. Malloc's share of the count (bodies and V8's records for them, 56 %) was resident
- * within 3 % of its bytes (/proc/<pid>/smaps), so the heap's 44 % cost
- * (1.19 - 0.56 × 1.03) / 0.44 = 1.4 B per byte. Counting it is what makes the bound bound the
+ * `--heap-growing-percent=10` lets come at 10 % growth), the holes they leave in V8's pages are
+ * not compacted away each time, and V8 keeps pages it has emptied for the next ones, so a heap of
+ * cache entries costs more resident memory than its live objects. Measured with
+ * `npm run bench -- --memory --client identity --books 6 --disk-mib 0` (~2 KB answers, each entry
+ * holding a gzip and an identity body) while this was 1.4: at the 256 MiB bound, 85,200 entries
+ * held, V8's anonymous mappings stood 182 MiB above the process at rest for 64 MiB of the entries'
+ * live objects (2.85 B per byte), and RSS passed the bound + 150 MiB (453 MiB and rising halfway
+ * through the fill); malloc held its slabs at 1.2 B per byte. The figure of 1.4 came from ~1 KiB
+ * answers with one body each, where an identity client's entries, and ~2 KB ones, went past it
+ * (docs/benchmarks.md, "What RSS to plan for"). Counting it is what makes the bound bound the
  * process, not only the objects (docs/performance.md).
  */
-export const HEAP_RESERVE = 1.4;
+export const HEAP_RESERVE = 2.8;
 
 /** `bytes` of heap objects as the process pays for them. */
 export function heapBytes(bytes: number): number {
