@@ -19,8 +19,9 @@ import { parseTags } from '../src/gateway/store/tag-index.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
 import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
+import { freshFacts } from '../test/support/entry-facts.ts';
 
-const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = freshFacts(3_600_000, 0);
 const MAX_TARGET_BYTES = 8192;
 
 /**

@@ -21,9 +21,10 @@ import { s3FifoHits } from './s3-fifo.ts';
 import { staticOptimumHits } from './static-optimum.ts';
 import { machineLine } from './table.ts';
 import { leastEntryBytes, readTrace, syntheticTraces, traceAt, type Trace, type TraceFamily } from './traces.ts';
+import { freshFacts } from '../test/support/entry-facts.ts';
 
 const MIB = 1024 * 1024;
-const FACTS = { lifetimeMs: 3_600_000, initialAgeMs: 0, storedAt: 0, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = freshFacts(3_600_000, 0);
 /** Trace entries hold nothing: what they cost is their own bytes (`held`). */
 const NOTHING = new Representation('identity', new FieldShape([], []), [], Buffer.alloc(0), 0);
 /** Sent only as kept. */

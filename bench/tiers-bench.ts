@@ -21,17 +21,10 @@ import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { machineLine } from './table.ts';
 import { leastEntryBytes, syntheticTraces, type Trace } from './traces.ts';
+import { freshFacts } from '../test/support/entry-facts.ts';
 
 const MIB = 1024 * 1024;
-const FACTS = {
-  lifetimeMs: 3_600_000,
-  initialAgeMs: 0,
-  storedAt: Date.now(),
-  staleWhileRevalidateMs: 0,
-  staleIfErrorMs: 0,
-  mustRevalidate: false,
-  noCache: false,
-};
+const FACTS = freshFacts(3_600_000, Date.now());
 /** The gateway's default `gateway.cache.maxEntryBytes`. */
 const MAX_ENTRY_BYTES = MIB;
 /** The traces the tiers are measured on (issue 57: the Zipf and crawler traces). */

@@ -24,9 +24,10 @@ import { tempDir } from '../support/config.ts';
 import { OK, startFaultOrigin, type FaultOrigin } from '../support/fault-origin.ts';
 import { HEALTH_PATH } from '../support/health-check.ts';
 import { captureLogs, get, metricValue, send, until } from '../support/harness.ts';
+import { freshFacts } from '../support/entry-facts.ts';
 
 const NOW = Date.now();
-const FACTS = { lifetimeMs: 600_000, initialAgeMs: 0, storedAt: NOW, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = freshFacts(600_000, NOW);
 
 interface Running {
   readonly gw: CliProcess;

@@ -27,6 +27,7 @@ import { holdsWithin, metricValue, send, until } from '../support/harness.ts';
 import { freeHoldings, json, sharedCatalog, startOriginFixture, type Holding, type OriginFixture } from '../support/origin-fixture.ts';
 import { startGatewayFixture } from '../support/gateway-fixture.ts';
 import { startScriptedOrigin } from '../support/scripted-origin.ts';
+import { freshFacts } from '../support/entry-facts.ts';
 
 const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
 const maker = new EntryMaker(codec);
@@ -50,15 +51,7 @@ function cacheWith(entries: Record<string, string>) {
   );
   const purger = new Purger({ tiers: new Tiers(cache, undefined, log), log, metrics, logger: silent, now: Date.now });
   const store = (path: string, tags: string): void => {
-    const facts = {
-      lifetimeMs: 3_600_000,
-      initialAgeMs: 0,
-      storedAt: Date.now(),
-      staleWhileRevalidateMs: 0,
-      staleIfErrorMs: 0,
-      mustRevalidate: false,
-      noCache: false,
-    };
+    const facts = freshFacts(3_600_000, Date.now());
     const response = maker.prepare(
       200,
       { 'content-type': 'application/json' },

@@ -10,8 +10,9 @@ import { Codec } from '../../src/shared/encoding/codec.ts';
 import { carriesTag, parseTags, TagIndex, tagHash } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
+import { freshFacts } from '../support/entry-facts.ts';
 
-const FACTS = { lifetimeMs: 60_000, initialAgeMs: 0, storedAt: 1_000_000, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = freshFacts(60_000, 1_000_000);
 
 const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
 const maker = new EntryMaker(codec);

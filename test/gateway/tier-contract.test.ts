@@ -21,9 +21,10 @@ import { Codec } from '../../src/shared/encoding/codec.ts';
 import { openDiskTier } from '../support/disk-tier.ts';
 import { tempDir } from '../support/config.ts';
 import { startRedis, type RedisServer } from '../support/redis.ts';
+import { freshFacts } from '../support/entry-facts.ts';
 
 const NOW = Date.now();
-const FACTS = { lifetimeMs: 600_000, initialAgeMs: 0, storedAt: NOW, staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+const FACTS = freshFacts(600_000, NOW);
 const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
 const silent = pino({ level: 'silent' });
 

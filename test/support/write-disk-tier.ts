@@ -5,18 +5,11 @@
  */
 import { cacheKey } from '../../src/gateway/store/response-cache.ts';
 import { openDiskTier } from './disk-tier.ts';
+import { freshFacts } from './entry-facts.ts';
 
 const [dir = '', owner] = process.argv.slice(2);
 const { disk, maker } = openDiskTier(dir, { owner: Number(owner), maxBytes: 256 << 20 });
-const FACTS = {
-  lifetimeMs: 3_600_000,
-  initialAgeMs: 0,
-  storedAt: Date.now(),
-  staleWhileRevalidateMs: 0,
-  staleIfErrorMs: 0,
-  mustRevalidate: false,
-  noCache: false,
-};
+const FACTS = freshFacts(3_600_000, Date.now());
 
 /** What the entry at `key` holds: the key, repeated to a few KB (the kill test checks it). */
 function bodyOf(key: string): Buffer {
