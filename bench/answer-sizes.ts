@@ -4,7 +4,7 @@
  * with other page sizes) resolved by the origin's own code against the embedded catalog, each
  * answer prepared as the gateway keeps it (the origin's header fields, its tags, the body
  * compressed as the default `gateway.compression` does at fill) and counted as the cache counts it
- * (entry-size.ts). No HTTP: the replay needs sizes, not latencies.
+ * (entry-size.ts `heldBytes`: its record, tags and the field shapes it brought). No HTTP: the replay needs sizes, not latencies.
  */
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/load.ts';
@@ -14,6 +14,8 @@ import { buildWorkload } from '../src/loadtest/workload.ts';
 import { CatalogDb } from '../src/origin/catalog-db.ts';
 import { strongEtag } from '../src/origin/etag.ts';
 import { resolve } from '../src/origin/resources.ts';
+import { heldBytes } from '../src/gateway/store/entry-size.ts';
+import { RecordWriter } from '../src/gateway/store/memory-record.ts';
 import { EntryMaker } from '../src/gateway/store/stored-response.ts';
 import { parseTags } from '../src/gateway/store/tag-index.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
@@ -24,10 +26,7 @@ import { freshFacts } from '../test/support/entry-facts.ts';
 const FACTS = freshFacts(3_600_000, 0);
 const MAX_TARGET_BYTES = 8192;
 
-/**
- * `StoredResponse#bytes` of `count` real answers (without the key, which the caller adds with
- * its own key): header list, header strings of their own, body Buffer and tags.
- */
+/** What `count` real answers hold in the cache besides their keys, which the caller adds with its own (entry-size.ts `entryBytes`). */
 export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
   const dbPath = join(dataDir, 'catalog.db');
   const workload = buildWorkload(readCatalogVocabulary(dbPath), {
@@ -42,6 +41,7 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
   const db = new CatalogDb(dbPath);
   const policy = compressionPolicy(loadConfig({ env: {} }));
   const maker = new EntryMaker(new Codec(policy.levels));
+  const records = new RecordWriter(maker);
   const bytes = new Uint32Array(count);
   try {
     workload.queries.forEach((query, i) => {
@@ -55,7 +55,9 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
       const identity = Buffer.from(body);
       const plan = encodingPlan(200, fields, identity.length, policy, true);
       const kept = plan.keep === undefined ? identity : maker.codec.encode(identity, plan.keep);
-      bytes[i] = maker.prepare(200, fields, kept, plan, FACTS, undefined, [], parseTags(resolution.tags)).bytes;
+      const tags = parseTags(resolution.tags);
+      const answer = [maker.prepare(200, fields, kept, plan, FACTS, undefined, [], tags)];
+      bytes[i] = heldBytes(records.length(answer), tags.length, RecordWriter.shapeBytes(answer));
     });
   } finally {
     db.close();

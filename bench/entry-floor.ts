@@ -7,15 +7,16 @@
  * Asks N targets of the bench's query space (the ones `npm run bench` warms) of the real origin
  * and of the memory bench's tiny origin, as a fill asks (gzip accepted), and averages what an
  * entry of each must keep: its key, its body as kept and as gzip-9 would keep it, its tags and its
- * entity tag. It then adds those up as the cache counts (entry-size.ts: heap objects × 1.4, bytes
- * outside the heap as they are, a slab's share of holes) for two layouts that do not exist: every
- * field of an entry packed as bytes beside its body, with lru-cache kept as the store (its value a
- * small integer naming the record), and the same with the index outside lru-cache too.
+ * entity tag. It then adds those up as the cache counts (entry-size.ts: heap objects with their
+ * reserve, bytes outside the heap as they are, a slab's share of holes) for two layouts: every
+ * field of an entry packed as bytes beside its body with lru-cache kept as the store (its value a
+ * small integer naming the record; the memory tier's layout, without the field values that a
+ * record keeps besides its entity tag), and the same with the index outside lru-cache too.
  */
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { WASTE_ALLOWED } from '../src/gateway/store/body-slabs.ts';
+import { WASTE_ALLOWED } from '../src/gateway/store/record-slabs.ts';
 import { heapBytes, stringBytes } from '../src/gateway/store/entry-size.ts';
 import { POSTING_BYTES } from '../src/gateway/store/tag-index.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';

@@ -8,7 +8,9 @@
  * how much of LRU's gap to each optimum the policy closes.
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
+import { heldBytes } from '../src/gateway/store/entry-size.ts';
 import { FieldShape } from '../src/gateway/store/field-shapes.ts';
+import { RecordWriter } from '../src/gateway/store/memory-record.ts';
 import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
 import { Representation, StoredResponse } from '../src/gateway/store/stored-response.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
@@ -25,8 +27,9 @@ import { freshFacts } from '../test/support/entry-facts.ts';
 
 const MIB = 1024 * 1024;
 const FACTS = freshFacts(3_600_000, 0);
-/** Trace entries hold nothing: what they cost is their own bytes (`held`). */
-const NOTHING = new Representation('identity', new FieldShape([], []), [], Buffer.alloc(0), 0);
+/** Trace entries hold no fields and no body: what they cost is their trace size, given as the bytes of a shape they brought (`extra`). */
+const NO_FIELDS = new FieldShape([], []);
+const NO_BODY = Buffer.alloc(0);
 /** Sent only as kept. */
 const NOT_OFFERED: readonly Coding[] = [];
 /** Never used: the replay makes no representation. */
@@ -83,6 +86,10 @@ function ratio(hits: Hits, trace: Trace, totalBytes: number): PolicyResult {
 /** Trace entries hold no fields: their sizes come from the trace. */
 const NOT_VARYING = { vary: [], selecting: [] };
 
+function entry(extra: number): StoredResponse {
+  return new StoredResponse(200, new Representation('identity', NO_FIELDS, [], NO_BODY, 0, 0, extra), undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '');
+}
+
 /** One replay through the real store. */
 function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { seconds: number; admitted: number; refused: number } {
   const purges = new PurgeLog();
@@ -90,6 +97,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
   const keys: CacheKey[] = trace.keys.map(cacheKey);
   // What each key's response holds, so that the entry costs its trace size (entry-size.ts adds the key and the fixed part).
   const held = trace.keys.map((key, id) => (trace.sizes[id] ?? 0) - leastEntryBytes(key));
+  const empty = heldBytes(new RecordWriter(cache.maker).length([entry(0)]), 0, 0);
   let hits = 0;
   let hitBytes = 0;
   const started = performance.now();
@@ -99,7 +107,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
       hits++;
       hitBytes += trace.sizes[id] ?? 0;
     } else {
-      cache.put(key, new StoredResponse(200, NOTHING, undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '', held[id] ?? 0), {
+      cache.put(key, entry(Math.max(0, (held[id] ?? 0) - empty)), {
         generation: purges.generation,
         mark: '',
       });

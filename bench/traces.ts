@@ -79,12 +79,9 @@ const PHASE_REQUESTS = 200_000;
 /** The loop's bytes, per byte of the bound. */
 const LOOP_SHARE = 1.2;
 const SEED = 27;
-/** Every catalog answer carries tags (one per book shown), so its key has a place in the tag index. */
-const TAGGED = 'bk';
-
 /** The smallest size a key's entry can have: its fixed part and its key, with no response bytes. */
 export function leastEntryBytes(key: string): number {
-  return entryBytes(key, []);
+  return entryBytes(key, 0);
 }
 
 /** Builds every synthetic trace; each shares the keys, and their sizes, of the million searches. */
@@ -99,7 +96,7 @@ export function syntheticTraces(options: SyntheticOptions, log: (m: string) => v
   for (let id = 0; id < sizes.length; id++) {
     const key = space.at(id);
     keys.push(key);
-    sizes[id] = entryBytes(key, [{ bytes: answers[random.below(answers.length)] ?? 0, tagText: TAGGED }]);
+    sizes[id] = entryBytes(key, answers[random.below(answers.length)] ?? 0);
   }
   const zipfKeys = keys.slice(0, options.distinct);
   const zipfSizes = sizes.subarray(0, options.distinct);

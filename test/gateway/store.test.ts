@@ -262,6 +262,77 @@ describe('ResponseCache bodies', () => {
   });
 });
 
+describe('ResponseCache records', () => {
+  test('an entry read back holds every representation made, the origin values, its variants and a coding kept as it came', () => {
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
+    const key = cacheKey('/books?q=x');
+    const fields = { 'content-type': 'application/json', etag: '"v1"', vary: 'accept-language', 'cache-control': 'public, max-age=60' };
+    const variant = (language: string, body: string) =>
+      cache.maker.prepare(
+        200,
+        fields,
+        codec.encode(Buffer.from(body), 'gzip'),
+        { keep: 'gzip', offered: ['gzip', 'identity'] },
+        FACTS,
+        { vary: ['accept-language'], selecting: [language] },
+        [],
+        ['bk_1', 'bk_2'],
+      );
+    cache.put(key, variant('en', '{"en":1}'), { generation: 0, mark: '' });
+    cache.put(key, variant('fr', '{"fr":2}'), { generation: 0, mark: '' });
+    const fr = cache.get(key, { 'accept-language': 'fr' });
+    assert.ok(fr !== undefined && fr.serial > 0);
+    const identity = cache.represent(key, fr, 'identity', true);
+    assert.equal(identity.body.toString(), '{"fr":2}');
+    const again = cache.get(key, { 'accept-language': 'fr' });
+    assert.equal(again?.serial, fr.serial, 'the same stored answer, read again');
+    assert.deepEqual(
+      again.made.map((m) => [m.coding, m.body.toString(), m.etag]),
+      [['identity', '{"fr":2}', identity.etag]],
+    );
+    assert.deepEqual(again.headers, fr.headers, 'the origin values come back as they were');
+    assert.deepEqual(again.tags, ['bk_1', 'bk_2']);
+    assert.equal(cache.get(key, { 'accept-language': 'en' })?.made.length, 0, 'the other variant is stored beside it, without the representation');
+    const odd = cache.maker.prepare(
+      200,
+      { 'content-encoding': 'compress', 'content-type': 'text/plain' },
+      Buffer.from('x'),
+      { keep: undefined, offered: [] },
+      FACTS,
+      undefined,
+      [],
+      [],
+    );
+    cache.put(cacheKey('/odd'), odd, { generation: 0, mark: '' });
+    const found = cache.get(cacheKey('/odd'), {});
+    assert.equal(found?.kept.coding, 'compress');
+    assert.equal(found.body.toString(), 'x');
+  });
+
+  test('the field shapes a record names are held while it is stored and let go of when it leaves', () => {
+    const cache = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
+    const fill = (name: string) =>
+      cache.maker.prepare(
+        200,
+        { [`x-${name}`]: 'y', 'content-type': 'text/plain' },
+        Buffer.from(name),
+        { keep: 'identity', offered: [] },
+        FACTS,
+        undefined,
+        [],
+        [],
+      );
+    cache.put(cacheKey('/a'), fill('a'), { generation: 0, mark: '' });
+    cache.put(cacheKey('/b'), fill('b'), { generation: 0, mark: '' });
+    cache.put(cacheKey('/a2'), fill('a'), { generation: 0, mark: '' });
+    assert.equal(cache.maker.shapes.held, 2, 'two shapes, one held by two records');
+    cache.delete([cacheKey('/a')]);
+    assert.equal(cache.maker.shapes.held, 2);
+    cache.delete([cacheKey('/a2'), cacheKey('/b')]);
+    assert.equal(cache.maker.shapes.held, 0);
+  });
+});
+
 test('representations that differ in per-answer values share one field shape, and each is sent with its own values in order', () => {
   const own = new EntryMaker(codec);
   const fill = (etag: string, body: string, date: string) =>

@@ -92,6 +92,14 @@ function shapeBytes(shape: FieldShape, name: string): number {
 
 export class FieldShapes {
   readonly #shapes = new BoundedMemo<string, FieldShape>(SHAPES_LIMIT);
+  /**
+   * The shapes kept records name, by number (memory-record.ts), and how many holds each has: a
+   * shape stays while a record names it, though the table above may have forgotten it.
+   */
+  readonly #numbers = new Map<FieldShape, number>();
+  readonly #byNumber: (FieldShape | undefined)[] = [];
+  readonly #holds: number[] = [];
+  readonly #freeNumbers: number[] = [];
 
   /**
    * The shape of `names` with `values` (undefined where a representation has its own), and the
@@ -105,5 +113,41 @@ export class FieldShapes {
     if (known !== undefined) return { shape: known, bytes: 0 };
     const shape = this.#shapes.keep(name, new FieldShape(names, values));
     return { shape, bytes: shapeBytes(shape, name) };
+  }
+
+  /** `shape`'s number, held once more: it names the shape until each hold is let go of. */
+  hold(shape: FieldShape): number {
+    let number = this.#numbers.get(shape);
+    if (number === undefined) {
+      number = this.#freeNumbers.pop() ?? this.#byNumber.length;
+      this.#numbers.set(shape, number);
+      this.#byNumber[number] = shape;
+      this.#holds[number] = 0;
+    }
+    this.#holds[number] = (this.#holds[number] ?? 0) + 1;
+    return number;
+  }
+
+  /** Lets go of one hold on the shape `number` names; the number is free for another once none is left. */
+  release(number: number): void {
+    const holds = (this.#holds[number] ?? 0) - 1;
+    this.#holds[number] = holds;
+    if (holds > 0) return;
+    const shape = this.#byNumber[number];
+    if (shape !== undefined) this.#numbers.delete(shape);
+    this.#byNumber[number] = undefined;
+    this.#freeNumbers.push(number);
+  }
+
+  /** The shape a held `number` names. */
+  numbered(number: number): FieldShape {
+    const shape = this.#byNumber[number];
+    if (shape === undefined) throw new Error(`no field shape is numbered ${number}`);
+    return shape;
+  }
+
+  /** Shapes that records hold now. */
+  get held(): number {
+    return this.#numbers.size;
   }
 }

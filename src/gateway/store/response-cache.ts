@@ -1,7 +1,10 @@
 /**
  * The store: an LRU of stored responses keyed by request target, bounded in bytes, counting what
- * each entry really costs in memory (entry-size.ts), key and bookkeeping included. A target whose
- * responses vary (RFC 9111 §4.1) holds its variants side by side under its one key, newest first.
+ * each entry really costs in memory (entry-size.ts), key and bookkeeping included. Each entry is
+ * one record of bytes in the cache's slabs (memory-record.ts, record-slabs.ts), and lru-cache
+ * holds its handle, a small integer; a lookup reads the record into the StoredResponse the rules
+ * read. A target whose responses vary (RFC 9111 §4.1) holds its variants side by side in its one
+ * record, newest first.
  * Which responses go in and when they may be reused is decided by the rules (../rules/); this
  * module only keeps them, finds the variant a request selects, and stays within the bound.
  *
@@ -14,10 +17,11 @@ import { LRUCache } from 'lru-cache';
 import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
-import { BodySlabs } from './body-slabs.ts';
-import { entryBytes } from './entry-size.ts';
+import { entryBytes, heldBytes } from './entry-size.ts';
+import { RecordReader, RecordWriter } from './memory-record.ts';
 import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
-import { EntryMaker, staleFrom, StoredResponse, type Representation } from './stored-response.ts';
+import { RecordSlabs } from './record-slabs.ts';
+import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
 import { carriesTag, TagIndex } from './tag-index.ts';
 import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
@@ -60,29 +64,17 @@ export interface ResponseCacheOptions {
 /** Variants kept per target; the oldest go first, so a header that never repeats cannot grow one. */
 const MAX_VARIANTS = 16;
 
-type Variants = StoredResponse | readonly StoredResponse[];
+/** An entry's record in the cache's slabs (record-slabs.ts). */
+type Handle = number;
 
 const URI_MISS: Lookup = { kind: 'uri-miss' };
 const VARY_MISS: Lookup = { kind: 'vary-miss' };
-
-function asList(variants: Variants | undefined): readonly StoredResponse[] {
-  if (variants === undefined) return [];
-  return variants instanceof StoredResponse ? [variants] : variants;
-}
 
 /** Two responses with the same secondary key: the newer replaces the older (§4.1). */
 function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   if (a.vary.length !== b.vary.length) return false;
   for (let i = 0; i < a.vary.length; i++) if (a.vary[i] !== b.vary[i] || a.selecting[i] !== b.selecting[i]) return false;
   return true;
-}
-
-/** Calls `visit` with each representation the responses hold. */
-function eachRepresentation(variants: readonly StoredResponse[], visit: (representation: Representation) => void): void {
-  for (const response of variants) {
-    visit(response.kept);
-    for (const made of response.made) visit(made);
-  }
 }
 
 function tagsOf(variants: readonly StoredResponse[]): Set<string> {
@@ -98,10 +90,14 @@ function carriesAny(variants: readonly StoredResponse[], tags: readonly string[]
 
 export class ResponseCache implements CacheTier {
   readonly name = 'memory';
-  readonly #lru: EntryLru<CacheKey, Variants>;
+  readonly #lru: EntryLru<CacheKey, Handle>;
   readonly #maxEntryBytes: number;
   readonly #tags = new TagIndex();
-  readonly #bodies = new BodySlabs();
+  readonly #records = new RecordSlabs();
+  readonly #writer: RecordWriter;
+  readonly #reader: RecordReader;
+  /** The last number given to a stored answer (StoredResponse#serial). */
+  #serial = 0;
   readonly #purges: PurgeLog;
   #evictions = 0;
   #admitted = 0;
@@ -112,16 +108,17 @@ export class ResponseCache implements CacheTier {
 
   constructor(options: ResponseCacheOptions) {
     this.maker = new EntryMaker(options.codec);
+    this.#writer = new RecordWriter(this.maker);
+    this.#reader = new RecordReader(this.maker);
     this.#purges = options.purges;
     this.#maxEntryBytes = Math.min(options.maxEntryBytes, options.maxBytes);
-    const disposeAfter = (old: Variants, key: CacheKey, reason: LRUCache.DisposeReason): void => {
+    const disposeAfter = (old: Handle, key: CacheKey, reason: LRUCache.DisposeReason): void => {
       // Runs after the operation, so what is at `key` now is known: a replacement is indexed by #set.
       if (this.#lru.peek(key) === undefined) this.#tags.remove(key);
-      // A value is never changed once stored (a representation made goes in a new one), so this
-      // drops exactly the bodies #set held for it.
-      eachRepresentation(asList(old), (representation) => {
-        this.#bodies.drop(representation);
-      });
+      // A record is never changed once written (a representation made goes in a new one), so this
+      // releases exactly what #set wrote for it.
+      this.#writer.release(this.#records.store(old), this.#records.offset(old));
+      this.#records.release(old);
       if (reason === 'evict') this.#evictions++;
     };
     const onAdmission = (admitted: boolean): void => {
@@ -129,17 +126,30 @@ export class ResponseCache implements CacheTier {
       else this.#refused++;
     };
     this.#lru = options.admission
-      ? new WindowedLru<CacheKey, Variants>({ maxSize: options.maxBytes, disposeAfter, onAdmission, onShift: () => this.#shifts++ })
-      : new LRUCache<CacheKey, Variants>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
+      ? new WindowedLru<CacheKey, Handle>({ maxSize: options.maxBytes, disposeAfter, onAdmission, onShift: () => this.#shifts++ })
+      : new LRUCache<CacheKey, Handle>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */
   lookup(key: CacheKey, request: HeaderFields): Lookup {
-    const variants = this.#lru.get(key);
-    if (variants === undefined) return URI_MISS;
-    if (variants instanceof StoredResponse) return selects(variants, request) ? { kind: 'found', response: variants } : VARY_MISS;
-    for (const response of variants) if (selects(response, request)) return { kind: 'found', response };
+    const handle = this.#lru.get(key);
+    if (handle === undefined) return URI_MISS;
+    const count = this.#reader.open(this.#records.store(handle), this.#records.offset(handle));
+    for (let i = 0; i < count; i++) {
+      const response = this.#reader.next();
+      if (selects(response, request)) return { kind: 'found', response };
+    }
     return VARY_MISS;
+  }
+
+  /** The variants stored at `key`, newest first, without touching its place in the LRU. */
+  #variants(key: CacheKey): readonly StoredResponse[] {
+    const handle = this.#lru.peek(key);
+    if (handle === undefined) return [];
+    const count = this.#reader.open(this.#records.store(handle), this.#records.offset(handle));
+    const variants: StoredResponse[] = [];
+    for (let i = 0; i < count; i++) variants.push(this.#reader.next());
+    return variants;
   }
 
   get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
@@ -156,7 +166,7 @@ export class ResponseCache implements CacheTier {
   put(key: CacheKey, filled: StoredResponse, stamp: FillStamp): NotKept | undefined {
     const response = judged(this.#purges.sinceGeneration(stamp.generation, key, filled.tags), filled);
     if (response === undefined) return 'purged';
-    const others = response.vary.length === 0 ? [] : asList(this.#lru.peek(key)).filter((v) => !sameVariant(v, response));
+    const others = response.vary.length === 0 ? [] : this.#variants(key).filter((v) => !sameVariant(v, response));
     return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
   }
 
@@ -171,9 +181,9 @@ export class ResponseCache implements CacheTier {
 
   /** Puts `updated` where `stored` was after a 304 (RFC 9111 §4.3.4); nothing when `stored` has gone meanwhile. */
   replace(key: CacheKey, stored: StoredResponse, updated: StoredResponse): void {
-    const list = asList(this.#lru.peek(key));
-    if (!list.includes(stored)) return;
-    this.#set(key, [updated, ...list.filter((v) => v !== stored)]);
+    const list = this.#variants(key);
+    if (stored.serial === 0 || !list.some((v) => v.serial === stored.serial)) return;
+    this.#set(key, [updated, ...list.filter((v) => v.serial !== stored.serial)]);
   }
 
   /**
@@ -187,9 +197,9 @@ export class ResponseCache implements CacheTier {
   represent(key: CacheKey, response: StoredResponse, coding: Coding, keep: boolean): Representation {
     const known = response.representation(coding);
     if (known !== undefined) return known;
-    const list = asList(this.#lru.peek(key));
+    const list = this.#variants(key);
     // The same answer as stored now, which may have been given representations since `response` was read.
-    const stored = list.find((r) => r.kept === response.kept);
+    const stored = response.serial === 0 ? undefined : list.find((r) => r.serial === response.serial);
     const storedMade = stored?.representation(coding);
     if (storedMade !== undefined) return storedMade;
     const made = this.maker.derive(stored ?? response, coding);
@@ -207,7 +217,7 @@ export class ResponseCache implements CacheTier {
     const keys = this.#select(purge.selector);
     let purged = 0;
     for (const key of keys) {
-      const list = asList(this.#lru.peek(key));
+      const list = this.#variants(key);
       if (list.length === 0) continue;
       purged++;
       if (soft)
@@ -224,7 +234,7 @@ export class ResponseCache implements CacheTier {
   #select(selector: PurgeSelector): Iterable<CacheKey> {
     switch (selector.kind) {
       case 'tags':
-        return [...this.#tags.keys(selector.tags)].filter((key) => carriesAny(asList(this.#lru.peek(key)), selector.tags));
+        return [...this.#tags.keys(selector.tags)].filter((key) => carriesAny(this.#variants(key), selector.tags));
       case 'urls':
         return selector.keys;
       case 'prefix':
@@ -235,11 +245,20 @@ export class ResponseCache implements CacheTier {
   }
 
   /**
-   * Stores `list` at `key`, its bodies placed in the slabs (a list replacing the one there stays
-   * where the entry stands: a delete and a set would send it back through admission).
+   * Stores `list` at `key` as one record (a list replacing the one there stays where the entry
+   * stands: a delete and a set would send it back through admission).
    */
   #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
-    const size = entryBytes(key, list);
+    let length: number;
+    try {
+      length = this.#writer.length(list);
+    } catch {
+      // A field longer than a record keeps: no answer the gateway passes on has one.
+      this.#lru.delete(key);
+      return 'too-large';
+    }
+    const tags = tagsOf(list);
+    const size = entryBytes(key, heldBytes(length, tags.size, RecordWriter.shapeBytes(list)));
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
       const [newest] = list;
@@ -247,25 +266,19 @@ export class ResponseCache implements CacheTier {
       this.#lru.delete(key);
       return 'too-large';
     }
-    const [only] = list;
-    const value = list.length === 1 && only !== undefined ? only : list;
-    const before = this.#lru.peek(key);
-    this.#lru.set(key, value, { size });
-    if (this.#lru.peek(key) !== value) return 'refused';
-    this.#tags.set(key, tagsOf(list));
-    // A value set again over itself has not left (no disposeAfter), so its bodies are held already.
-    if (value !== before) {
-      eachRepresentation(list, (representation) => {
-        this.#bodies.hold(representation);
-      });
-    }
+    const handle = this.#records.reserve(length);
+    this.#writer.write(list, this.#records.store(handle), this.#records.offset(handle), () => ++this.#serial);
+    // A record the filter turns away is released by disposeAfter, like one evicted.
+    this.#lru.set(key, handle, { size });
+    if (this.#lru.peek(key) !== handle) return 'refused';
+    this.#tags.set(key, tags);
     this.#tidy();
     return undefined;
   }
 
-  /** Lets go of slabs, or evacuates some, when they hold more than allowed beyond the bodies held (body-slabs.ts). */
+  /** Evacuates some slabs when they hold more than allowed beyond the records held (record-slabs.ts). */
   #tidy(): void {
-    if (this.#bodies.wasteful) this.#bodies.compact();
+    if (this.#records.wasteful) this.#records.compact();
   }
 
   /** Entries pushed out to make room, since the start. */

@@ -1,14 +1,12 @@
 /**
- * A response prepared once, when it arrives, so that sending it again costs next to nothing and
- * keeping it costs little. A cache holds hundreds of thousands of these, so the layout is about
- * bytes per entry: one object with the reuse facts as its own fields, header strings shared between
- * the entries of one cache where they repeat (EntryMaker), and each representation (one per
- * content coding sent, RFC 9110 §8.4) with its body and the fields it is sent with: a shape shared
- * with the representations that send the same (field-shapes.ts) and its own values. Once stored,
- * a body is part of one of the cache's slabs outside the V8 heap, known by the slab and its place
- * in it (body-slabs.ts). The body kept is usually compressed; the other codings are made
- * from it when first asked for and kept beside it (docs/performance.md, "Compression"). What one
- * costs is worked out in entry-size.ts.
+ * A response prepared once, when it arrives, so that sending it again costs next to nothing: the
+ * reuse facts as fields of one object, and each representation (one per content coding sent,
+ * RFC 9110 §8.4) with its body and the fields it is sent with: a shape shared with the
+ * representations that send the same (field-shapes.ts) and its own values. This is the form the
+ * rules and the deliver step read; a cache keeps it as bytes (memory-record.ts) and makes one of
+ * these again for each request that reads it. The body kept is usually compressed; the other
+ * codings are made from it when first asked for and kept beside it (docs/performance.md,
+ * "Compression").
  */
 import { BoundedMemo } from '../../shared/bounded-memo.ts';
 import type { Codec } from '../../shared/encoding/codec.ts';
@@ -20,8 +18,6 @@ import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs, type FreshnessFacts } from '../rules/freshness.ts';
-import { HeldBody } from './body-slabs.ts';
-import { headerListBytes, OWN_INLINE, representationBytes, responseBytes, stringBytes } from './entry-size.ts';
 import { FieldShapes, type FieldShape } from './field-shapes.ts';
 import { NO_TAGS } from './tag-index.ts';
 
@@ -34,8 +30,19 @@ export interface SecondaryKey {
 /** Shared by every response that does not vary, so they cost no list of their own. */
 const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
 
-/** One form of a stored response: its body in one content coding, and the fields it is sent with. */
-export class Representation extends HeldBody {
+/**
+ * How many of a representation's own values are fields of it rather than a list: the usual three
+ * or four (a date, a length, an entity tag, a link) then cost no list each time a cache reads it.
+ */
+const OWN_INLINE = 4;
+
+/**
+ * One form of a stored response: its body in one content coding, and the fields it is sent with.
+ * Its body is `bodyLength` bytes of `bodyStore` from `bodyOffset`: the Buffer a fill made, or the
+ * record a cache keeps it in (record-slabs.ts), so that reading an entry makes no view of the body
+ * until it is sent.
+ */
+export class Representation {
   /** The `Content-Encoding` sent, `identity` for none. */
   readonly coding: string;
   /**
@@ -52,11 +59,13 @@ export class Representation extends HeldBody {
   readonly #own2: string | undefined;
   readonly #own3: string | undefined;
   readonly #ownList: readonly string[] | undefined;
-  /** What it holds in memory: field list, strings of its own, body (entry-size.ts). */
-  readonly bytes: number;
+  readonly bodyStore: Buffer;
+  readonly bodyOffset: number;
+  readonly bodyLength: number;
+  /** What its shape cost the table when this representation brought it there, else 0: the entry that keeps it pays (entry-size.ts). */
+  readonly shapeBytes: number;
 
-  constructor(coding: string, shape: FieldShape, own: readonly string[], body: Buffer, bytes: number) {
-    super(body);
+  constructor(coding: string, shape: FieldShape, own: readonly string[], bodyStore: Buffer, bodyOffset: number, bodyLength: number, shapeBytes: number) {
     this.coding = coding;
     this.shape = shape;
     const inline = own.length <= OWN_INLINE;
@@ -65,7 +74,17 @@ export class Representation extends HeldBody {
     this.#own2 = inline ? own[2] : undefined;
     this.#own3 = inline ? own[3] : undefined;
     this.#ownList = inline ? undefined : own.slice();
-    this.bytes = bytes;
+    this.bodyStore = bodyStore;
+    this.bodyOffset = bodyOffset;
+    this.bodyLength = bodyLength;
+    this.shapeBytes = shapeBytes;
+  }
+
+  /** The body: a view made for the caller when it is part of a larger store (about 30 ns). */
+  get body(): Buffer {
+    const store = this.bodyStore;
+    if (this.bodyOffset === 0 && store.length === this.bodyLength) return store;
+    return Buffer.from(store.buffer, store.byteOffset + this.bodyOffset, this.bodyLength);
   }
 
   /** The `i`-th of its own values (a send reads them in order, in the shape's gaps). */
@@ -110,6 +129,9 @@ const NONE_MADE: readonly Representation[] = [];
  */
 export type Terms = Pick<ReuseFacts, 'staleWhileRevalidateMs' | 'staleIfErrorMs' | 'mustRevalidate' | 'noCache'>;
 
+/** The terms of most stored responses: no stale windows, no revalidation forced. */
+const PLAIN_TERMS: Terms = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+
 /** Combinations of terms an EntryMaker keeps; few occur. */
 const TERMS_LIMIT = 256;
 
@@ -140,8 +162,11 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly tagText: string;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
   readonly #made: readonly Representation[] | undefined;
-  /** Bytes of what it holds besides its representations (entry-size.ts `responseBytes`). */
-  readonly ownBytes: number;
+  /**
+   * Which stored answer it is, the same however often the cache reads it: a cache numbers what it
+   * keeps (0 until then), and an entry that gains a representation or goes stale keeps its number.
+   */
+  readonly serial: number;
 
   constructor(
     status: number,
@@ -152,8 +177,8 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     terms: Terms,
     key: SecondaryKey,
     tagText: string,
-    ownBytes: number,
     made: readonly Representation[] = [],
+    serial = 0,
   ) {
     this.status = status;
     this.kept = kept;
@@ -166,7 +191,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     // Another response's key is shared, not the response: that would keep it alive.
     this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
     this.tagText = tagText;
-    this.ownBytes = ownBytes;
+    this.serial = serial;
     this.#made = made.length === 0 ? undefined : [...made];
   }
 
@@ -205,14 +230,6 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     return this.kept.body;
   }
 
-  /** What this response holds in memory: its fields, strings of its own, tags and every representation. */
-  get bytes(): number {
-    if (this.#made === undefined) return this.ownBytes + this.kept.bytes;
-    let bytes = this.ownBytes + this.kept.bytes + headerListBytes(this.#made.length);
-    for (const made of this.#made) bytes += made.bytes;
-    return bytes;
-  }
-
   /** The representation in `coding`, when it is the kept one or has been made. */
   representation(coding: string): Representation | undefined {
     if (this.kept.coding === coding) return this.kept;
@@ -228,10 +245,18 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   /** The same response, holding `made` too (a representation made from the kept one, EntryMaker.derive). */
   with(made: Representation): StoredResponse {
-    return new StoredResponse(this.status, this.kept, this.originValues, this.offered, this, this.#terms, this, this.tagText, this.ownBytes, [
-      ...this.made,
-      made,
-    ]);
+    return new StoredResponse(
+      this.status,
+      this.kept,
+      this.originValues,
+      this.offered,
+      this,
+      this.#terms,
+      this,
+      this.tagText,
+      [...this.made, made],
+      this.serial,
+    );
   }
 
   /** The terms it shares with the responses that have the same. */
@@ -306,7 +331,8 @@ const SHARED_LIMIT = 4096;
 export class EntryMaker {
   readonly #shared = new BoundedMemo<string, string>(SHARED_LIMIT);
   readonly #terms = new BoundedMemo<string, Terms>(TERMS_LIMIT);
-  readonly #shapes = new FieldShapes();
+  /** The shapes of the fields its representations are sent with, which a cache's records name by number. */
+  readonly shapes = new FieldShapes();
   /** Encodes and decodes bodies, for representations made after the fill. */
   readonly codec: Codec;
 
@@ -371,7 +397,8 @@ export class EntryMaker {
   }
 
   /** `facts`' terms as the one object this maker's responses with the same hold. */
-  #termsOf(facts: ReuseFacts): Terms {
+  terms(facts: Terms): Terms {
+    if (facts.staleWhileRevalidateMs === 0 && facts.staleIfErrorMs === 0 && !facts.mustRevalidate && !facts.noCache) return PLAIN_TERMS;
     const name = `${facts.staleWhileRevalidateMs} ${facts.staleIfErrorMs} ${facts.mustRevalidate} ${facts.noCache}`;
     return (
       this.#terms.get(name) ??
@@ -384,23 +411,17 @@ export class EntryMaker {
     );
   }
 
-  /**
-   * `fields` as an exact-size list of shared strings where possible, with the bytes of the strings
-   * only it holds and, per string, whether the table had it before.
-   */
-  #list(fields: readonly string[]): { headers: string[]; own: number; known: boolean[] } {
+  /** `fields` as an exact-size list of shared strings where possible and, per string, whether the table had it before. */
+  #list(fields: readonly string[]): { headers: string[]; known: boolean[] } {
     const headers = new Array<string>(fields.length);
     const wasKnown = new Array<boolean>(fields.length);
-    // A string already in the table is counted by the entry that brought it.
-    let own = 0;
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i] ?? '';
       const known = i % 2 === 1 && UNSHARED.has(fields[i - 1] ?? '') ? undefined : this.#share(field);
       wasKnown[i] = known !== undefined;
       headers[i] = known ?? field;
-      if (known !== field) own += stringBytes(field);
     }
-    return { headers, own, known: wasKnown };
+    return { headers, known: wasKnown };
   }
 
   #assemble(
@@ -418,26 +439,7 @@ export class EntryMaker {
     const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
     const originValues = negotiatedCoding(headers, offered) === undefined ? undefined : representationValues(headers, representation.headers);
-    const values = originValues ?? NO_VALUES;
-    // The strings the representation holds too are counted with it.
-    let ownBytes = 0;
-    for (let i = 1; i < values.length; i += 2) {
-      const value = values[i] ?? '';
-      if (!representation.headers.includes(value)) ownBytes += stringBytes(value);
-    }
-    for (const value of key.selecting) if (value !== undefined) ownBytes += stringBytes(value);
-    return new StoredResponse(
-      status,
-      representation,
-      originValues,
-      offered,
-      facts,
-      this.#termsOf(facts),
-      key,
-      tagText,
-      responseBytes(originValues?.length ?? 0, ownBytes, key.vary.length, tagText),
-      made,
-    );
+    return new StoredResponse(status, representation, originValues, offered, facts, this.terms(facts), key, tagText, made);
   }
 
   /**
@@ -459,7 +461,7 @@ export class EntryMaker {
     }
     // RFC 9110 §8.6: a stored GET answer carries its length unless it has no content at all.
     if (!hasNoContent(status, 'GET')) list.push('content-length', String(body.length));
-    const { headers, own: ownBytes, known } = this.#list(list);
+    const { headers, known } = this.#list(list);
     const names = new Array<string>(headers.length / 2);
     const values = new Array<string | undefined>(names.length);
     const own: string[] = [];
@@ -472,9 +474,8 @@ export class EntryMaker {
       values[i] = inShape ? value : undefined;
       if (!inShape) own.push(value);
     }
-    const shape = this.#shapes.shape(names, values);
-    // A copy: an array grown by `push` keeps room for more, which an entry would hold for nothing.
-    return new Representation(coding, shape.shape, own, body, representationBytes(own.length, ownBytes, shape.bytes, body.length));
+    const shape = this.shapes.shape(names, values);
+    return new Representation(coding, shape.shape, own, body, 0, body.length, shape.bytes);
   }
 }
 
@@ -516,10 +517,10 @@ function sentWith(values: readonly string[], sent: readonly string[]): boolean {
   return true;
 }
 
-const NO_VALUES: readonly string[] = Object.freeze([]);
+export const NO_VALUES: readonly string[] = Object.freeze([]);
 
 /** The origin's REPRESENTATION_FIELDS are the kept representation's (StoredResponse#originValues). */
-const AS_SENT: readonly string[] = Object.freeze([]);
+export const AS_SENT: readonly string[] = Object.freeze([]);
 
 /** RFC 9111 §3.2: the stored response's fields as a 304 updates them (less `omit`), flat. */
 export function fieldsAfter(stored: StoredResponse, notModified: HeaderFields, omit: readonly string[]): string[] {
@@ -542,8 +543,8 @@ export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
     stored.terms,
     stored,
     stored.tagText,
-    stored.ownBytes,
     stored.made,
+    stored.serial,
   );
 }
 

@@ -84,7 +84,7 @@ interface Victim<K extends string> extends Judged {
   readonly key: K;
 }
 
-export class WindowedLru<K extends string, V extends object> implements EntryLru<K, V> {
+export class WindowedLru<K extends string, V extends number | object> implements EntryLru<K, V> {
   readonly #window: LRUCache<K, V>;
   readonly #probation: LRUCache<K, V>;
   readonly #protected: LRUCache<K, V>;

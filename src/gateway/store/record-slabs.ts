@@ -1,0 +1,244 @@
+/**
+ * Where a cache keeps its entries: each entry one record of bytes (memory-record.ts) copied into
+ * large shared slabs outside the V8 heap, and known by a handle, a small integer that lru-cache
+ * holds as the entry's value. An entry so costs no JavaScript object of its own — no view, no
+ * ArrayBuffer, no native record per body (475 B counted each), and no object per response that
+ * the collector must trace and that leaves holes in V8's pages when it goes. Where each handle's
+ * record is lives in three typed arrays.
+ *
+ * Space in a slab is never reused, so a record never changes once written: a reader may keep a
+ * view of it (a body being sent) for as long as it likes, and the collector frees a slab once no
+ * view of it is left, with no reference counts. What that leaves is holes: a record released stays
+ * in its slab until the slab goes. A slab whose records are all released goes at once; when the
+ * slabs hold more than WASTE_ALLOWED beyond the live records, `compact` evacuates those with the
+ * most holes, copying each live record into the current slab and pointing its handle at the copy.
+ * Every record is framed by its length and handle, so that an evacuated slab is walked record by
+ * record. Each record is counted with its frame and its share of the waste allowed (entry-size.ts).
+ */
+
+/**
+ * Bytes the slabs may hold beyond the records held, as a fraction of them. Smaller costs more
+ * copying (a slab with live fraction f is evacuated to free 1 - f of it).
+ */
+export const WASTE_ALLOWED = 1 / 16;
+
+/**
+ * A slab's size: under glibc's threshold for serving an allocation by a mapping of its own
+ * (128 KiB), so that slabs come from malloc's heap, which reuses a freed slab's space for the next
+ * one without a system call each way. A 256 MiB cache holds about 4,000.
+ */
+export const SLAB_BYTES = 64 * 1024;
+
+/**
+ * The largest framed record put in a shared slab. A slab's tail that the next record does not
+ * fit in is waste, so records stay small against it; a larger one gets a slab of its own, exactly
+ * its size.
+ */
+export const LARGEST_SLABBED = SLAB_BYTES / 8;
+
+/** Each record's frame: its length and its handle (4 B each, little-endian). */
+export const FRAME_BYTES = 8;
+
+/** Bytes one `compact` copies at most: about a millisecond's work, so that evacuating does not pause the requests waiting. */
+const COPY_BUDGET = 4 * SLAB_BYTES;
+
+/** A handle's slab when it holds no record. */
+const RELEASED = -1;
+
+export class RecordSlabs {
+  readonly #slabs: (Buffer | undefined)[] = [];
+  /** Per slab: bytes of its live records, frames included… */
+  readonly #slabLive: number[] = [];
+  /** …and bytes written to it. */
+  readonly #slabUsed: number[] = [];
+  readonly #freeSlabs: number[] = [];
+  #current = -1;
+  /** Bytes of the slabs counted, the current one but for its unwritten tail. */
+  #bytes = 0;
+  /** Bytes of the live records, frames included. */
+  #live = 0;
+  #slabOf = new Int32Array(1024).fill(RELEASED);
+  #offsetOf = new Int32Array(1024);
+  #lengthOf = new Int32Array(1024);
+  #handles = 0;
+  readonly #freeHandles: number[] = [];
+
+  /**
+   * Room for a record of `length` bytes, and its handle. The caller writes the record at
+   * `offset(handle)` of `store(handle)` before the handle is handed to anyone else.
+   */
+  reserve(length: number): number {
+    const handle = this.#freeHandles.pop() ?? this.#newHandle();
+    this.#place(handle, length);
+    return handle;
+  }
+
+  /** The Buffer that holds the record… */
+  store(handle: number): Buffer {
+    const slab = this.#slabs[this.#slabOf[handle] ?? RELEASED];
+    if (slab === undefined) throw new Error(`record ${handle} is not held`);
+    return slab;
+  }
+
+  /** …where in it the record begins… */
+  offset(handle: number): number {
+    return this.#offsetOf[handle] ?? 0;
+  }
+
+  /** …and its length. */
+  length(handle: number): number {
+    return this.#lengthOf[handle] ?? 0;
+  }
+
+  /** The record is no longer kept; its handle may name another. */
+  release(handle: number): void {
+    const slab = this.#slabOf[handle] ?? RELEASED;
+    if (slab === RELEASED) return;
+    const framed = (this.#lengthOf[handle] ?? 0) + FRAME_BYTES;
+    this.#slabLive[slab] = (this.#slabLive[slab] ?? 0) - framed;
+    this.#live -= framed;
+    this.#slabOf[handle] = RELEASED;
+    this.#freeHandles.push(handle);
+    if (this.#slabLive[slab] === 0 && slab !== this.#current) {
+      this.#forget(slab);
+      this.#freeSlabs.push(slab);
+    }
+  }
+
+  /** Bytes of the slabs counted: what they cost the process, besides those evacuated until the collector frees them. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Bytes of the records held, frames included. */
+  get live(): number {
+    return this.#live;
+  }
+
+  /** Records held. */
+  get records(): number {
+    return this.#handles - this.#freeHandles.length;
+  }
+
+  /** Whether the slabs hold more than allowed beyond the records held, so that `compact` is due. */
+  get wasteful(): boolean {
+    return this.#bytes - this.#live > WASTE_ALLOWED * this.#live;
+  }
+
+  /**
+   * Evacuates the slabs with the most holes, one by one, until the waste is half what is allowed
+   * (so that the next evacuation is some releases away) or COPY_BUDGET bytes were copied (so that
+   * no call holds the event loop for long; the next store goes on). A cache evicts mostly in the
+   * order it filled, so mostly slabs just empty out, and go without a copy.
+   */
+  compact(): void {
+    let copied = 0;
+    while (copied < COPY_BUDGET && this.#bytes - this.#live > (WASTE_ALLOWED / 2) * this.#live) {
+      const slab = this.#sparest();
+      if (slab === undefined) return;
+      copied += this.#evacuate(slab);
+    }
+  }
+
+  #newHandle(): number {
+    if (this.#handles === this.#slabOf.length) {
+      const grown = 2 * this.#handles;
+      const slabOf = new Int32Array(grown).fill(RELEASED);
+      slabOf.set(this.#slabOf);
+      const offsetOf = new Int32Array(grown);
+      offsetOf.set(this.#offsetOf);
+      const lengthOf = new Int32Array(grown);
+      lengthOf.set(this.#lengthOf);
+      this.#slabOf = slabOf;
+      this.#offsetOf = offsetOf;
+      this.#lengthOf = lengthOf;
+    }
+    return this.#handles++;
+  }
+
+  /** Frames room for `handle`'s record of `length` bytes at the end of the current slab, or in a slab of its own. */
+  #place(handle: number, length: number): void {
+    const framed = length + FRAME_BYTES;
+    let slab: number;
+    if (framed > LARGEST_SLABBED) {
+      slab = this.#begin(framed, false);
+    } else {
+      if (this.#current === -1 || (this.#slabUsed[this.#current] ?? 0) + framed > SLAB_BYTES) this.#current = this.#begin(SLAB_BYTES, true);
+      slab = this.#current;
+    }
+    const bytes = this.#slabs[slab] as Buffer;
+    const at = this.#slabUsed[slab] ?? 0;
+    bytes.writeUInt32LE(length, at);
+    bytes.writeUInt32LE(handle, at + 4);
+    this.#slabUsed[slab] = at + framed;
+    if (slab === this.#current) this.#bytes += framed;
+    this.#slabLive[slab] = (this.#slabLive[slab] ?? 0) + framed;
+    this.#live += framed;
+    this.#slabOf[handle] = slab;
+    this.#offsetOf[handle] = at + FRAME_BYTES;
+    this.#lengthOf[handle] = length;
+  }
+
+  /** A new slab of `size` bytes; a shared one is counted as it is written, one of a record's own whole. */
+  #begin(size: number, shared: boolean): number {
+    if (shared && this.#current !== -1) this.#bytes += SLAB_BYTES - (this.#slabUsed[this.#current] ?? 0);
+    const slab = this.#freeSlabs.pop() ?? this.#slabs.length;
+    this.#slabs[slab] = Buffer.allocUnsafeSlow(size);
+    this.#slabLive[slab] = 0;
+    this.#slabUsed[slab] = 0;
+    if (!shared) this.#bytes += size;
+    return slab;
+  }
+
+  /** The slab with the smallest share of its bytes live, if any has holes. */
+  #sparest(): number | undefined {
+    let sparest: number | undefined;
+    let least = 1;
+    for (let slab = 0; slab < this.#slabs.length; slab++) {
+      const bytes = this.#slabs[slab];
+      if (bytes === undefined) continue;
+      const share = (this.#slabLive[slab] ?? 0) / (slab === this.#current ? (this.#slabUsed[slab] ?? 1) : bytes.length);
+      if (share < least) {
+        sparest = slab;
+        least = share;
+      }
+    }
+    return sparest;
+  }
+
+  /** Copies the live records of `slab` elsewhere and stops counting it; the bytes copied. */
+  #evacuate(slab: number): number {
+    const bytes = this.#slabs[slab] as Buffer;
+    const used = this.#slabUsed[slab] ?? 0;
+    this.#forget(slab);
+    let copied = 0;
+    for (let at = 0; at < used;) {
+      const length = bytes.readUInt32LE(at);
+      const handle = bytes.readUInt32LE(at + 4);
+      const start = at + FRAME_BYTES;
+      at = start + length;
+      if (this.#slabOf[handle] !== slab || this.#offsetOf[handle] !== start) continue;
+      this.#place(handle, length);
+      bytes.copy(this.store(handle), this.offset(handle), start, start + length);
+      copied += length;
+    }
+    // Its number is given to another only now, so that no record placed above lands in a slab by that number.
+    this.#freeSlabs.push(slab);
+    return copied;
+  }
+
+  /**
+   * Stops counting a slab, whose live records the caller places again: the views of it still in
+   * use keep it alive, and the collector frees it after them. The caller frees its number.
+   */
+  #forget(slab: number): void {
+    const bytes = this.#slabs[slab];
+    if (bytes === undefined) return;
+    this.#live -= this.#slabLive[slab] ?? 0;
+    this.#bytes -= slab === this.#current ? (this.#slabUsed[slab] ?? 0) : bytes.length;
+    if (slab === this.#current) this.#current = -1;
+    this.#slabs[slab] = undefined;
+    this.#slabLive[slab] = 0;
+    this.#slabUsed[slab] = 0;
+  }
+}
