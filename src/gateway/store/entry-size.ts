@@ -72,7 +72,7 @@ const MALLOC_RESERVE = 1.2;
 const TAGGED_KEY_BYTES = heapBytes(12) + 4 + 4 + 16;
 
 /**
- * What an entry holds besides its key: a record of `recordLength` bytes (memory-record.ts) in a
+ * What an entry holds besides its key: a record of `recordLength` bytes (entry-record.ts) in a
  * slab, its handle, its `tags` in the tag index, and `shapeBytes` of field shapes it brought to
  * its maker's table (field-shapes.ts).
  */

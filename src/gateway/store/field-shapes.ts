@@ -93,7 +93,7 @@ function shapeBytes(shape: FieldShape, name: string): number {
 export class FieldShapes {
   readonly #shapes = new BoundedMemo<string, FieldShape>(SHAPES_LIMIT);
   /**
-   * The shapes kept records name, by number (memory-record.ts), and how many holds each has: a
+   * The shapes kept records name, by number (entry-record.ts), and how many holds each has: a
    * shape stays while a record names it, though the table above may have forgotten it.
    */
   readonly #numbers = new Map<FieldShape, number>();

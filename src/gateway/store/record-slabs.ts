@@ -1,5 +1,5 @@
 /**
- * Where a cache keeps its entries: each entry one record of bytes (memory-record.ts) copied into
+ * Where a cache keeps its entries: each entry one record of bytes (entry-record.ts) copied into
  * large shared slabs outside the V8 heap, and known by a handle, a small integer that lru-cache
  * holds as the entry's value. An entry so costs no JavaScript object of its own — no view, no
  * ArrayBuffer, no native record per body (475 B counted each), and no object per response that

@@ -1,7 +1,7 @@
 /**
  * The store: an LRU of stored responses keyed by request target, bounded in bytes, counting what
  * each entry really costs in memory (entry-size.ts), key and bookkeeping included. Each entry is
- * one record of bytes in the cache's slabs (memory-record.ts, record-slabs.ts), and lru-cache
+ * one record of bytes in the cache's slabs (entry-record.ts, record-slabs.ts), and lru-cache
  * holds its handle, a small integer; a lookup reads the record into the StoredResponse the rules
  * read. A target whose responses vary (RFC 9111 §4.1) holds its variants side by side in its one
  * record, newest first.
@@ -18,7 +18,7 @@ import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { entryBytes, heldBytes } from './entry-size.ts';
-import { RecordReader, RecordWriter } from './memory-record.ts';
+import { RecordReader, RecordWriter } from './entry-record.ts';
 import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { RecordSlabs } from './record-slabs.ts';
 import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';

@@ -3,7 +3,7 @@
  * reuse facts as fields of one object, and each representation (one per content coding sent,
  * RFC 9110 §8.4) with its body and the fields it is sent with: a shape shared with the
  * representations that send the same (field-shapes.ts) and its own values. This is the form the
- * rules and the deliver step read; a cache keeps it as bytes (memory-record.ts) and makes one of
+ * rules and the deliver step read; a cache keeps it as bytes (entry-record.ts) and makes one of
  * these again for each request that reads it. The body kept is usually compressed; the other
  * codings are made from it when first asked for and kept beside it (docs/performance.md,
  * "Compression").

@@ -1,0 +1,412 @@
+/**
+ * An entry as bytes: the stored responses of one cache key (its variants, newest first) with
+ * their reuse facts, secondary keys, tags, the origin's own values of the fields each
+ * representation has its own of, and each representation's coding, own field values and body.
+ * Every tier keeps this layout: the memory tier as a record in its slabs (response-cache.ts), the
+ * disk and Redis tiers inside the codec's envelope (entry-codec.ts). What the representations of
+ * many entries share — field names and the values that repeat — is a field shape
+ * (field-shapes.ts), which a variant names by its index among the entry's shapes; the memory
+ * tier's record lists those shapes by their number in the cache's table, the envelope spells them out.
+ *
+ * Reading a record makes the StoredResponse the rules and the deliver step read, pointing at the
+ * body where the record holds it: a few small objects and the strings of its own values, made
+ * again on every read, against an entry's worth of objects kept for its whole life (the memory
+ * bench and bench/entry-cost.ts measure both).
+ *
+ * Layout, little-endian: the memory record begins with its shapes (a count, then a u32 number
+ * each); then the variant count, then per variant: its serial and the five times of its reuse
+ * facts (f64 each); status (u16); flags (must-revalidate, no-cache); how the origin's values are
+ * kept; the offered codings (a coding's number + 1 a byte, 0 past the last); how many origin
+ * values, vary fields and representations it has; per vary field whether the request had it; per
+ * representation, the kept first, its coding's number, the index of its shape among the entry's,
+ * the shape's bytes when it brought it, how many own values it has and its body's length (u32);
+ * then all its strings as one latin1 text, each ended by a line feed, which no header field holds
+ * (RFC 9110 §5.5): tags, origin values, vary names and values, and per representation its coding
+ * when it has no number and its own values; then the bodies. A read decodes the text once and
+ * slices it: one string made from the record, not one per value.
+ */
+import { endianness } from 'node:os';
+import type { Coding } from '../../shared/encoding/negotiate.ts';
+import { offeredList } from '../../shared/encoding/negotiate.ts';
+import type { FieldShape } from './field-shapes.ts';
+import { AS_SENT, NO_VALUES, Representation, StoredResponse, type EntryMaker, type SecondaryKey, type Terms } from './stored-response.ts';
+
+const MUST_REVALIDATE = 1;
+const NO_CACHE = 2;
+
+/** How a variant keeps the origin's own values of its representation fields (StoredResponse#originValues). */
+const VALUES_NONE = 0;
+const VALUES_AS_SENT = 1;
+const VALUES_LISTED = 2;
+
+/**
+ * Fixed bytes of a variant: serial and five times (8 B each), status (2), flags and values kind
+ * (1 each), offered codings (4), and the counts of origin values, vary fields and representations (1 each).
+ */
+const VARIANT_FIXED = 6 * 8 + 2 + 2 + 4 + 3;
+const OFFERED_AT = 52;
+const COUNTS_AT = 56;
+
+/** Per representation: coding, shape index (1 each), shape bytes (4), own values (1), body length (4). */
+const REPRESENTATION_FIXED = 11;
+
+/** A list longer than this is not kept in a record (its count is one byte). */
+const LONGEST_LIST = 0xff;
+
+/** What ends each string of a variant's text. */
+const END = '\n';
+
+/**
+ * The codings a record names by number; any other (one the gateway keeps as it came) is
+ * OTHER_CODING, its name in the text. A read so makes no string for the coding.
+ */
+const CODINGS: readonly string[] = ['identity', 'gzip', 'br', 'zstd', 'deflate'];
+const OTHER_CODING = 0xff;
+
+/** The offered lists read, by their four bytes: few exist (the codings the gateway may send, in the orders configuration gives). */
+const offeredLists = new Map<number, readonly Coding[]>();
+
+function offeredBytes(offered: readonly Coding[]): number {
+  if (offered.length > 4) throw new RangeError('more codings offered than a record names');
+  let bytes = 0;
+  for (let i = 0; i < offered.length; i++) bytes |= (CODINGS.indexOf(offered[i] ?? 'identity') + 1) << (8 * i);
+  return bytes >>> 0;
+}
+
+function offeredOf(bytes: number): readonly Coding[] {
+  let list = offeredLists.get(bytes);
+  if (list === undefined) {
+    const offered: Coding[] = [];
+    for (let at = 0; at < 4 && ((bytes >>> (8 * at)) & 0xff) !== 0; at++) {
+      const coding = CODINGS[((bytes >>> (8 * at)) & 0xff) - 1];
+      if (coding === undefined || coding === 'deflate') throw new RangeError('an offered coding the gateway does not make');
+      offered.push(coding as Coding);
+    }
+    list = offeredList(offered);
+    offeredLists.set(bytes, list);
+  }
+  return list;
+}
+
+/**
+ * The times are written and read as two u32 halves through these: Buffer's own f64 methods copy
+ * the eight bytes one by one, a third of a read's time. LOW is the low half's index on this platform.
+ */
+const double = new Float64Array(1);
+const halves = new Uint32Array(double.buffer);
+const LOW = endianness() === 'LE' ? 0 : 1;
+
+function writeDouble(into: Buffer, at: number, value: number): number {
+  double[0] = value;
+  into.writeUInt32LE(halves[LOW] ?? 0, at);
+  return into.writeUInt32LE(halves[1 - LOW] ?? 0, at + 4);
+}
+
+function readDouble(from: Buffer, at: number): number {
+  halves[LOW] = from.readUInt32LE(at);
+  halves[1 - LOW] = from.readUInt32LE(at + 4);
+  return double[0] ?? 0;
+}
+
+function representationsOf(response: StoredResponse): readonly Representation[] {
+  return response.made.length === 0 ? [response.kept] : [response.kept, ...response.made];
+}
+
+/** The variant's origin values, as kept. */
+function valuesKind(values: readonly string[] | undefined): number {
+  if (values === undefined) return VALUES_NONE;
+  return values === AS_SENT ? VALUES_AS_SENT : VALUES_LISTED;
+}
+
+function listed(values: readonly string[] | undefined): readonly string[] {
+  return values === undefined || values === AS_SENT ? NO_VALUES : values;
+}
+
+/** A variant's strings in the order its text holds them (a RangeError when one cannot be kept). */
+function textOf(response: StoredResponse): string {
+  const strings: string[] = [response.tagText, ...listed(response.originValues)];
+  for (let i = 0; i < response.vary.length; i++) strings.push(response.vary[i] ?? '', response.selecting[i] ?? '');
+  for (const representation of representationsOf(response)) {
+    if (!CODINGS.includes(representation.coding)) strings.push(representation.coding);
+    strings.push(...representation.own);
+    if (representation.own.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
+  }
+  if (listed(response.originValues).length > LONGEST_LIST || response.vary.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
+  for (const text of strings) if (text.includes(END)) throw new RangeError('a line feed in a field');
+  return strings.join(END) + END;
+}
+
+/** The shapes `variants`' representations are sent with, each once, in the order an entry lists them. */
+export function shapesOf(variants: readonly StoredResponse[]): FieldShape[] {
+  const shapes: FieldShape[] = [];
+  for (const response of variants)
+    for (const representation of representationsOf(response)) if (!shapes.includes(representation.shape)) shapes.push(representation.shape);
+  if (shapes.length > LONGEST_LIST) throw new RangeError('more shapes than a record names');
+  return shapes;
+}
+
+/** The bytes of `variants` as written by `writeVariants` (a RangeError when a string or list cannot be kept). */
+export function variantsLength(variants: readonly StoredResponse[]): number {
+  if (variants.length > LONGEST_LIST) throw new RangeError('more variants than a record keeps');
+  let length = 1;
+  for (const response of variants) {
+    length += VARIANT_FIXED + response.vary.length + 4 + textOf(response).length;
+    for (const representation of representationsOf(response)) length += REPRESENTATION_FIXED + representation.bodyLength;
+  }
+  return length;
+}
+
+/**
+ * Writes `variants` at `at` of `into`, their representations naming `shapes` by index, each
+ * numbered by `serial` unless it has a number already, or 0 without it (a value other processes
+ * read, which number what they keep themselves); returns where the writing ended.
+ */
+export function writeVariants(
+  variants: readonly StoredResponse[],
+  shapes: readonly FieldShape[],
+  into: Buffer,
+  at: number,
+  serial: (() => number) | undefined,
+): number {
+  let p = into.writeUInt8(variants.length, at);
+  for (const response of variants) {
+    const representations = representationsOf(response);
+    const number = serial === undefined ? 0 : response.serial === 0 ? serial() : response.serial;
+    p = writeDouble(into, p, number);
+    p = writeDouble(into, p, response.lifetimeMs);
+    p = writeDouble(into, p, response.initialAgeMs);
+    p = writeDouble(into, p, response.storedAt);
+    p = writeDouble(into, p, response.staleWhileRevalidateMs);
+    p = writeDouble(into, p, response.staleIfErrorMs);
+    p = into.writeUInt16LE(response.status, p);
+    p = into.writeUInt8((response.mustRevalidate ? MUST_REVALIDATE : 0) | (response.noCache ? NO_CACHE : 0), p);
+    p = into.writeUInt8(valuesKind(response.originValues), p);
+    p = into.writeUInt32LE(offeredBytes(response.offered), p);
+    p = into.writeUInt8(listed(response.originValues).length, p);
+    p = into.writeUInt8(response.vary.length, p);
+    p = into.writeUInt8(representations.length, p);
+    for (const value of response.selecting) p = into.writeUInt8(value === undefined ? 0 : 1, p);
+    for (const representation of representations) {
+      const coding = CODINGS.indexOf(representation.coding);
+      p = into.writeUInt8(coding === -1 ? OTHER_CODING : coding, p);
+      p = into.writeUInt8(shapes.indexOf(representation.shape), p);
+      // What a shape cost is the table's of the process keeping the entry: another counts its own.
+      p = into.writeUInt32LE(serial === undefined ? 0 : representation.shapeBytes, p);
+      p = into.writeUInt8(representation.own.length, p);
+      p = into.writeUInt32LE(representation.bodyLength, p);
+    }
+    const text = textOf(response);
+    p = into.writeUInt32LE(text.length, p);
+    p += into.write(text, p, 'latin1');
+    for (const representation of representations)
+      p += representation.bodyStore.copy(into, p, representation.bodyOffset, representation.bodyOffset + representation.bodyLength);
+  }
+  return p;
+}
+
+/**
+ * Where variants written at `at` of `from` end, when every count, index and length in them stays
+ * within `from` and names one of `shapes` shapes; undefined otherwise. A value from another
+ * process is walked so before it is read, so that a reader never reads past it.
+ */
+export function variantsEnd(from: Buffer, at: number, shapes: number): number | undefined {
+  if (at >= from.length) return undefined;
+  let p = at + 1;
+  for (let v = from[at] ?? 0; v > 0; v--) {
+    if (p + VARIANT_FIXED > from.length) return undefined;
+    const varies = from[p + COUNTS_AT + 1] ?? 0;
+    const count = from[p + COUNTS_AT + 2] ?? 0;
+    const representations = p + VARIANT_FIXED + varies;
+    const textAt = representations + count * REPRESENTATION_FIXED;
+    if (count === 0 || textAt + 4 > from.length) return undefined;
+    let end = textAt + 4 + from.readUInt32LE(textAt);
+    for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
+      if ((from[r + 1] ?? 0) >= shapes) return undefined;
+      end += from.readUInt32LE(r + 7);
+    }
+    if (end > from.length) return undefined;
+    p = end;
+  }
+  return p;
+}
+
+/** Writes the memory tier's records; one per cache, so that the shapes it holds are that cache's maker's. */
+export class RecordWriter {
+  readonly #maker: EntryMaker;
+
+  constructor(maker: EntryMaker) {
+    this.#maker = maker;
+  }
+
+  /** The bytes `variants`' record takes (a RangeError when it cannot keep one of their strings or lists). */
+  length(variants: readonly StoredResponse[]): number {
+    return 1 + 4 * shapesOf(variants).length + variantsLength(variants);
+  }
+
+  /**
+   * Writes `variants`' record, `length` bytes, into `into` at `at`, numbering with `serial` each
+   * that has no number yet, and holds the shapes it names.
+   */
+  write(variants: readonly StoredResponse[], into: Buffer, at: number, serial: () => number): void {
+    const shapes = shapesOf(variants);
+    let p = into.writeUInt8(shapes.length, at);
+    for (const shape of shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
+    writeVariants(variants, shapes, into, p, serial);
+  }
+
+  /** Lets go of the shapes the record at `at` of `from` holds, when the record is released. */
+  release(from: Buffer, at: number): void {
+    const count = from.readUInt8(at);
+    for (let i = 0; i < count; i++) this.#maker.shapes.release(from.readUInt32LE(at + 1 + 4 * i));
+  }
+
+  /** The bytes of the shapes the record brought to the maker's table (entry-size.ts counts them with it). */
+  static shapeBytes(variants: readonly StoredResponse[]): number {
+    let bytes = 0;
+    for (const response of variants) for (const representation of representationsOf(response)) bytes += representation.shapeBytes;
+    return bytes;
+  }
+}
+
+/** The secondary key of a response that does not vary; the StoredResponse shares its own instead. */
+const NOT_VARYING: SecondaryKey = { vary: [], selecting: [] };
+
+const NONE_MADE: readonly Representation[] = [];
+
+/** Reads records into StoredResponses; one per cache, reused by every read (reads are synchronous). */
+export class RecordReader {
+  readonly #maker: EntryMaker;
+  #from: Buffer = Buffer.alloc(0);
+  #at = 0;
+  #shapesAt = 0;
+  /** The shapes of a value from another process, spelled out in it, instead of numbers in the cache's table. */
+  #shapes: readonly FieldShape[] | undefined;
+  #brought: number[] = [];
+  #left = 0;
+  /** The text of the variant being read, and where its next string begins. */
+  #text = '';
+  #textAt = 0;
+  /** Handed to the StoredResponse constructor, which copies them. */
+  readonly #facts = { lifetimeMs: 0, initialAgeMs: 0, storedAt: 0 };
+  readonly #terms: { -readonly [K in keyof Terms]: Terms[K] } = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
+
+  constructor(maker: EntryMaker) {
+    this.#maker = maker;
+  }
+
+  /** Begins reading the memory record at `at` of `from`; returns how many variants it holds. */
+  open(from: Buffer, at: number): number {
+    this.#shapes = undefined;
+    this.#shapesAt = at + 1;
+    return this.#begin(from, this.#shapesAt + 4 * from.readUInt8(at));
+  }
+
+  /**
+   * Begins reading variants that another process wrote at `at` of `from` (entry-codec.ts),
+   * checked by `variantsEnd`, with the `shapes` they name and what each cost the maker's table
+   * when this read brought it there (`brought`, which the first representation naming it
+   * carries); returns how many there are. They are read unnumbered: what this process keeps, it
+   * numbers itself.
+   */
+  openVariants(from: Buffer, at: number, shapes: readonly FieldShape[], brought: number[]): number {
+    this.#shapes = shapes;
+    this.#brought = brought;
+    return this.#begin(from, at);
+  }
+
+  #begin(from: Buffer, at: number): number {
+    this.#from = from;
+    this.#at = at + 1;
+    this.#left = from[at] ?? 0;
+    return this.#left;
+  }
+
+  /** The next variant of the record opened, newest first. */
+  next(): StoredResponse {
+    if (this.#left-- <= 0) throw new RangeError('no variant left in the record');
+    const from = this.#from;
+    const at = this.#at;
+    const serial = this.#shapes === undefined ? readDouble(from, at) : 0;
+    this.#facts.lifetimeMs = readDouble(from, at + 8);
+    this.#facts.initialAgeMs = readDouble(from, at + 16);
+    this.#facts.storedAt = readDouble(from, at + 24);
+    this.#terms.staleWhileRevalidateMs = readDouble(from, at + 32);
+    this.#terms.staleIfErrorMs = readDouble(from, at + 40);
+    const status = from.readUInt16LE(at + 48);
+    const flags = from[at + 50] ?? 0;
+    this.#terms.mustRevalidate = (flags & MUST_REVALIDATE) !== 0;
+    this.#terms.noCache = (flags & NO_CACHE) !== 0;
+    const kind = from[at + 51];
+    const offered = offeredOf(from.readUInt32LE(at + OFFERED_AT));
+    const values = from[at + COUNTS_AT] ?? 0;
+    const varies = from[at + COUNTS_AT + 1] ?? 0;
+    const count = from[at + COUNTS_AT + 2] ?? 1;
+    const present = at + VARIANT_FIXED;
+    const representations = present + varies;
+    const textAt = representations + count * REPRESENTATION_FIXED;
+    const textLength = from.readUInt32LE(textAt);
+    this.#text = from.toString('latin1', textAt + 4, textAt + 4 + textLength);
+    this.#textAt = 0;
+    let bodyAt = textAt + 4 + textLength;
+    const tagText = this.#string();
+    const originValues = kind === VALUES_NONE ? undefined : kind === VALUES_AS_SENT ? AS_SENT : this.#strings(values);
+    let key = NOT_VARYING;
+    if (varies > 0) {
+      const vary = new Array<string>(varies);
+      const selecting = new Array<string | undefined>(varies);
+      for (let i = 0; i < varies; i++) {
+        vary[i] = this.#string();
+        const value = this.#string();
+        selecting[i] = from[present + i] === 1 ? value : undefined;
+      }
+      key = { vary, selecting };
+    }
+    let kept: Representation | undefined;
+    let made: Representation[] | undefined;
+    for (let i = 0; i < count; i++) {
+      const r = representations + i * REPRESENTATION_FIXED;
+      const coding = CODINGS[from[r] ?? OTHER_CODING] ?? this.#string();
+      const shape = this.#shape(from[r + 1] ?? 0);
+      const own = this.#strings(from[r + 6] ?? 0);
+      const bodyLength = from.readUInt32LE(r + 7);
+      const representation = new Representation(coding, shape, own, from, bodyAt, bodyLength, this.#shapeBytes(from[r + 1] ?? 0, r));
+      bodyAt += bodyLength;
+      if (kept === undefined) kept = representation;
+      else (made ??= []).push(representation);
+    }
+    this.#at = bodyAt;
+    if (kept === undefined) throw new RangeError('a variant without a representation');
+    return new StoredResponse(status, kept, originValues, offered, this.#facts, this.#maker.terms(this.#terms), key, tagText, made ?? NONE_MADE, serial);
+  }
+
+  /** The shape bytes a representation carries: as recorded, or for another process's value what this read brought. */
+  #shapeBytes(index: number, at: number): number {
+    if (this.#shapes === undefined) return this.#from.readUInt32LE(at + 2);
+    const brought = this.#brought[index] ?? 0;
+    this.#brought[index] = 0;
+    return brought;
+  }
+
+  #shape(index: number): FieldShape {
+    if (this.#shapes !== undefined) {
+      const shape = this.#shapes[index];
+      if (shape === undefined) throw new RangeError(`no shape ${index} in the value`);
+      return shape;
+    }
+    return this.#maker.shapes.numbered(this.#from.readUInt32LE(this.#shapesAt + 4 * index));
+  }
+
+  #string(): string {
+    const end = this.#text.indexOf(END, this.#textAt);
+    const text = this.#text.slice(this.#textAt, end);
+    this.#textAt = end + 1;
+    return text;
+  }
+
+  #strings(count: number): readonly string[] {
+    if (count === 0) return NO_VALUES;
+    const texts = new Array<string>(count);
+    for (let i = 0; i < count; i++) texts[i] = this.#string();
+    return texts;
+  }
+}
