@@ -43,7 +43,7 @@ function spelled(shape: FieldShape): string {
   let text = '';
   for (let i = 0; i < shape.names.length; i++) {
     const value = shape.values[i];
-    text += shape.names[i] + END + (value === undefined ? OWN : SHARED + value) + END;
+    text += `${shape.names[i] ?? ''}${END}${value === undefined ? OWN : SHARED + value}${END}`;
   }
   return text;
 }
