@@ -15,7 +15,7 @@ import { CatalogDb } from '../src/origin/catalog-db.ts';
 import { strongEtag } from '../src/origin/etag.ts';
 import { resolve } from '../src/origin/resources.ts';
 import { heldBytes } from '../src/gateway/store/entry-size.ts';
-import { RecordWriter } from '../src/gateway/store/entry-record.ts';
+import { prepare, RecordWriter } from '../src/gateway/store/entry-record.ts';
 import { EntryMaker } from '../src/gateway/store/stored-response.ts';
 import { parseTags } from '../src/gateway/store/tag-index.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
@@ -41,7 +41,6 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
   const db = new CatalogDb(dbPath);
   const policy = compressionPolicy(loadConfig({ env: {} }));
   const maker = new EntryMaker(new Codec(policy.levels));
-  const records = new RecordWriter(maker);
   const bytes = new Uint32Array(count);
   try {
     workload.queries.forEach((query, i) => {
@@ -57,7 +56,7 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
       const kept = plan.keep === undefined ? identity : maker.codec.encode(identity, plan.keep);
       const tags = parseTags(resolution.tags);
       const answer = [maker.prepare(200, fields, kept, plan, FACTS, undefined, [], tags)];
-      bytes[i] = heldBytes(records.length(answer), tags.length, RecordWriter.shapeBytes(answer));
+      bytes[i] = heldBytes(RecordWriter.length(prepare(answer)), tags.length, RecordWriter.shapeBytes(answer));
     });
   } finally {
     db.close();

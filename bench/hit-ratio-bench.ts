@@ -10,7 +10,7 @@
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { heldBytes } from '../src/gateway/store/entry-size.ts';
 import { FieldShape } from '../src/gateway/store/field-shapes.ts';
-import { RecordWriter } from '../src/gateway/store/entry-record.ts';
+import { prepare, RecordWriter } from '../src/gateway/store/entry-record.ts';
 import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
 import { Representation, StoredResponse } from '../src/gateway/store/stored-response.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
@@ -97,7 +97,7 @@ function replay(trace: Trace, boundBytes: number, admission: boolean): Hits & { 
   const keys: CacheKey[] = trace.keys.map(cacheKey);
   // What each key's response holds, so that the entry costs its trace size (entry-size.ts adds the key and the fixed part).
   const held = trace.keys.map((key, id) => (trace.sizes[id] ?? 0) - leastEntryBytes(key));
-  const empty = heldBytes(new RecordWriter(cache.maker).length([entry(0)]), 0, 0);
+  const empty = heldBytes(RecordWriter.length(prepare([entry(0)])), 0, 0);
   let hits = 0;
   let hitBytes = 0;
   const started = performance.now();

@@ -17,6 +17,11 @@ export function isField(name: string, value: string): boolean {
   return TOKEN.test(name) && FIELD_VALUE.test(value);
 }
 
+/** §5.5: a value alone, where its name is known to be a token. */
+export function isFieldValue(value: string): boolean {
+  return FIELD_VALUE.test(value);
+}
+
 /**
  * §6.6.1: a recipient with a clock that caches or forwards a response received without `Date`
  * appends one, the time it was received; otherwise each send from the cache would be dated anew

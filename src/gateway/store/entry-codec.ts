@@ -13,9 +13,9 @@
  * wrote from splitting a hit's head.
  */
 import { crc32 } from 'node:zlib';
-import { isField } from '../rules/message.ts';
-import { RecordReader, shapesOf, variantsEnd, variantsLength, writeVariants } from './entry-record.ts';
-import type { FieldShape } from './field-shapes.ts';
+import { isField, isFieldValue } from '../rules/message.ts';
+import { prepare, RecordReader, variantsEnd, writeVariants } from './entry-record.ts';
+import { spell, type FieldShape } from './field-shapes.ts';
 import { StoredResponse, type EntryMaker } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
@@ -27,25 +27,10 @@ const MAGIC = 0x43474500 | CODEC_VERSION;
 /** Magic and version (4), CRC-32 (4). */
 const PREAMBLE = 8;
 
-/** What ends each name and value of a spelled-out shape; a shared value begins with SHARED, a gap for a representation's own with OWN. */
-const END = '\n';
-const SHARED = 's';
-const OWN = 'o';
-
 export interface EncodedEntry {
   readonly response: StoredResponse;
   /** The last fleet purge the storing process had applied when its fill began (../fleet/purge-stream.ts). */
   readonly mark: string;
-}
-
-/** A shape's names and values as one text: per field its name, then its shared value or a gap. */
-function spelled(shape: FieldShape): string {
-  let text = '';
-  for (let i = 0; i < shape.names.length; i++) {
-    const value = shape.values[i];
-    text += `${shape.names[i] ?? ''}${END}${value === undefined ? OWN : SHARED + value}${END}`;
-  }
-  return text;
 }
 
 /** The response as its fill made it, without the representations made since, which each process makes for itself. */
@@ -55,10 +40,9 @@ function asKept(response: StoredResponse): StoredResponse {
 }
 
 export function encodeEntry(stored: StoredResponse, mark: string): Buffer {
-  const variants = [asKept(stored)];
-  const shapes = shapesOf(variants);
-  const texts = shapes.map(spelled);
-  let length = PREAMBLE + 2 + mark.length + 1 + variantsLength(variants);
+  const prepared = prepare([asKept(stored)]);
+  const texts = prepared.shapes.map(spell);
+  let length = PREAMBLE + 2 + mark.length + 1 + prepared.length;
   for (const text of texts) length += 4 + text.length;
   const out = Buffer.allocUnsafe(length);
   out.writeUInt32BE(MAGIC, 0);
@@ -69,7 +53,7 @@ export function encodeEntry(stored: StoredResponse, mark: string): Buffer {
     p = out.writeUInt32LE(text.length, p);
     p += out.write(text, p, 'latin1');
   }
-  writeVariants(variants, shapes, out, p, undefined);
+  writeVariants(prepared, out, p, undefined);
   out.writeUInt32BE(crc32(out.subarray(4 + 4)), 4);
   return out;
 }
@@ -81,29 +65,14 @@ export function intact(bytes: Uint8Array): boolean {
   return view.readUInt32BE(0) === MAGIC && crc32(view.subarray(PREAMBLE)) === view.readUInt32BE(4);
 }
 
-/** The shape `text` spells, as the maker's table has it, and what it cost the table if this made it; undefined when a field could not be sent. */
-function shapeOf(text: string, maker: EntryMaker): { shape: FieldShape; bytes: number } | undefined {
-  const parts = text.split(END);
-  // The text ends with END, so the last part is empty and the fields come in pairs before it.
-  if (parts.length % 2 !== 1) return undefined;
-  const names: string[] = [];
-  const values: (string | undefined)[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const name = parts[i] ?? '';
-    const value = parts[i + 1] ?? '';
-    const shared = value.startsWith(SHARED) ? value.slice(1) : undefined;
-    if ((shared === undefined && value !== OWN) || !isField(name, shared ?? '')) return undefined;
-    names.push(name);
-    values.push(shared);
-  }
-  return maker.shapes.shape(names, values);
-}
-
 /** Fields as they can be sent: the value came from outside the process, and a hit writes them as text (field-shapes.ts). */
 function sendable(response: StoredResponse): boolean {
-  for (const fields of [response.kept.headers, response.headers])
-    for (let i = 0; i < fields.length; i += 2) if (!isField(fields[i] ?? '', fields[i + 1] ?? '')) return false;
-  return response.tagText.split(' ').every((tag) => isField('surrogate-key', tag));
+  // The names, and the values the shapes share, were checked when the shapes were read.
+  const values = [...response.kept.own, ...response.selecting, response.tagText];
+  if (!values.every((value) => value === undefined || isFieldValue(value))) return false;
+  const origin = response.originValues ?? [];
+  for (let i = 0; i < origin.length; i += 2) if (!isField(origin[i] ?? '', origin[i + 1] ?? '')) return false;
+  return response.vary.every((name) => isField(name, ''));
 }
 
 export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | undefined {
@@ -117,7 +86,7 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | un
     const brought: number[] = [];
     for (let count = bytes.readUInt8(p++); count > 0; count--) {
       const length = bytes.readUInt32LE(p);
-      const shape = shapeOf(bytes.toString('latin1', p + 4, p + 4 + length), maker);
+      const shape = maker.shapes.spelled(bytes.toString('latin1', p + 4, p + 4 + length));
       if (shape === undefined) return undefined;
       shapes.push(shape.shape);
       brought.push(shape.bytes);

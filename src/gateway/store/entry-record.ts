@@ -136,40 +136,44 @@ function textOf(response: StoredResponse): string {
   return strings.join(END) + END;
 }
 
-/** The shapes `variants`' representations are sent with, each once, in the order an entry lists them. */
-export function shapesOf(variants: readonly StoredResponse[]): FieldShape[] {
-  const shapes: FieldShape[] = [];
-  for (const response of variants)
-    for (const representation of representationsOf(response)) if (!shapes.includes(representation.shape)) shapes.push(representation.shape);
-  if (shapes.length > LONGEST_LIST) throw new RangeError('more shapes than a record names');
-  return shapes;
+/** Variants made ready to write: the shapes they name, each one's text, and the bytes they take. */
+export interface Prepared {
+  readonly variants: readonly StoredResponse[];
+  /** The shapes their representations are sent with, each once, in the order an entry lists them. */
+  readonly shapes: readonly FieldShape[];
+  readonly texts: readonly string[];
+  /** Bytes of the variants as `writeVariants` writes them, without the shapes. */
+  readonly length: number;
 }
 
-/** The bytes of `variants` as written by `writeVariants` (a RangeError when a string or list cannot be kept). */
-export function variantsLength(variants: readonly StoredResponse[]): number {
+/** `variants` made ready to write (a RangeError when a string or list cannot be kept). */
+export function prepare(variants: readonly StoredResponse[]): Prepared {
   if (variants.length > LONGEST_LIST) throw new RangeError('more variants than a record keeps');
+  const shapes: FieldShape[] = [];
+  const texts: string[] = [];
   let length = 1;
   for (const response of variants) {
-    length += VARIANT_FIXED + response.vary.length + 4 + textOf(response).length;
-    for (const representation of representationsOf(response)) length += REPRESENTATION_FIXED + representation.bodyLength;
+    const text = textOf(response);
+    texts.push(text);
+    length += VARIANT_FIXED + response.vary.length + 4 + text.length;
+    for (const representation of representationsOf(response)) {
+      if (!shapes.includes(representation.shape)) shapes.push(representation.shape);
+      length += REPRESENTATION_FIXED + representation.bodyLength;
+    }
   }
-  return length;
+  if (shapes.length > LONGEST_LIST) throw new RangeError('more shapes than a record names');
+  return { variants, shapes, texts, length };
 }
 
 /**
- * Writes `variants` at `at` of `into`, their representations naming `shapes` by index, each
- * numbered by `serial` unless it has a number already, or 0 without it (a value other processes
- * read, which number what they keep themselves); returns where the writing ended.
+ * Writes the `prepared` variants at `at` of `into`, their representations naming its shapes by
+ * index, each numbered by `serial` unless it has a number already, or 0 without it (a value other
+ * processes read, which number what they keep themselves); returns where the writing ended.
  */
-export function writeVariants(
-  variants: readonly StoredResponse[],
-  shapes: readonly FieldShape[],
-  into: Buffer,
-  at: number,
-  serial: (() => number) | undefined,
-): number {
+export function writeVariants(prepared: Prepared, into: Buffer, at: number, serial: (() => number) | undefined): number {
+  const { variants, shapes, texts } = prepared;
   let p = into.writeUInt8(variants.length, at);
-  for (const response of variants) {
+  variants.forEach((response, v) => {
     const representations = representationsOf(response);
     const number = serial === undefined ? 0 : response.serial === 0 ? serial() : response.serial;
     p = writeDouble(into, p, number);
@@ -195,12 +199,12 @@ export function writeVariants(
       p = into.writeUInt8(representation.own.length, p);
       p = into.writeUInt32LE(representation.bodyLength, p);
     }
-    const text = textOf(response);
+    const text = texts[v] ?? '';
     p = into.writeUInt32LE(text.length, p);
     p += into.write(text, p, 'latin1');
     for (const representation of representations)
       p += representation.bodyStore.copy(into, p, representation.bodyOffset, representation.bodyOffset + representation.bodyLength);
-  }
+  });
   return p;
 }
 
@@ -238,20 +242,19 @@ export class RecordWriter {
     this.#maker = maker;
   }
 
-  /** The bytes `variants`' record takes (a RangeError when it cannot keep one of their strings or lists). */
-  length(variants: readonly StoredResponse[]): number {
-    return 1 + 4 * shapesOf(variants).length + variantsLength(variants);
+  /** The bytes the record of `prepared` variants takes. */
+  static length(prepared: Prepared): number {
+    return 1 + 4 * prepared.shapes.length + prepared.length;
   }
 
   /**
-   * Writes `variants`' record, `length` bytes, into `into` at `at`, numbering with `serial` each
-   * that has no number yet, and holds the shapes it names.
+   * Writes the record of `prepared` variants, `length` bytes, into `into` at `at`, numbering with
+   * `serial` each that has no number yet, and holds the shapes it names.
    */
-  write(variants: readonly StoredResponse[], into: Buffer, at: number, serial: () => number): void {
-    const shapes = shapesOf(variants);
-    let p = into.writeUInt8(shapes.length, at);
-    for (const shape of shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
-    writeVariants(variants, shapes, into, p, serial);
+  write(prepared: Prepared, into: Buffer, at: number, serial: () => number): void {
+    let p = into.writeUInt8(prepared.shapes.length, at);
+    for (const shape of prepared.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
+    writeVariants(prepared, into, p, serial);
   }
 
   /** Lets go of the shapes the record at `at` of `from` holds, when the record is released. */

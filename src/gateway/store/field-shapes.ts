@@ -90,8 +90,25 @@ function shapeBytes(shape: FieldShape, name: string): number {
   return bytes;
 }
 
+/** What ends each name and value of a spelled shape; a shared value begins with SHARED, a gap for a representation's own is OWN. */
+const END = '\n';
+const SHARED = 's';
+const OWN = 'o';
+
+/** `shape` as text another process reads back (`FieldShapes#spelled`): per field its name, then its shared value or a gap. */
+export function spell(shape: FieldShape): string {
+  let text = '';
+  for (let i = 0; i < shape.names.length; i++) {
+    const value = shape.values[i];
+    text += `${shape.names[i] ?? ''}${END}${value === undefined ? OWN : SHARED + value}${END}`;
+  }
+  return text;
+}
+
 export class FieldShapes {
   readonly #shapes = new BoundedMemo<string, FieldShape>(SHAPES_LIMIT);
+  /** Shapes by their spelling, so that a value another process wrote is not parsed and checked field by field on each read. */
+  readonly #spellings = new BoundedMemo<string, FieldShape>(SHAPES_LIMIT);
   /**
    * The shapes kept records name, by number (entry-record.ts), and how many holds each has: a
    * shape stays while a record names it, though the table above may have forgotten it.
@@ -113,6 +130,31 @@ export class FieldShapes {
     if (known !== undefined) return { shape: known, bytes: 0 };
     const shape = this.#shapes.keep(name, new FieldShape(names, values));
     return { shape, bytes: shapeBytes(shape, name) };
+  }
+
+  /**
+   * The shape `text` spells (`spell`), and what it cost the table if this call made it;
+   * undefined when a name or shared value could not be sent (it came from outside the process).
+   */
+  spelled(text: string): { shape: FieldShape; bytes: number } | undefined {
+    const known = this.#spellings.get(text);
+    if (known !== undefined) return { shape: known, bytes: 0 };
+    const parts = text.split(END);
+    // The text ends with END, so the last part is empty and the fields come in pairs before it.
+    if (parts.length % 2 !== 1) return undefined;
+    const names: string[] = [];
+    const values: (string | undefined)[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const name = parts[i] ?? '';
+      const value = parts[i + 1] ?? '';
+      const shared = value.startsWith(SHARED) ? value.slice(1) : undefined;
+      if ((shared === undefined && value !== OWN) || !isField(name, shared ?? '')) return undefined;
+      names.push(name);
+      values.push(shared);
+    }
+    const made = this.shape(names, values);
+    this.#spellings.keep(text, made.shape);
+    return made;
   }
 
   /** `shape`'s number, held once more: it names the shape until each hold is let go of. */

@@ -18,7 +18,7 @@ import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { entryBytes, heldBytes } from './entry-size.ts';
-import { RecordReader, RecordWriter } from './entry-record.ts';
+import { prepare, RecordReader, RecordWriter, type Prepared } from './entry-record.ts';
 import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { RecordSlabs } from './record-slabs.ts';
 import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
@@ -249,14 +249,15 @@ export class ResponseCache implements CacheTier {
    * stands: a delete and a set would send it back through admission).
    */
   #set(key: CacheKey, list: readonly StoredResponse[]): NotKept | undefined {
-    let length: number;
+    let prepared: Prepared;
     try {
-      length = this.#writer.length(list);
+      prepared = prepare(list);
     } catch {
       // A field longer than a record keeps: no answer the gateway passes on has one.
       this.#lru.delete(key);
       return 'too-large';
     }
+    const length = RecordWriter.length(prepared);
     const tags = tagsOf(list);
     const size = entryBytes(key, heldBytes(length, tags.size, RecordWriter.shapeBytes(list)));
     if (size > this.#maxEntryBytes) {
@@ -267,7 +268,7 @@ export class ResponseCache implements CacheTier {
       return 'too-large';
     }
     const handle = this.#records.reserve(length);
-    this.#writer.write(list, this.#records.store(handle), this.#records.offset(handle), () => ++this.#serial);
+    this.#writer.write(prepared, this.#records.store(handle), this.#records.offset(handle), () => ++this.#serial);
     // A record the filter turns away is released by disposeAfter, like one evicted.
     this.#lru.set(key, handle, { size });
     if (this.#lru.peek(key) !== handle) return 'refused';
