@@ -27,7 +27,7 @@ import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Se
 import { performance } from 'node:perf_hooks';
 import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
 import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
-import { unwrittenBytes } from '../../shared/node-http-internals.ts';
+import { releaseIdleTimer, unwrittenBytes } from '../../shared/node-http-internals.ts';
 
 /**
  * nghttp2's errors (the `errno` of the error Node destroys a session with; not among
@@ -142,6 +142,7 @@ export class ConnectionGuard {
     });
     session.once('close', () => {
       clearTimeout(preface);
+      releaseIdleTimer(session);
       this.#connections.delete(connection);
       this.#overBudget.delete(session);
     });
