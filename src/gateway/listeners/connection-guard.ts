@@ -158,18 +158,23 @@ export class ConnectionGuard {
       this.#refusals.refused(known[0], 'connection', connection.remoteAddress);
       destroy(error, known[1]);
     };
+    const refusals = this.#refusals;
+    const onRapidReset = this.#onRapidReset;
+    // One listener for all the connection's streams, which the emitter calls with the stream as
+    // `this`: a closure per stream was made, kept while the stream lived and collected, on every request.
+    const onStreamClose = function (this: ServerHttp2Stream): void {
+      connection.stalls.delete(this);
+      if (!connection.streams.delete(this) || session.destroyed || !endedEarly(this)) return;
+      if (!connection.resets.exceeded(performance.now())) return;
+      onRapidReset();
+      refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
+      calmDown(session);
+    };
     // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
     session.prependListener('stream', (stream: ServerHttp2Stream) => {
       connection.streams.add(stream);
       // 'close' comes once: `on` spares every stream the wrapper `once` would make.
-      stream.on('close', () => {
-        connection.stalls.delete(stream);
-        if (!connection.streams.delete(stream) || session.destroyed || !endedEarly(stream)) return;
-        if (!connection.resets.exceeded(performance.now())) return;
-        this.#onRapidReset();
-        this.#refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
-        calmDown(session);
-      });
+      stream.on('close', onStreamClose);
     });
   }
 
