@@ -18,20 +18,9 @@
  *   socket `_handle.             bytes an HTTP/2 session wrote      the stream deadlines and the
  *     writeQueueSize`            that the kernel has not taken      idle timeout alone bound a
  *                                (a stalled reader's budget)        stalled reader
- *   HTTP/2 session               its idle timer, cleared once the   a closed session, its socket's
- *     `Symbol(timeout)`          session has closed                 objects and its listeners are
- *                                                                   kept until the idle timeout
- *                                                                   (`http.requestTimeoutMs`) ends
- *
- * The last works around Node (24.21): closing a session asks `setTimeout(0)` to stop its idle
- * timer after marking it destroyed, and `setTimeout` returns at once on a destroyed session, so the
- * timer stays armed and keeps the session reachable until it fires. After a burst of new
- * connections that is about 3.4 KB of old space each for 30 s (26 MB after 7,800 TLS connections),
- * which every full collection marks again meanwhile (docs/performance.md).
  */
 import type { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { performServerHandshake, type Http2Session } from 'node:http2';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from './logger.ts';
@@ -66,20 +55,6 @@ export interface NodeHttpInternals {
   readonly drain: boolean;
   readonly headText: boolean;
   readonly inFlight: boolean;
-  readonly idleTimer: boolean;
-}
-
-/** The key under which Node keeps a session's idle timer, found on a session made for a socket that never connects. */
-function findIdleTimerKey(): symbol | undefined {
-  const socket = new Socket();
-  const session = performServerHandshake(socket);
-  session.setTimeout(60_000);
-  const own = session as unknown as Record<symbol, unknown>;
-  const key = Object.getOwnPropertySymbols(session).find((s) => s.description === 'timeout' && typeof (own[s] as { refresh?: unknown }).refresh === 'function');
-  session.setTimeout(0);
-  session.destroy();
-  socket.destroy();
-  return key;
 }
 
 function probe(): NodeHttpInternals {
@@ -95,13 +70,10 @@ function probe(): NodeHttpInternals {
     drain: typeof req._dumped === 'boolean',
     headText: typeof res._storeHeader === 'function' && typeof res._expect_continue === 'boolean' && typeof res._sent100 === 'boolean',
     inFlight,
-    idleTimer: idleTimerKey !== undefined,
   };
 }
 
-const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false, idleTimer: false };
-
-const idleTimerKey = process.env.GATEWAY_NODE_HTTP === 'public' ? undefined : findIdleTimerKey();
+const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false };
 
 export const internals: NodeHttpInternals = process.env.GATEWAY_NODE_HTTP === 'public' ? NONE : probe();
 
@@ -167,9 +139,4 @@ export function answersInFlight(server: EventEmitter): (socket: Duplex) => Serve
 export function unwrittenBytes(socket: Duplex): number {
   if (internals === NONE) return 0;
   return (socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
-}
-
-/** Stops the idle timer of `session`, closed: what Node's own close means to do and does not (above). */
-export function releaseIdleTimer(session: Http2Session): void {
-  if (idleTimerKey !== undefined) clearTimeout((session as unknown as Record<symbol, NodeJS.Timeout | undefined>)[idleTimerKey]);
 }

@@ -163,7 +163,7 @@ describe('a connection that has closed', () => {
     }
   }
 
-  test("leaves nothing behind while its idle time (http.requestTimeoutMs) would still run: Node's idle timer is cleared", async () => {
+  test('leaves nothing behind while its idle time (http.requestTimeoutMs) would still run', async () => {
     const { fx } = gateway;
     const token = await fx.token();
     assert.ok(fx.config['http.requestTimeoutMs'] >= 10_000, 'the idle timers would outlive the test');
@@ -171,9 +171,35 @@ describe('a connection that has closed', () => {
     const before = await settledMemory();
     await openAndClose(fx.gateway.url, token, 1000);
     const after = await settledMemory();
-    // Kept until its timer fired, a closed session held about 3 KB (its socket's objects, the
-    // guard's record of it, their listeners): 3 MB for these.
+    // Kept until Node's idle timer fired, a closed session held about 3 KB (its socket's objects,
+    // the guard's record of it, their listeners): 3 MB for these.
     assert.ok(after - before < 1_000_000, `heap and buffers ${((after - before) / 1e6).toFixed(2)} MB more after 1,000 connections closed`);
+  });
+});
+
+describe('the idle deadline (http.requestTimeoutMs)', () => {
+  const IDLE_MS = 1000;
+  const gateway = useFaultGateway({ 'http.h2c': true, 'http.requestTimeoutMs': IDLE_MS, 'http.headersTimeoutMs': 300 });
+
+  test('a connection that neither reads nor writes for the idle time is closed, no sooner; one that keeps asking stays open', async () => {
+    const { fx } = gateway;
+    const auth = ['authorization', `Bearer ${await fx.token()}`] as const;
+    const silent = await RawH2.open(fx.gateway.url);
+    const busy = await RawH2.open(fx.gateway.url);
+    const started = performance.now();
+    let id = 1;
+    while (!silent.closed && performance.now() - started < IDLE_MS * 4) {
+      busy.write(getRequest(id, '/v1/books?q=idle', [auth]));
+      assert.equal(await busy.streamOutcome(id), 'headers');
+      id += 2;
+      await sleep(IDLE_MS / 5);
+    }
+    const took = performance.now() - started;
+    assert.ok(silent.closed, 'the silent connection was closed');
+    assert.ok(took >= IDLE_MS, `closed after ${Math.round(took)} ms, not before the ${IDLE_MS} ms deadline`);
+    assert.equal(busy.closed, false, 'the connection that kept asking is open');
+    silent.close();
+    busy.close();
   });
 });
 
