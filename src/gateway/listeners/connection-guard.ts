@@ -178,7 +178,7 @@ export class ConnectionGuard {
     const refusals = this.#refusals;
     const onRapidReset = this.#onRapidReset;
     // One listener for all the connection's streams, which the emitter calls with the stream as
-    // `this`: a closure per stream was made, kept while the stream lived and collected, on every request.
+    // `this`: a closure per stream would be made, kept while the stream lives and collected, on every request.
     const onStreamClose = function (this: ServerHttp2Stream): void {
       connection.stalls.delete(this);
       if (!connection.streams.delete(this) || session.destroyed || !endedEarly(this)) return;
