@@ -17,11 +17,20 @@
  *   budget         while a connection holds more than `http.http2.maxQueuedBytes` of answers
  *                  unsent, its new streams are refused with REFUSED_STREAM, which tells the
  *                  client it may retry them (RFC 9113 §8.7).
+ *   idle           a connection that neither reads nor writes a byte for `http.requestTimeoutMs`
+ *                  is closed, as Node's own session timeout would close it. Node's timer is
+ *                  stopped as each session starts: it is refreshed on every read and write (about
+ *                  0.3 µs of CPU a hit), and Node (24.21) leaves it armed once the session has
+ *                  closed (its close asks `setTimeout(0)` after marking the session destroyed,
+ *                  which makes that call do nothing), so that every closed session, its socket's
+ *                  objects and their listeners stayed reachable until the timer fired, 30 s later:
+ *                  26 MB of old space after a burst of 7,800 new TLS connections, marked again by
+ *                  every full collection meanwhile (docs/performance.md).
  *
  * So a client that stops reading costs a bounded number of bytes for a bounded time. Progress is
  * read from a stream's unsent bytes (its `writableLength`, which falls as each write goes whole to
- * the connection) and the bytes its socket holds unwritten, by a sweep a few times per deadline:
- * the request path only adds its stream to a set.
+ * the connection), the bytes its socket holds unwritten and the bytes it has read and written, by a
+ * sweep a few times per deadline: the request path only adds its stream to a set.
  */
 import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
@@ -45,6 +54,8 @@ const CLIENT_ERRORS: ReadonlyMap<number, readonly [Http2Refusal, number]> = new 
 export interface GuardLimits {
   readonly prefaceTimeoutMs: number;
   readonly sendTimeoutMs: number;
+  /** A connection silent both ways for this long is closed. */
+  readonly idleTimeoutMs: number;
   readonly maxQueuedBytes: number;
   readonly maxResetsPerSecond: number;
 }
@@ -65,12 +76,16 @@ class Connection {
   /** What the socket held unwritten at the last sweep, and when it last wrote some or held none. */
   unwritten = 0;
   writtenAt: number;
+  /** Bytes the connection had read and written at the last sweep, and when that last changed. */
+  moved = 0;
+  movedAt: number;
 
   constructor(session: ServerHttp2Session, maxResetsPerSecond: number, now: number) {
     this.session = session;
     this.remoteAddress = session.socket.remoteAddress;
     this.resets = new ResetRate(maxResetsPerSecond);
     this.writtenAt = now;
+    this.movedAt = now;
   }
 }
 
@@ -118,13 +133,14 @@ export class ConnectionGuard {
     return true;
   }
 
-  /** A sweep reads progress a few times per deadline (the first one's), so that a stalled answer is cut within a quarter of it past the deadline. */
+  /** A sweep reads progress a few times per deadline (the first ones'), so that a stalled answer or a silent connection is cut within a quarter of it past the deadline. */
   #schedule(): void {
+    const { sendTimeoutMs, idleTimeoutMs } = this.#limits;
     this.#sweep = setInterval(
       () => {
         this.#check();
       },
-      Math.min(1000, Math.max(25, Math.floor(this.#limits.sendTimeoutMs / 4))),
+      Math.min(1000, Math.max(25, Math.floor(Math.min(sendTimeoutMs, idleTimeoutMs) / 4))),
     );
     this.#sweep.unref();
   }
@@ -133,6 +149,8 @@ export class ConnectionGuard {
     const { prefaceTimeoutMs, maxResetsPerSecond } = this.#limits;
     const connection = new Connection(session, maxResetsPerSecond, performance.now());
     this.#connections.add(connection);
+    // The idle deadline is the sweep's (above).
+    session.setTimeout(0);
     const preface = setTimeout(() => {
       this.#refusals.refused('preface-timeout', 'connection', connection.remoteAddress);
       session.destroy();
@@ -157,18 +175,23 @@ export class ConnectionGuard {
       this.#refusals.refused(known[0], 'connection', connection.remoteAddress);
       destroy(error, known[1]);
     };
+    const refusals = this.#refusals;
+    const onRapidReset = this.#onRapidReset;
+    // One listener for all the connection's streams, which the emitter calls with the stream as
+    // `this`: a closure per stream would be made, kept while the stream lives and collected, on every request.
+    const onStreamClose = function (this: ServerHttp2Stream): void {
+      connection.stalls.delete(this);
+      if (!connection.streams.delete(this) || session.destroyed || !endedEarly(this)) return;
+      if (!connection.resets.exceeded(performance.now())) return;
+      onRapidReset();
+      refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
+      calmDown(session);
+    };
     // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
     session.prependListener('stream', (stream: ServerHttp2Stream) => {
       connection.streams.add(stream);
       // 'close' comes once: `on` spares every stream the wrapper `once` would make.
-      stream.on('close', () => {
-        connection.stalls.delete(stream);
-        if (!connection.streams.delete(stream) || session.destroyed || !endedEarly(stream)) return;
-        if (!connection.resets.exceeded(performance.now())) return;
-        this.#onRapidReset();
-        this.#refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
-        calmDown(session);
-      });
+      stream.on('close', onStreamClose);
     });
   }
 
@@ -181,11 +204,20 @@ export class ConnectionGuard {
 
   #check(): void {
     const now = performance.now();
-    const { sendTimeoutMs, maxQueuedBytes } = this.#limits;
+    const { sendTimeoutMs, idleTimeoutMs, maxQueuedBytes } = this.#limits;
     for (const connection of this.#connections) {
       const { session } = connection;
       if (session.destroyed) continue;
-      const unwritten = unwrittenBytes(session.socket);
+      const { socket } = session;
+      const moved = socket.bytesRead + socket.bytesWritten;
+      if (moved !== connection.moved) {
+        connection.moved = moved;
+        connection.movedAt = now;
+      } else if (now - connection.movedAt >= idleTimeoutMs) {
+        session.destroy();
+        continue;
+      }
+      const unwritten = unwrittenBytes(socket);
       // Counted from the first sweep that sees bytes held, as a stream's stall is: never cut before the deadline.
       if (unwritten === 0 || connection.unwritten === 0 || unwritten < connection.unwritten) connection.writtenAt = now;
       connection.unwritten = unwritten;

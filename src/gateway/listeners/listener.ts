@@ -101,6 +101,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const guardLimits = (limits: HttpLimits): GuardLimits => ({
     prefaceTimeoutMs: limits.headersTimeoutMs,
     sendTimeoutMs: config['http.http2.sendTimeoutMs'],
+    idleTimeoutMs: limits.requestTimeoutMs,
     maxQueuedBytes: config['http.http2.maxQueuedBytes'],
     maxResetsPerSecond: config['http.http2.maxResetsPerSecond'],
   });
@@ -162,8 +163,9 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   }
   guard.watch(server);
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
-  // says nothing for as long as a whole request may take is closed. HTTP/1.1 over TLS keeps the
-  // limits it was made with (http1Options) until a restart.
+  // says nothing for as long as a whole request may take is closed (by the guard, which stops the
+  // timer Node gives each session from the server's). HTTP/1.1 over TLS keeps the limits it was
+  // made with (http1Options) until a restart, and its sockets' idle timeout is the server's.
   const applyLimits = (limits: HttpLimits): void => {
     server.maxConnections = limits.maxConnections;
     server.setTimeout(limits.requestTimeoutMs);
