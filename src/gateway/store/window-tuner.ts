@@ -32,8 +32,11 @@ import { ShadowTinyLfu } from './shadow-tinylfu.ts';
 
 /** The share of the bound the window starts at and never goes below: Caffeine's. */
 export const MIN_WINDOW_SHARE = 0.01;
-/** The largest share: the main space keeps 0.2 %, so that at the top the cache is nearly LRU. */
-const MAX_WINDOW_SHARE = 0.998;
+/**
+ * The largest share: all of the bound, so that at the top the cache is LRU, and pays for the
+ * policy no more than the miniatures and a sketch of the sample's keys (windowed-lru.ts).
+ */
+export const MAX_WINDOW_SHARE = 1;
 /** A move multiplies or divides the share by this. */
 const STEP = 4;
 /**
@@ -44,7 +47,7 @@ const SHADOW_KEYS = 4096;
 /** At least this many, whatever the bound. */
 const LEAST_SHADOW_KEYS = 256;
 /** And one per this many bytes of the bound, within those two. */
-const BOUND_BYTES_PER_SHADOW_KEY = 5_000;
+const BOUND_BYTES_PER_SHADOW_KEY = 20_000;
 /**
  * Room for this many times the keys the sample is expected to hold: the expectation is for
  * entries of the sketch's size, and a miniature of smaller ones holds more keys in the same bytes.
@@ -83,6 +86,7 @@ export class WindowTuner {
   readonly #lru: ShadowLru;
   readonly #counts: ShadowTinyLfu;
   readonly #decideEvery: number;
+  readonly #sampleKeys: number;
   /** What the miniatures hold in memory, at most: counted against the bound. */
   readonly bytes: number;
   #share = MIN_WINDOW_SHARE;
@@ -106,11 +110,22 @@ export class WindowTuner {
     const k = Math.max(0, Math.ceil(Math.log2(capacity / wanted)));
     this.#below = 2 ** (32 - k);
     const keys = Math.ceil(capacity / 2 ** k);
+    this.#sampleKeys = keys;
     this.#decideEvery = Math.max(MIN_DECISION_REQUESTS, Math.ceil(keys * DECISION_PER_KEY));
     const bytes = Math.max(1, Math.floor(maxSize / 2 ** k));
     this.#lru = new ShadowLru(bytes, keys * SHADOW_KEY_ROOM);
     this.#counts = new ShadowTinyLfu(bytes, keys * SHADOW_KEY_ROOM, frequency);
     this.bytes = this.#lru.bytes + this.#counts.bytes;
+  }
+
+  /** Keys hashed below this are the sample the miniatures see. */
+  get below(): number {
+    return this.#below;
+  }
+
+  /** How many keys the sample is expected to hold. */
+  get sampleKeys(): number {
+    return this.#sampleKeys;
   }
 
   /** The window's share of the bound now. */
