@@ -172,7 +172,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
    * a shift: what it would have counted meanwhile was judged by recency).
    */
   #windowMoved(): void {
-    const lru = this.#tuner.share === MAX_WINDOW_SHARE;
+    const lru = this.#tuner.settledAtTop;
     if (lru !== this.#lru) {
       this.#lru = lru;
       this.#sketch.reshape(lru ? this.#tuner.sampleKeys : this.#capacity, lru ? this.#tuner.below : ALL_KEYS);
