@@ -18,6 +18,12 @@
  * and Modha, FAST 2003); Caffeine hill-climbs its own hit ratio, which replayed here as noise on
  * stationary traces (it cannot tell a worse step from a worse minute).
  *
+ * The window moves fourfold, except that until counts have won a verdict, LRU's first lead takes
+ * it straight to the top: nothing says the requests were ever frequency-biased, and every step
+ * short of the top costs what LRU would hit. At the top the cache is LRU, and once settled there
+ * (SETTLED verdicts) it pays for the policy only this tuner's memory and a sketch of the sample's
+ * keys (`settledAtTop`, windowed-lru.ts), which is what a recency-biased workload loses to LRU.
+ *
  * When counts had been clearly ahead at the smallest window, and LRU suddenly pulls far ahead,
  * popularity has likely shifted and the sketch's counts refuse what is hot now: the sketch is
  * cleared (as the shift detector does, shift-detector.ts). If the requests did turn
@@ -46,7 +52,12 @@ const STEP = 4;
 const SHADOW_KEYS = 4096;
 /** At least this many, whatever the bound. */
 const LEAST_SHADOW_KEYS = 256;
-/** And one per this many bytes of the bound, within those two. */
+/**
+ * And one per this many bytes of the bound, within those two. What the miniatures hold is most of
+ * what the cache pays for the policy at the top, where it is LRU: at one key per 5,000 B they took
+ * 1.2 % of 16 MiB and `recency` replayed 0.31 points below LRU there, at 20,000 B 0.16, at 40,000 B
+ * (25,600 B, 0.16 % of 16 MiB) 0.13, with the Zipf, crawler and phases rows within 0.1 points.
+ */
 const BOUND_BYTES_PER_SHADOW_KEY = 40_000;
 /**
  * Room for this many times the keys the sample is expected to hold: the expectation is for

@@ -21,15 +21,18 @@
  * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
- * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
- * shift detector is taken from the main space's share. Victims are read from the LRU ends
+ * to its share here, so the sum never exceeds the bound, and the memory of the sketch, the shift
+ * detector and the tuner is taken from the main space's share (1.5 % of the bound). Once the window
+ * has settled at the top (all of the bound: LRU) the sketch counts only the tuner's sample and the
+ * shift detector holds nothing, and that memory (0.2 % left) goes to the entries, so that a
+ * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the LRU ends
  * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
-import { MAX_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
+import { WindowTuner } from './window-tuner.ts';
 
 /** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
 export interface EntryLru<K, V> {
