@@ -107,8 +107,6 @@ export class WindowTuner {
   #countsOnly = 0;
   /** Comparisons in a row won by one side at its end of the window's range. */
   #settled = 0;
-  /** Whether the miniatures ever hit differently. */
-  #started = false;
   /** Whether a verdict ever went to the W-TinyLFU miniature. */
   #countsWon = false;
   /** Verdicts for LRU still to be ignored after a shift. */
@@ -168,13 +166,9 @@ export class WindowTuner {
     if (hit && !lruHit) this.#lru.learn(h);
     if (hit && !countsHit) this.#counts.learn(h);
     if (lruHit !== countsHit) {
-      this.#started = true;
       if (lruHit) this.#lruOnly++;
       else this.#countsOnly++;
     }
-    // While the cache fills, the miniatures hold the same keys and hit alike: the requests until
-    // they first differ would only dilute the first verdict (rec1 at 80,000 entries: 0.04 points).
-    if (!this.#started) return false;
     this.#requests++;
     return (this.#requests & (CHECK - 1)) === 0 && this.#compare();
   }
