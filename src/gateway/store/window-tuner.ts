@@ -228,8 +228,8 @@ export class WindowTuner {
     // Until counts have won a verdict, LRU's lead says the requests are recency-biased, and every
     // step short of the top costs what the top would hit (`recency` at 16 MiB: 0.05 of the 0.13
     // points it stayed below LRU with fourfold steps up from the start). Once counts have won, LRU's
-    // lead may be a shift's or a passing phase's, which stepping rides out better (`phases` at
-    // 64 MiB and `shift` at 256 MiB: 0.4 and 0.5 points below fourfold steps when jumping).
+    // lead may be a shift's or a passing phase's, which stepping rides out better (jumping every
+    // time replayed `shift` at 256 MiB 0.4 points below stepping, `phases` at 64 MiB 0.1).
     return this.#move(this.#countsWon ? this.#share * STEP : MAX_WINDOW_SHARE);
   }
 
