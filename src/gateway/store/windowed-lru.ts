@@ -98,7 +98,7 @@ export class WindowedLru<K extends string, V extends object> implements EntryLru
   readonly #sketch: FrequencySketch;
   /** Entries the sketch is sized for while it counts every key. */
   readonly #capacity: number;
-  /** Whether the window is all of the bound, and the sketch counts only the tuner's sample. */
+  /** Whether the window has settled at the top (all of the bound), and the sketch counts only the tuner's sample. */
   #lru = false;
   readonly #admission: TinyLfuAdmission;
   readonly #shifts: ShiftDetector;
