@@ -1,7 +1,7 @@
 /** The TinyLFU sketch on its own: counting, the doorkeeper, halving, and what collisions cost. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FrequencySketch, MAX_FREQUENCY } from '../../src/gateway/store/frequency-sketch.ts';
+import { ALL_KEYS, FrequencySketch, keyHash, MAX_FREQUENCY } from '../../src/gateway/store/frequency-sketch.ts';
 
 function counted(sketch: FrequencySketch, key: string, times: number): void {
   for (let i = 0; i < times; i++) sketch.increment(key);
@@ -74,4 +74,23 @@ test('its memory is a few bytes per entry it is sized for', () => {
   const sketch = new FrequencySketch(100_000);
   // 32 counters of 4 bits and 64 doorkeeper bits per entry, each table rounded up to a power of two.
   assert.equal(sketch.bytes, 24 * 131_072);
+});
+
+test('reshaped to a slice of the keys it counts only those, in tables sized for the slice, and counts every key again when reshaped back', () => {
+  const sketch = new FrequencySketch(4096);
+  const full = sketch.bytes;
+  const keys = Array.from({ length: 2000 }, (_, i) => `/k/${i}`);
+  const below = ALL_KEYS / 8;
+  sketch.reshape(512, below);
+  assert.equal(sketch.bytes, full / 8);
+  for (let round = 0; round < 3; round++) for (const key of keys) sketch.increment(key);
+  const inSlice = keys.filter((key) => keyHash(key) < below);
+  assert.ok(inSlice.length > 150, `${inSlice.length} keys in the slice`);
+  for (const key of keys) assert.equal(sketch.frequency(key) >= 3, keyHash(key) < below, key);
+  sketch.reshape(4096, ALL_KEYS);
+  assert.equal(sketch.bytes, full);
+  assert.equal(sketch.frequency(inSlice[0] ?? ''), 0, 'reshaping forgets');
+  sketch.increment('/k/0');
+  sketch.increment('/k/0');
+  assert.equal(sketch.frequency('/k/0'), 2);
 });

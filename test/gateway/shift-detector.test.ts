@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { keyHash } from '../../src/gateway/store/frequency-sketch.ts';
 import { SAMPLE_PER_ENTRY, ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
+import { MAX_WINDOW_SHARE } from '../../src/gateway/store/window-tuner.ts';
 import { WindowedLru } from '../../src/gateway/store/windowed-lru.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
@@ -104,6 +105,8 @@ describe('W-TinyLFU across a popularity shift', () => {
     let hits = 0;
     for (let i = 0; i < 100_000; i++) if (requestFrom('new') && i >= 80_000) hits++;
     assert.ok(hits >= 0.9 * 20_000, `${hits} hits of the last 20,000 requests for the new set`);
-    assert.equal(shifts, 1);
+    // Either the detector saw the shift and the sketch forgot, or the tuner grew the window to the top, where the cache is LRU.
+    const seen: number = shifts;
+    assert.ok(seen === 1 || (seen === 0 && cache.windowShare === MAX_WINDOW_SHARE), `${seen} shifts, window ${cache.windowShare}`);
   });
 });

@@ -62,23 +62,42 @@ export function spread(x: number): number {
   return (x ^ (x >>> 16)) >>> 0;
 }
 
+/** Every 32-bit key hash is below this: a sketch that counts every key. */
+export const ALL_KEYS = 2 ** 32;
+
 export class FrequencySketch {
-  readonly #table: Uint32Array;
-  readonly #tableMask: number;
-  readonly #doorkeeper: Uint32Array;
-  readonly #doorkeeperMask: number;
-  #sampleSize: number;
+  #table = new Uint32Array(1);
+  #tableMask = 0;
+  #doorkeeper = new Uint32Array(1);
+  #doorkeeperMask = 0;
+  /** Only keys hashed below this are counted. */
+  #below = ALL_KEYS;
+  /** The share of the keys counted, by which the store's entries are scaled when the sample is sized. */
+  #counted = 1;
+  #sampleSize = 0;
   #additions = 0;
 
   /** `capacity`: how many entries the cache is expected to hold; the sketch is sized for it. */
   constructor(capacity: number) {
+    this.reshape(capacity, ALL_KEYS);
+  }
+
+  /**
+   * Sizes the tables for `capacity` keys and counts from now on only the keys hashed below
+   * `below` (a slice of them, as the window tuner samples, or ALL_KEYS), forgetting every count:
+   * a sketch that only the tuner's miniature W-TinyLFU reads needs no more than its sample.
+   */
+  reshape(capacity: number, below: number): void {
     const counters = powerOfTwoAtLeast(capacity) * COUNTERS_PER_ENTRY;
     this.#table = new Uint32Array(counters / COUNTERS_PER_WORD);
     this.#tableMask = this.#table.length - 1;
     const bits = powerOfTwoAtLeast(capacity * DOORKEEPER_BITS_PER_ENTRY);
     this.#doorkeeper = new Uint32Array(bits / 32);
     this.#doorkeeperMask = bits - 1;
+    this.#below = below;
+    this.#counted = below / ALL_KEYS;
     this.#sampleSize = SAMPLE_PER_ENTRY * powerOfTwoAtLeast(capacity);
+    this.#additions = 0;
   }
 
   /**
@@ -87,7 +106,7 @@ export class FrequencySketch {
    * sizes, so its store says.
    */
   resample(entries: number): void {
-    this.#sampleSize = SAMPLE_PER_ENTRY * Math.max(entries, MIN_SAMPLE_ENTRIES);
+    this.#sampleSize = SAMPLE_PER_ENTRY * Math.max(entries * this.#counted, MIN_SAMPLE_ENTRIES);
   }
 
   /** What the sketch holds in memory: its two tables (the object around them is a few dozen bytes). */
@@ -98,7 +117,7 @@ export class FrequencySketch {
   /** Counts one request for `key`; returns its hash, for the store's other per-key bookkeeping. */
   increment(key: string): number {
     const h = keyHash(key);
-    if (this.#doorkeeperAdd(h)) {
+    if (h < this.#below && this.#doorkeeperAdd(h)) {
       // Counters are incremented only where they equal the minimum (conservative update), which
       // keeps a colliding key from inflating the estimates of the others.
       const min = this.#estimate(h);

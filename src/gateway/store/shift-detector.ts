@@ -57,7 +57,7 @@ class RefusedKeys {
   #added = 0;
 
   constructor(capacity: number) {
-    const bits = powerOfTwoAtLeast(capacity * BITS_PER_ENTRY);
+    const bits = powerOfTwoAtLeast(Math.max(32, capacity * BITS_PER_ENTRY));
     this.#young = new Uint32Array(bits / 32);
     this.#old = new Uint32Array(bits / 32);
     this.#mask = bits - 1;
@@ -94,7 +94,7 @@ function isSet(bits: Uint32Array, index: number): boolean {
 }
 
 export class ShiftDetector {
-  readonly #refused: RefusedKeys;
+  #refused: RefusedKeys;
   #requests = 0;
   #hits = 0;
   #regrets = 0;
@@ -109,6 +109,21 @@ export class ShiftDetector {
   /** `capacity`: how many entries the cache is expected to hold at most. */
   constructor(capacity: number) {
     this.#refused = new RefusedKeys(capacity);
+  }
+
+  /**
+   * Sized again for `capacity` entries, starting afresh: while the window is all of the bound
+   * nothing is refused, and the store gives it no room (0) until it is not.
+   */
+  reshape(capacity: number): void {
+    this.#refused = new RefusedKeys(capacity);
+    this.#requests = 0;
+    this.#hits = 0;
+    this.#regrets = 0;
+    this.#best = 0;
+    this.#usualRegrets = 0;
+    this.#usualRequests = 0;
+    this.#suspect = 0;
   }
 
   /** What it holds in memory. */

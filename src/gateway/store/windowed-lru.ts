@@ -21,13 +21,16 @@
  * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
- * to its share here, so the sum never exceeds the bound, and the memory of the sketch and of the
- * shift detector is taken from the main space's share. Victims are read from the LRU ends
+ * to its share here, so the sum never exceeds the bound, and the memory of the sketch, the shift
+ * detector and the tuner is taken from the main space's share (1.5 % of the bound). Once the window
+ * has settled at the top (all of the bound: LRU) the sketch counts only the tuner's sample and the
+ * shift detector holds nothing, and that memory (0.2 % left) goes to the entries, so that a
+ * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the LRU ends
  * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
-import { FrequencySketch, keyHash } from './frequency-sketch.ts';
+import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
 import { WindowTuner } from './window-tuner.ts';
 
@@ -93,6 +96,10 @@ export class WindowedLru<K extends string, V extends number | object> implements
   #mainBytes = 0;
   #protectedBytes = 0;
   readonly #sketch: FrequencySketch;
+  /** Entries the sketch is sized for while it counts every key. */
+  readonly #capacity: number;
+  /** Whether the window has settled at the top (all of the bound), and the sketch counts only the tuner's sample. */
+  #lru = false;
   readonly #admission: TinyLfuAdmission;
   readonly #shifts: ShiftDetector;
   readonly #tuner: WindowTuner;
@@ -101,8 +108,6 @@ export class WindowedLru<K extends string, V extends number | object> implements
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly #onShift: () => void;
-  /** What the sketch, the shift detector and the window's tuner hold in memory, taken from the main space's share. */
-  readonly sketchBytes: number;
   /**
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
    * writes its diagnostics `status` into them, so they cannot be frozen).
@@ -113,6 +118,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
 
   constructor(options: WindowedLruOptions<K, V>) {
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
+    this.#capacity = capacity;
     this.#sketch = new FrequencySketch(capacity);
     this.#shifts = new ShiftDetector(capacity);
     this.#tuner = new WindowTuner(
@@ -123,13 +129,11 @@ export class WindowedLru<K extends string, V extends number | object> implements
         this.#forget();
       },
     );
-    this.sketchBytes = this.#sketch.bytes + this.#shifts.bytes + this.#tuner.bytes;
     this.#admission = new TinyLfuAdmission(this.#sketch);
     this.#disposeAfter = options.disposeAfter;
     this.#onAdmission = options.onAdmission;
     this.#onShift = options.onShift;
     this.#maxSize = options.maxSize;
-    this.#share(this.#tuner.share);
     const forward = (value: V, key: K, reason: LRUCache.DisposeReason): void => {
       if (!this.#moving) this.#disposeAfter(value, key, reason);
     };
@@ -137,6 +141,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#window = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
     this.#probation = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
     this.#protected = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
+    this.#windowMoved();
   }
 
   /**
@@ -160,7 +165,23 @@ export class WindowedLru<K extends string, V extends number | object> implements
   /** Counts a lookup for the shift detector and the window's tuner, and moves the window when the tuner says so. */
   #counted(h: number, hit: boolean): void {
     this.#shifts.record(hit);
-    if (this.#tuner.looked(h, hit)) this.#resize(this.#tuner.share);
+    if (this.#tuner.looked(h, hit)) this.#windowMoved();
+  }
+
+  /**
+   * The tuner moved the window. At the top the cache is LRU and the sketch is read only by the
+   * tuner's miniature W-TinyLFU: it shrinks to count the sample's keys alone, and the bytes it
+   * gives back go to the entries; below the top it counts every key again, from nothing (as after
+   * a shift: what it would have counted meanwhile was judged by recency).
+   */
+  #windowMoved(): void {
+    const lru = this.#tuner.settledAtTop;
+    if (lru !== this.#lru) {
+      this.#lru = lru;
+      this.#sketch.reshape(lru ? this.#tuner.sampleKeys : this.#capacity, lru ? this.#tuner.below : ALL_KEYS);
+      this.#shifts.reshape(lru ? 0 : this.#capacity);
+    }
+    this.#resize(this.#tuner.share);
   }
 
   /** Popularity shifted, as the shift detector or the window's tuner saw: the sketch forgets its counts. */
@@ -184,7 +205,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     const h = keyHash(key);
     if (this.#shifts.shifted(h, this.size)) {
       this.#forget();
-      if (this.#tuner.shifted()) this.#resize(this.#tuner.share);
+      if (this.#tuner.shifted()) this.#windowMoved();
     }
     this.#sinceShift++;
     this.#tuner.stored(h, size);
@@ -220,6 +241,11 @@ export class WindowedLru<K extends string, V extends number | object> implements
 
   get size(): number {
     return this.#protected.size + this.#probation.size + this.#window.size;
+  }
+
+  /** What the sketch, the shift detector and the window's tuner hold in memory now, taken from the main space's share. */
+  get sketchBytes(): number {
+    return this.#sketch.bytes + this.#shifts.bytes + this.#tuner.bytes;
   }
 
   /** The window's share of the bound now (window-tuner.ts). */
@@ -281,7 +307,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
     while (this.#window.calculatedSize + size > this.#windowBytes) {
       const oldest = this.#takeOldest(this.#window);
       if (oldest === undefined) return;
-      if (!this.#offer(oldest.key, oldest.value, oldest.size)) this.#disposeAfter(oldest.value, oldest.key, 'evict');
+      // With no main space (the window at the top) there is nothing to judge for: LRU evicts.
+      if (this.#mainBytes === 0 || !this.#offer(oldest.key, oldest.value, oldest.size)) this.#disposeAfter(oldest.value, oldest.key, 'evict');
     }
   }
 
