@@ -127,7 +127,7 @@ export class GatewayMetrics {
     );
     new Gauge({
       name: 'catalog_gateway_cache_admission_window_ratio',
-      help: "The admission window's share of the cache bound: 0.01 while frequency decides, growing toward 0.99 while plain LRU would hit more (recency-biased requests). Absent without admission.",
+      help: "The admission window's share of the cache bound: 0.01 while frequency decides, growing toward 1 (all of the bound: plain LRU) while plain LRU would hit more (recency-biased requests). Absent without admission.",
       registers,
       collect() {
         const share = cache().windowShare;
