@@ -23,7 +23,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const REQUIRED_MAJOR = 24;
-const NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory', '--expose-gc'];
+const NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory'];
 
 const major = Number(process.versions.node.split('.')[0]);
 const flagged = NODE_FLAGS.every((flag) => process.execArgv.includes(flag));

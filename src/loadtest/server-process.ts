@@ -31,18 +31,13 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * map's transitions, and from then on every tick object is made in V8's runtime: a bare node:http
  * server went from 12.7 to 16.3–17.4 µs of CPU a request for good after its first idle collection,
  * a gateway hit from 21 to 25.5–27 (docs/performance.md, "V8 flags of every gateway process"). Without that
- * mode the reducer still collects when the server is quiet, and no process slowed. `--expose-gc`:
- * the memory tier's slabs are freed only when V8 collects the ArrayBuffers of those it let go of,
- * and V8 waits for 64 MiB of them before it does, which malloc then keeps as the process's
- * high-water mark; the cache asks for a collection after every few MiB of slabs let go of
- * (src/gateway/store/slab-reclaim.ts).
+ * mode the reducer still collects when the server is quiet, and no process slowed.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = [
   '--max-semi-space-size=8',
   '--heap-growing-percent=10',
   '--no-allocation-site-pretenuring',
   '--no-memory-reducer-favors-memory',
-  '--expose-gc',
 ];
 
 export interface ServerSpec {

@@ -90,17 +90,3 @@ test('under churn the slabs stay within the allowance and every held record keep
   assert.equal(slabs.live, live);
   assert.ok(slabs.bytes - live <= WASTE_ALLOWED * live + SLAB_BYTES, `waste ${slabs.bytes - live} B over ${live} B live`);
 });
-
-test('after every so many bytes of slabs let go of, the collector is asked to free them', () => {
-  let asked = 0;
-  const slabs = new RecordSlabs({ reclaim: () => asked++, reclaimEvery: 4 * SLAB_BYTES });
-  const perSlab = Math.floor(SLAB_BYTES / (1000 + FRAME_BYTES));
-  const handles = Array.from({ length: 10 * perSlab }, (_, i) => keep(slabs, bytes(1000, i)));
-  assert.equal(asked, 0);
-  // The first seven slabs emptied (the current one is never let go of while written to).
-  for (const handle of handles.slice(0, 7 * perSlab)) slabs.release(handle);
-  assert.equal(asked, 1, 'four slabs let go of: one request; three more are not yet enough for the next');
-  const large = keep(slabs, bytes(SLAB_BYTES, 1));
-  slabs.release(large);
-  assert.equal(asked, 2, 'a large record has a slab of its own, let go of with it and counted by its size');
-});

@@ -14,16 +14,7 @@
  * most holes, copying each live record into the current slab and pointing its handle at the copy.
  * Every record is framed by its length and handle, so that an evacuated slab is walked record by
  * record. Each record is counted with its frame and its share of the waste allowed (entry-size.ts).
- * The slabs let go of are freed by V8's collector, which is asked to run after every
- * `reclaimEvery` bytes of them (slab-reclaim.ts).
  */
-import { RECLAIM_EVERY, reclaimSlabs } from './slab-reclaim.ts';
-
-export interface RecordSlabsOptions {
-  /** Called after every `reclaimEvery` bytes of slabs let go of (slab-reclaim.ts `reclaimSlabs`). */
-  readonly reclaim?: () => void;
-  readonly reclaimEvery?: number;
-}
 
 /**
  * Bytes the slabs may hold beyond the records held, as a fraction of them. Smaller costs more
@@ -71,15 +62,6 @@ export class RecordSlabs {
   #lengthOf = new Int32Array(1024);
   #handles = 0;
   readonly #freeHandles: number[] = [];
-  readonly #reclaim: () => void;
-  readonly #reclaimEvery: number;
-  /** Bytes of slabs let go of since the last `reclaim`. */
-  #letGo = 0;
-
-  constructor(options: RecordSlabsOptions = {}) {
-    this.#reclaim = options.reclaim ?? reclaimSlabs;
-    this.#reclaimEvery = options.reclaimEvery ?? RECLAIM_EVERY;
-  }
 
   /**
    * Room for a record of `length` bytes, and its handle. The caller writes the record at
@@ -258,10 +240,5 @@ export class RecordSlabs {
     this.#slabs[slab] = undefined;
     this.#slabLive[slab] = 0;
     this.#slabUsed[slab] = 0;
-    this.#letGo += bytes.length;
-    if (this.#letGo >= this.#reclaimEvery) {
-      this.#letGo = 0;
-      this.#reclaim();
-    }
   }
 }
