@@ -304,6 +304,17 @@ describe('ResponseCache records', () => {
       [],
     );
     cache.put(cacheKey('/odd'), odd, { generation: 0, mark: '' });
+    const wide = cache.maker.prepare(
+      200,
+      { 'content-type': 'text/plain' },
+      Buffer.from('x'),
+      { keep: 'identity', offered: [] },
+      FACTS,
+      undefined,
+      [],
+      ['bk_\u20ac'],
+    );
+    assert.equal(cache.put(cacheKey('/wide'), wide, { generation: 0, mark: '' }), 'too-large', 'a tag that is not latin1 could not come back as it went in');
     const found = cache.get(cacheKey('/odd'), {});
     assert.equal(found?.kept.coding, 'compress');
     assert.equal(found.body.toString(), 'x');

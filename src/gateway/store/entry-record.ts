@@ -55,6 +55,7 @@ const LONGEST_LIST = 0xff;
 
 /** What ends each string of a variant's text. */
 const END = '\n';
+const NOT_ONE_LINE_OF_LATIN1 = /[\n\u0100-\uffff]/;
 
 /**
  * The codings a record names by number; any other (one the gateway keeps as it came) is
@@ -132,7 +133,9 @@ function textOf(response: StoredResponse): string {
     if (representation.own.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
   }
   if (listed(response.originValues).length > LONGEST_LIST || response.vary.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
-  for (const text of strings) if (text.includes(END)) throw new RangeError('a line feed in a field');
+  // Header fields are latin1 (one byte a character) and hold no line feed; a string that is not
+  // one could not come back as it went in.
+  for (const text of strings) if (NOT_ONE_LINE_OF_LATIN1.test(text)) throw new RangeError('a field a record cannot keep');
   return strings.join(END) + END;
 }
 
