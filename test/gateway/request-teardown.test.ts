@@ -100,8 +100,11 @@ describe('a request without a body spared its stream work', () => {
       }
       return ticks / 20;
     };
-    const stockTicks = await ticksPerRequest(`${stockBase}/get`);
-    const spared = await ticksPerRequest(`${base}/get`);
+    // The client in this process adds ticks now and then (its timers, a socket's events), never
+    // takes any away: the fewest of three measures is each server's own.
+    const fewest = async (url: string): Promise<number> => Math.min(await ticksPerRequest(url), await ticksPerRequest(url), await ticksPerRequest(url));
+    const stockTicks = await fewest(`${stockBase}/get`);
+    const spared = await fewest(`${base}/get`);
     if (forgoes) assert.ok(spared <= stockTicks - 4, `${String(spared)} ticks a request against stock node:http's ${String(stockTicks)}`);
     else assert.ok(Math.abs(spared - stockTicks) < 1, `${String(spared)} ticks a request, as stock node:http's ${String(stockTicks)}`);
   });
