@@ -106,8 +106,8 @@ describe('a request without a body spared its stream work', () => {
     const stockTicks = await fewest(`${stockBase}/get`);
     const spared = await fewest(`${base}/get`);
     if (forgoes) assert.ok(spared <= stockTicks - 4, `${String(spared)} ticks a request against stock node:http's ${String(stockTicks)}`);
-    // Without the private fields a request makes stock node:http's ticks; under a loaded suite the
-    // gateway's own timers (the guard's sweep, the log's flush) have added up to 1.65 a request.
+    // Without the private fields a request makes stock node:http's ticks, give or take what else
+    // the process does meanwhile: a loaded suite read 15.65 against 14, the fewest of three each.
     else assert.ok(Math.abs(spared - stockTicks) < 2, `${String(spared)} ticks a request, as stock node:http's ${String(stockTicks)}`);
   });
 
