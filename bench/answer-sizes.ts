@@ -56,7 +56,8 @@ export function realAnswerBytes(dataDir: string, count: number): Uint32Array {
       const kept = plan.keep === undefined ? identity : maker.codec.encode(identity, plan.keep);
       const tags = parseTags(resolution.tags);
       const answer = [maker.prepare(200, fields, kept, plan, FACTS, undefined, [], tags)];
-      bytes[i] = heldBytes(RecordWriter.length(prepare(answer)), tags.length, RecordWriter.shapeBytes(answer));
+      const prepared = prepare(answer);
+      bytes[i] = heldBytes(RecordWriter.length(prepared), tags.length, prepared.shapeBytes);
     });
   } finally {
     db.close();

@@ -147,6 +147,8 @@ export interface Prepared {
   readonly texts: readonly string[];
   /** Bytes of the variants as `writeVariants` writes them, without the shapes. */
   readonly length: number;
+  /** The bytes of the shapes their representations brought to the maker's table (entry-size.ts counts them with the entry). */
+  readonly shapeBytes: number;
 }
 
 /** `variants` made ready to write (a RangeError when a string or list cannot be kept). */
@@ -155,6 +157,7 @@ export function prepare(variants: readonly StoredResponse[]): Prepared {
   const shapes: FieldShape[] = [];
   const texts: string[] = [];
   let length = 1;
+  let shapeBytes = 0;
   for (const response of variants) {
     const text = textOf(response);
     texts.push(text);
@@ -162,10 +165,11 @@ export function prepare(variants: readonly StoredResponse[]): Prepared {
     for (const representation of representationsOf(response)) {
       if (!shapes.includes(representation.shape)) shapes.push(representation.shape);
       length += REPRESENTATION_FIXED + representation.bodyLength;
+      shapeBytes += representation.shapeBytes;
     }
   }
   if (shapes.length > LONGEST_LIST) throw new RangeError('more shapes than a record names');
-  return { variants, shapes, texts, length };
+  return { variants, shapes, texts, length, shapeBytes };
 }
 
 /**
@@ -264,13 +268,6 @@ export class RecordWriter {
   release(from: Buffer, at: number): void {
     const count = from.readUInt8(at);
     for (let i = 0; i < count; i++) this.#maker.shapes.release(from.readUInt32LE(at + 1 + 4 * i));
-  }
-
-  /** The bytes of the shapes the record brought to the maker's table (entry-size.ts counts them with it). */
-  static shapeBytes(variants: readonly StoredResponse[]): number {
-    let bytes = 0;
-    for (const response of variants) for (const representation of representationsOf(response)) bytes += representation.shapeBytes;
-    return bytes;
   }
 }
 

@@ -259,7 +259,7 @@ export class ResponseCache implements CacheTier {
     }
     const length = RecordWriter.length(prepared);
     const tags = tagsOf(list);
-    const size = entryBytes(key, heldBytes(length, tags.size, RecordWriter.shapeBytes(list)));
+    const size = entryBytes(key, heldBytes(length, tags.size, prepared.shapeBytes));
     if (size > this.#maxEntryBytes) {
       // The newest alone may still fit; the older variants make way for it.
       const [newest] = list;
