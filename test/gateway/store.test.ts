@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
-import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache, type Lookup } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { decodeEntry, encodeEntry } from '../../src/gateway/store/entry-codec.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
@@ -233,11 +233,14 @@ describe('ResponseCache bodies', () => {
     return found.kind === 'found' ? found.response.body : undefined;
   };
 
-  test('bodies keep their bytes while evictions, purges and soft purges move them between slabs', () => {
+  test('bodies and tags keep their bytes while evictions, purges and soft purges move them between slabs', () => {
     const cache = new ResponseCache({ maxBytes: 2 << 20, maxEntryBytes: 1 << 16, purges: new PurgeLog(), admission: false, codec });
     let first: ArrayBufferLike | undefined;
+    let early: Lookup | undefined;
     for (let i = 0; i < 20_000; i++) {
       if (i === 50) first = stored(cache, 1)?.buffer;
+      // Read early, its tags asked for only at the end, after its record was evacuated many times over.
+      if (i === 60) early = cache.lookup(cacheKey('/k2'), {});
       // The first 50 are asked for all along, so they stay in old slabs while the rest churn.
       const hot = i % 50;
       const body = stored(cache, hot);
@@ -259,6 +262,7 @@ describe('ResponseCache bodies', () => {
     assert.ok(checked > 500, `${checked} entries still stored`);
     assert.ok(first !== undefined && stored(cache, 1) !== undefined, 'a hot entry stayed');
     assert.notEqual(stored(cache, 1)?.buffer, first, 'in another slab than the one it was stored in');
+    assert.equal(early?.kind === 'found' ? early.response.tagText : undefined, 'bk_2', 'tags read from a record long moved');
   });
 });
 
@@ -489,6 +493,14 @@ test("the shared tier's codec gives back what it was given, and refuses an entry
   long.writeUInt32LE(1 << 20, 17);
   long.writeUInt32BE(crc32(long.subarray(8)), 4);
   assert.equal(decodeEntry(long, maker), undefined, 'a length that runs past the value');
+  const headless = Buffer.from(bytes);
+  // The variant's text ends where the body (7 B) begins, and is preceded by its length and its head's.
+  let textAt = bytes.length - 7 - 8;
+  while (textAt > 0 && textAt + 8 + bytes.readUInt32LE(textAt) !== bytes.length - 7) textAt--;
+  assert.equal(headless.toString('latin1', bytes.length - 7 - 5, bytes.length - 7), 'bk_1\n', 'the tags end the text');
+  headless.writeUInt32LE(bytes.readUInt32LE(textAt) + 1, textAt + 4);
+  headless.writeUInt32BE(crc32(headless.subarray(8)), 4);
+  assert.equal(decodeEntry(headless, maker), undefined, 'a head longer than the text it begins');
   const torn = Buffer.from(bytes);
   torn[torn.length - 1] = (torn[torn.length - 1] ?? 0) ^ 1;
   assert.equal(decodeEntry(torn, maker), undefined, 'one flipped bit in the body fails the checksum');

@@ -19,7 +19,7 @@ import { spell, type FieldShape } from './field-shapes.ts';
 import { StoredResponse, type EntryMaker } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
-export const CODEC_VERSION = 4;
+export const CODEC_VERSION = 5;
 
 /** `CGE` (catalog-gateway entry) and the version byte. */
 const MAGIC = 0x43474500 | CODEC_VERSION;

@@ -47,6 +47,8 @@ const RELEASED = -1;
 
 export class RecordSlabs {
   readonly #slabs: (Buffer | undefined)[] = [];
+  /** Each slab's numbers are read through a view of it made once (entry-record.ts). */
+  readonly #views: (DataView | undefined)[] = [];
   /** Per slab: bytes of its live records, frames included… */
   readonly #slabLive: number[] = [];
   /** …and bytes written to it. */
@@ -78,6 +80,13 @@ export class RecordSlabs {
     const slab = this.#slabs[this.#slabOf[handle] ?? RELEASED];
     if (slab === undefined) throw new Error(`record ${handle} is not held`);
     return slab;
+  }
+
+  /** …a view of that Buffer, for the numbers in the record… */
+  view(handle: number): DataView {
+    const view = this.#views[this.#slabOf[handle] ?? RELEASED];
+    if (view === undefined) throw new Error(`record ${handle} is not held`);
+    return view;
   }
 
   /** …where in it the record begins… */
@@ -183,7 +192,9 @@ export class RecordSlabs {
   #begin(size: number, shared: boolean): number {
     if (shared && this.#current !== -1) this.#bytes += SLAB_BYTES - (this.#slabUsed[this.#current] ?? 0);
     const slab = this.#freeSlabs.pop() ?? this.#slabs.length;
-    this.#slabs[slab] = Buffer.allocUnsafeSlow(size);
+    const bytes = Buffer.allocUnsafeSlow(size);
+    this.#slabs[slab] = bytes;
+    this.#views[slab] = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     this.#slabLive[slab] = 0;
     this.#slabUsed[slab] = 0;
     if (!shared) this.#bytes += size;
@@ -238,6 +249,7 @@ export class RecordSlabs {
     this.#bytes -= slab === this.#current ? (this.#slabUsed[slab] ?? 0) : bytes.length;
     if (slab === this.#current) this.#current = -1;
     this.#slabs[slab] = undefined;
+    this.#views[slab] = undefined;
     this.#slabLive[slab] = 0;
     this.#slabUsed[slab] = 0;
   }

@@ -134,7 +134,7 @@ export class ResponseCache implements CacheTier {
   lookup(key: CacheKey, request: HeaderFields): Lookup {
     const handle = this.#lru.get(key);
     if (handle === undefined) return URI_MISS;
-    const count = this.#reader.open(this.#records.store(handle), this.#records.offset(handle));
+    const count = this.#reader.open(this.#records.store(handle), this.#records.view(handle), this.#records.offset(handle));
     for (let i = 0; i < count; i++) {
       const response = this.#reader.next();
       if (selects(response, request)) return { kind: 'found', response };
@@ -146,7 +146,7 @@ export class ResponseCache implements CacheTier {
   #variants(key: CacheKey): readonly StoredResponse[] {
     const handle = this.#lru.peek(key);
     if (handle === undefined) return [];
-    const count = this.#reader.open(this.#records.store(handle), this.#records.offset(handle));
+    const count = this.#reader.open(this.#records.store(handle), this.#records.view(handle), this.#records.offset(handle));
     const variants: StoredResponse[] = [];
     for (let i = 0; i < count; i++) variants.push(this.#reader.next());
     return variants;

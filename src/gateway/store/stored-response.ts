@@ -146,7 +146,11 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * otherwise undefined, and the kept representation's fields are the origin's with the length.
    * One field list is kept, not two: `headers` is made from these when the rules ask.
    */
-  readonly originValues: readonly string[] | undefined;
+  get originValues(): readonly string[] | undefined {
+    return this.#originValues;
+  }
+
+  readonly #originValues: readonly string[] | undefined;
   /** The codings it may be sent in, in the server's order; empty: only as kept (EncodingPlan). */
   readonly offered: readonly Coding[];
   readonly lifetimeMs: number;
@@ -159,7 +163,11 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * The origin's tags for it (`Surrogate-Key`), by which a purge finds it, space-separated: one
    * string costs less than a list of dozens (tag-index.ts).
    */
-  readonly tagText: string;
+  get tagText(): string {
+    return this.#tagText;
+  }
+
+  readonly #tagText: string;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
   readonly #made: readonly Representation[] | undefined;
   /**
@@ -182,7 +190,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   ) {
     this.status = status;
     this.kept = kept;
-    this.originValues = originValues;
+    this.#originValues = originValues;
     this.offered = offered;
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
@@ -190,7 +198,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.#terms = terms;
     // Another response's key is shared, not the response: that would keep it alive.
     this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
-    this.tagText = tagText;
+    this.#tagText = tagText;
     this.serial = serial;
     this.#made = made.length === 0 ? undefined : [...made];
   }
