@@ -9,7 +9,7 @@
  * event loop (log-sink.ts), so it must not change once logged.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Reply, RequestHead } from './message-seam.ts';
 import type { ClientAddress } from './client-address.ts';
 import { redactJwts, type RedactedTarget } from './credentials.ts';
 import { BoundedMemo } from './bounded-memo.ts';
@@ -89,7 +89,7 @@ export class ArrivalFields {
     return this.#head + (LOW_DIGITS[low] ?? '');
   }
 
-  peer(req: IncomingMessage, clients: ClientAddress): Peer {
+  peer(req: RequestHead, clients: ClientAddress): Peer {
     const proto = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
     return { remote: clients.client(req), ua: this.#loggedAgent(req.headers['user-agent']), proto };
   }
@@ -246,7 +246,7 @@ class CommonLogTime {
 export const CLIENT_CLOSED = 499;
 
 /** Whether the client went away before `res` was sent whole: the answer is then logged as CLIENT_CLOSED. */
-export function clientGone(res: ServerResponse): boolean {
+export function clientGone(res: Reply): boolean {
   return res.destroyed && !res.writableFinished;
 }
 
