@@ -90,7 +90,9 @@ export class ArrivalFields {
   }
 
   peer(req: RequestHead, clients: ClientAddress): Peer {
-    const proto = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
+    const { httpVersion } = req;
+    // The two common ones as constants: a string made per request is one more object a hit leaves behind.
+    const proto = httpVersion === '1.1' ? 'HTTP/1.1' : httpVersion === '2.0' ? 'HTTP/2.0' : `HTTP/${httpVersion}`;
     return { remote: clients.client(req), ua: this.#loggedAgent(req.headers['user-agent']), proto };
   }
 

@@ -31,16 +31,7 @@ import {
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import {
-  answerRefusals,
-  answerUnsupported,
-  createHttpServer,
-  http1Options,
-  refuseConnect,
-  refuseExpectation,
-  type HttpLimits,
-  type Refusal,
-} from '../../shared/http-server.ts';
+import { answerRefusals, createHttpServer, http1Options, refuseConnect, refuseExpectation, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -182,7 +173,6 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   let stopTicketKeys: (() => void) | undefined;
   if (paths === undefined) {
     server = createServer(options);
-    answerUnsupported(server, deps.onRefused);
   } else {
     const tls = new CertificateReload(
       paths,
