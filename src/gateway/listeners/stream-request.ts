@@ -4,9 +4,9 @@
  * compatibility API. What those objects gave a hit, the steps read here or write on the stream.
  *
  * A step that streams a body either way (a request relayed to the origin with its content, an
- * origin's answer relayed as it comes, a 1xx passed on) takes Node's compatibility request and
- * response, made from the stream the first time one is asked for (`nodePair`): the relay is
- * written against node:http's streams, and those cost a relayed request little beside the origin.
+ * origin's answer relayed as it comes) takes Node's compatibility request and response, made from
+ * the stream the first time one is asked for (`nodePair`): the relay is written against
+ * node:http's streams, and those cost a relayed request little beside the origin.
  */
 import { IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { Http2ServerRequest, Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
