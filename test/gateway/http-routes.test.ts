@@ -143,6 +143,31 @@ for (const protocol of PROTOCOLS)
         assert.deepEqual(listening, [0]);
       });
 
+      test("RFC 9113 §8.1: an origin's 103 reaches the client as a HEADERS frame before the answer's, on a fill and on a relay", async () => {
+        for (const target of ['/doc?hinted=1', '/pass/hinted']) {
+          on(target, (req, res) => {
+            res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+            answer(req, res, {});
+          });
+          const cert = fx.config['http.tls.cert'];
+          const session = http2Connect(fx.gateway.url, cert === null ? {} : { ca: readFileSync(cert) });
+          try {
+            const stream = session.request({ ':path': target });
+            const statuses: unknown[] = [];
+            stream.on('headers', (fields) => statuses.push([fields[':status'], fields.link]));
+            stream.on('response', (fields) => statuses.push(fields[':status']));
+            stream.resume();
+            await new Promise((resolve, reject) => {
+              stream.on('end', resolve);
+              stream.on('error', reject);
+            });
+            assert.deepEqual(statuses, [[103, '</style.css>; rel=preload; as=style'], 200], target);
+          } finally {
+            session.close();
+          }
+        }
+      });
+
       test('Expect: 100-continue gets its 100 before the body is sent; another expectation gets a 417 problem', async () => {
         const cert = fx.config['http.tls.cert'];
         const session = http2Connect(fx.gateway.url, cert === null ? {} : { ca: readFileSync(cert) });
