@@ -263,6 +263,11 @@ export const SCHEMA = {
     max: 256,
     doc: 'Processes serving the API port (node:cluster): a number, or `auto` for one per core. Past 1 a primary process replaces workers that die, drains them all on SIGTERM, and answers the admin port for all of them.',
   },
+  'gateway.workerAccept': {
+    type: 'enum',
+    values: ['workers', 'primary'],
+    doc: "With workers, who accepts the API port's connections: `workers`, each from the one listening socket the primary opened (the kernel's shared accept queue), or `primary`, which accepts every connection and hands it to the next worker in turn over its IPC channel (node:cluster's round robin). The hand-off is 15–20 % of a resumed TLS connection's CPU; round robin spreads a few long keep-alive clients more evenly (docs/fleet.md).",
+  },
   'gateway.cache.maxBytes': {
     type: 'integer',
     min: MIB,

@@ -8,7 +8,6 @@
  * Header fields were prepared when the representation was made, so a hit over HTTP/1.1 joins a
  * few strings and makes one write.
  */
-import type { ServerResponse } from 'node:http';
 import { problem, type Problem } from '../shared/problem.ts';
 import { ageSeconds } from './rules/freshness.ts';
 import { rangeAnswer, type RangeRequest } from './rules/ranges.ts';
@@ -16,7 +15,7 @@ import { preconditionStatus, type Conditions, type Validators } from './rules/va
 import type { FieldText } from './store/field-shapes.ts';
 import type { Representation, StoredResponse } from './store/stored-response.ts';
 import { canSendHeadText, sendHeadText, sendWhole } from './listeners/whole-answer.ts';
-import { http2Stream } from '../shared/http2-stream.ts';
+import { isStream, type Reply } from '../shared/message-seam.ts';
 import { respondFields, respondText } from './respond.ts';
 
 export interface DeliverContext {
@@ -100,7 +99,7 @@ function sentValidators(response: StoredResponse, representation: Representation
  * undefined when the whole representation is to be sent.
  */
 function deliverRange(
-  res: ServerResponse,
+  res: Reply,
   response: StoredResponse,
   representation: Representation,
   context: DeliverContext,
@@ -124,7 +123,7 @@ function deliverRange(
  * Sends `representation` of `response`: the one negotiation chose for this request; or, when a
  * precondition fails or no range can be satisfied, sends nothing and returns the problem.
  */
-export function deliver(res: ServerResponse, response: StoredResponse, representation: Representation, context: DeliverContext): Delivered | Problem {
+export function deliver(res: Reply, response: StoredResponse, representation: Representation, context: DeliverContext): Delivered | Problem {
   // RFC 9110 §13.2.1: conditions are evaluated only where a 2xx would otherwise be sent; the
   // validators are looked up only when the request is conditional. A client may hold the tag of
   // any representation of the stored answer (§13.1.2: one sent before it changed the codings it
@@ -142,8 +141,9 @@ export function deliver(res: ServerResponse, response: StoredResponse, represent
   const ranged = context.range === undefined || response.status !== 200 ? undefined : deliverRange(res, response, representation, context, context.range);
   if (ranged !== undefined) return ranged;
   const body = context.isHead ? undefined : representation.body;
-  const text = canSendHeadText && http2Stream(res) === undefined ? representation.shape.text : undefined;
-  if (text === undefined) sendWhole(res, response.status, sendFields(response, representation, context), body);
-  else sendHeadText(res, response.status, sendText(text, response, representation, context), text.dated, representation.body.length, body);
+  const { text } = representation.shape;
+  if (text !== undefined && canSendHeadText && !isStream(res))
+    sendHeadText(res, response.status, sendText(text, response, representation, context), text.dated, representation.body.length, body);
+  else sendWhole(res, response.status, sendFields(response, representation, context), body);
   return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };
 }

@@ -3,13 +3,14 @@
  * it. Steps return an `Answered` (or a promise of one); only `deliver`, `relay`, `refuse` and
  * `answerHere` write to the response.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessRecord, Peer } from '../shared/access-log.ts';
 import type { CredentialNames } from '../shared/credentials.ts';
+import type { Reply, RequestHead } from '../shared/message-seam.ts';
 import { problemStatus, sendProblem, type Problem } from '../shared/problem.ts';
 import { problemInstance } from '../shared/request-target.ts';
 import type { Delivered } from './deliver.ts';
-import { respondOn } from './respond.ts';
+import { respondFields } from './respond.ts';
+import { sendWhole } from './listeners/whole-answer.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
 import type { CacheKey } from './store/response-cache.ts';
@@ -37,8 +38,9 @@ export interface GatewayAccessRecord extends AccessRecord {
 export interface Exchange {
   /** The rules the request arrived under: every step that refuses names the target by them. */
   readonly targetRules: TargetRules;
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  /** What the request path reads of the request, and where its answer goes, over either protocol (../shared/message-seam.ts). */
+  readonly req: RequestHead;
+  readonly res: Reply;
   readonly reqId: string;
   readonly method: string;
   readonly rawTarget: string;
@@ -77,8 +79,9 @@ export type Step = Answered | Promise<Answered>;
 
 /** Ends the request with a problem (RFC 9457); `outcome` says how far it got, when it got to the cache. */
 export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: CacheOutcome = REFUSED, sub?: string): Answered {
-  respondOn(ex.res, cacheStatus(outcome), ex.reqId);
-  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.targetRules.maxBytes, ex.targetRules.credentialNames), ex.isHead);
+  const added: string[] = [];
+  respondFields(added, 0, undefined, cacheStatus(outcome), ex.reqId);
+  const bytes = sendProblem(ex.res, p, problemInstance(ex.rawTarget, ex.targetRules.maxBytes, ex.targetRules.credentialNames), ex.isHead, added);
   return { route, status: problemStatus(p), bytes: ex.isHead ? 0 : bytes, outcome, sub };
 }
 
@@ -87,8 +90,8 @@ export function refuse(ex: Exchange, route: MetricRoute, p: Problem, outcome: Ca
  * request it does not forward (OPTIONS at the end of its Max-Forwards, steps/forward.ts).
  */
 export function answerHere(ex: Exchange, route: MetricRoute, fields: Readonly<Record<string, string>>, sub: string | undefined): Answered {
-  respondOn(ex.res, undefined, ex.reqId);
-  ex.res.writeHead(200, { ...fields, 'content-length': '0' });
-  ex.res.end();
+  const head = [...Object.entries(fields).flat(), 'content-length', '0'];
+  respondFields(head, head.length, undefined, undefined, ex.reqId);
+  sendWhole(ex.res, 200, head, undefined);
   return { route, status: 200, bytes: 0, outcome: REFUSED, sub };
 }

@@ -8,7 +8,7 @@
  * workers (`startWorker`: the API listener, shared through node:cluster, with purges coming from
  * the primary, which answers the admin port for all; workers/primary.ts).
  */
-import type { ServerResponse } from 'node:http';
+import { isStream, type Reply } from '../shared/message-seam.ts';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { createAccessLog } from '../shared/access-log.ts';
@@ -107,7 +107,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
     shifts: memory.shifts,
     windowShare: memory.windowShare,
   });
-  const unfinished = new Set<ServerResponse>();
+  const unfinished = new Set<Reply>();
   const origin = new OriginClient(config, () => {
     health.nudge();
   });
@@ -218,7 +218,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       draining = true;
       // Answers still to come close their connection, so keep-alive clients do not send another
       // request on a connection that is about to go (nginx does the same on a graceful stop).
-      for (const res of unfinished) res.shouldKeepAlive = false;
+      for (const res of unfinished) if (!isStream(res)) res.shouldKeepAlive = false;
       await api.drain(config['http.shutdownTimeoutMs']);
       await Promise.all([origin.close(), health.close(), fleet?.stop(), resume?.stop()]);
       host?.stop();

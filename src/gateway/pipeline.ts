@@ -23,12 +23,12 @@
  * others of that turn (end-of-turn.ts). Only `deliver`, `relay`, `refuse` and `answerHere` write
  * to the response.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMode } from '../config/schema.ts';
 import { ArrivalFields, CLIENT_CLOSED, clientGone, roundMs, type AccessLog } from '../shared/access-log.ts';
 import type { ClientAddress } from '../shared/client-address.ts';
 import type { Logger } from '../shared/logger.ts';
+import { isStream, type Reply, type RequestHead } from '../shared/message-seam.ts';
 import { problem, sendProblem } from '../shared/problem.ts';
 import { Framing } from '../shared/framing.ts';
 import { problemInstance, UNMATCHED_ROUTE } from '../shared/request-target.ts';
@@ -60,7 +60,7 @@ export interface EdgeDeps {
   /** True once the gateway is shutting down: every answer then closes its connection. */
   readonly isDraining: () => boolean;
   /** Responses still to be sent when their step returned, so that a drain can tell each to close its connection. */
-  readonly unfinished: Set<ServerResponse>;
+  readonly unfinished: Set<Reply>;
 }
 
 /** What the log-and-count step uses, and `fail` for a request that threw. */
@@ -212,10 +212,10 @@ function advance(ex: Exchange, settings: PipelineSettings, framing: Framing, nex
   }
 }
 
-export function createPipeline(settings: () => PipelineSettings): (req: IncomingMessage, res: ServerResponse) => void {
+export function createPipeline(settings: () => PipelineSettings): (req: RequestHead, res: Reply) => void {
   const framing = new Framing();
   const arrivals = new ArrivalFields();
-  const served = servedAtEndOfTurn((req: IncomingMessage, res: ServerResponse, arrivedAt) => {
+  const served = servedAtEndOfTurn((req: RequestHead, res: Reply, arrivedAt) => {
     const current = settings();
     const { edge, log } = current;
     forgoDrain(req);
@@ -240,7 +240,8 @@ export function createPipeline(settings: () => PipelineSettings): (req: Incoming
       sub: undefined,
     };
     try {
-      if (edge.isDraining()) res.shouldKeepAlive = false;
+      // An HTTP/2 connection is told by the drain's GOAWAY instead.
+      if (edge.isDraining() && !isStream(res)) res.shouldKeepAlive = false;
       const answered = advance(ex, current, framing, 'edge');
       if (answered instanceof Promise) {
         // Only an answer still to come can meet a drain. A hit's was sent before the states

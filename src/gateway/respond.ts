@@ -3,9 +3,8 @@
  * when the cache took part, `Cache-Status` (RFC 9211) and, for a stored response, `Age`
  * (RFC 9111 §5.1). A stored response (deliver.ts), a relayed one (steps/forward.ts), a problem
  * (`refuse`) and the gateway's own empty answer (`answerHere`) take them from here, in the form
- * each is written in: a field list, a field list's text, or the response's own fields.
+ * each is written in: a field list, or a field list's text.
  */
-import type { ServerResponse } from 'node:http';
 
 /**
  * Writes the added fields into the flat list `fields` (`[name, value, …]`) from index `at`, and
@@ -29,10 +28,4 @@ export function respondFields(fields: string[], at: number, age: number | undefi
 /** The same fields as HTTP/1.1 header text, for a stored response's head written as text. */
 export function respondText(age: number, cacheStatus: string, requestId: string): string {
   return `age: ${age}\r\ncache-status: ${cacheStatus}\r\nx-request-id: ${requestId}\r\n`;
-}
-
-/** The same fields set on `res`, for an answer Node's response writes from its own fields. */
-export function respondOn(res: ServerResponse, cacheStatus: string | undefined, requestId: string): void {
-  res.setHeader('x-request-id', requestId);
-  if (cacheStatus !== undefined) res.setHeader('cache-status', cacheStatus);
 }

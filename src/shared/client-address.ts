@@ -4,7 +4,7 @@
  * and the first untrusted address is the client (nginx's `real_ip_recursive on`). A client
  * cannot name itself: an address in the field counts only behind a trusted peer.
  */
-import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from './message-seam.ts';
 import { BlockList, isIP } from 'node:net';
 
 const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
@@ -46,19 +46,19 @@ export class ClientAddress {
   }
 
   /** The connection's peer, as an address a person would write. */
-  peer(req: IncomingMessage): string | undefined {
+  peer(req: RequestHead): string | undefined {
     const address = req.socket.remoteAddress;
     return address === undefined ? undefined : plain(address);
   }
 
   /** Whether the connection's peer is one of the trusted proxies, whose forwarding fields are believed. */
-  trustsPeer(req: IncomingMessage): boolean {
+  trustsPeer(req: RequestHead): boolean {
     const peer = this.peer(req);
     return peer !== undefined && this.#isTrusted(peer);
   }
 
   /** The client: the peer, or behind trusted proxies the last untrusted `X-Forwarded-For` hop. */
-  client(req: IncomingMessage): string | undefined {
+  client(req: RequestHead): string | undefined {
     const peer = this.peer(req);
     if (this.#trusted === undefined || peer === undefined || !this.#isTrusted(peer)) return peer;
     const hops = forwardedFor(req);
@@ -74,7 +74,7 @@ export class ClientAddress {
    * The `X-Forwarded-For` to send on: the peer appended to what a trusted peer forwarded
    * (nginx's `$proxy_add_x_forwarded_for`), or the peer alone when the field came from anyone else.
    */
-  forwardFor(req: IncomingMessage): string {
+  forwardFor(req: RequestHead): string {
     const peer = this.peer(req) ?? 'unknown';
     if (this.#trusted === undefined || !this.#isTrusted(peer)) return peer;
     const hops = forwardedFor(req);
@@ -82,7 +82,7 @@ export class ClientAddress {
   }
 }
 
-function forwardedFor(req: IncomingMessage): string[] {
+function forwardedFor(req: RequestHead): string[] {
   const field = req.headers['x-forwarded-for'];
   if (field === undefined) return [];
   return (typeof field === 'string' ? field : field.join(','))

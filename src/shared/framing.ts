@@ -4,8 +4,8 @@
  * request smuggling and cache poisoning start. Each refusal is a 400 problem and closes the
  * connection, since what follows on it cannot be trusted to start where the server thinks.
  */
-import type { IncomingMessage } from 'node:http';
 import { BoundedMemo } from './bounded-memo.ts';
+import type { RequestHead } from './message-seam.ts';
 import { problem, type Problem } from './problem.ts';
 
 const CLOSE = { connection: 'close' } as const;
@@ -42,7 +42,7 @@ const HOSTS_KEPT = 64;
 export class Framing {
   readonly #hosts = new BoundedMemo<string, boolean>(HOSTS_KEPT);
 
-  problem(req: IncomingMessage): Problem | undefined {
+  problem(req: RequestHead): Problem | undefined {
     let hosts = 0;
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {

@@ -15,6 +15,7 @@ import type { Config } from '../config/schema.ts';
 import { redactTarget, type CredentialNames } from './credentials.ts';
 import type { Logger } from './logger.ts';
 import { answersInFlight } from './node-http-internals.ts';
+import { isStream, type Reply, type RequestHead } from './message-seam.ts';
 import { problem, rawProblemResponse, sendProblem, type Problem } from './problem.ts';
 
 export interface HttpLimits {
@@ -106,24 +107,38 @@ const CONNECT_REFUSED = problem('method-not-allowed', 'CONNECT is not supported:
 
 const EXPECTATION_FAILED = problem('expectation-failed', 'the only expectation met is 100-continue (RFC 9110 §10.1.1)');
 
+/** Refuses a `CONNECT` whose answer is `reply` (HTTP/1.1 hands over the socket instead: see `answerUnsupported`). */
+export function refuseConnect(req: RequestHead, reply: Reply, onRefused: (refusal: Refusal) => void): void {
+  onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
+  sendProblem(reply, CONNECT_REFUSED, '/', false);
+}
+
+/** Refuses a request whose `Expect` is not `100-continue` (417), and ends its HTTP/1.1 connection after it. */
+export function refuseExpectation(req: RequestHead, reply: Reply, onRefused: (refusal: Refusal) => void): void {
+  onRefused({ reason: 'expectation', method: req.method, target: req.url?.slice(0, 128) });
+  if (!isStream(reply)) reply.shouldKeepAlive = false;
+  sendProblem(reply, EXPECTATION_FAILED, '/', req.method === 'HEAD');
+}
+
 /**
- * Answers what no handler is given, on node:http and node:http2 servers alike, with a problem
- * instead of Node's bare status, and reports it: a `CONNECT` (this is no forward proxy; on
- * HTTP/1.1 Node hands over the socket, on HTTP/2 a response for the stream) and a request whose
- * `Expect` is not `100-continue`.
+ * Answers what no handler is given on node:http servers and node:http2 servers' compatibility API
+ * alike, with a problem instead of Node's bare status, and reports it: a `CONNECT` (this is no
+ * forward proxy; on HTTP/1.1 Node hands over the socket, on HTTP/2 a response for the stream) and
+ * a request whose `Expect` is not `100-continue`. A gateway's HTTP/2 streams, which bypass that
+ * API, are refused by the same functions in its listener.
  */
 export function answerUnsupported(server: EventEmitter, onRefused: (refusal: Refusal) => void): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    onRefused({ reason: 'expectation', method: req.method, target: req.url?.slice(0, 128) });
-    res.shouldKeepAlive = false;
-    sendProblem(res, EXPECTATION_FAILED, '/', req.method === 'HEAD');
+    refuseExpectation(req, res, onRefused);
   });
   server.on('connect', (req: IncomingMessage, socketOrResponse: Duplex | ServerResponse) => {
-    onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
     // Told apart by what Node handed over, not by the version the request claims (`HTTP/2.0` on
     // an HTTP/1.1 connection is only text).
-    if ('writeHead' in socketOrResponse) sendProblem(socketOrResponse, CONNECT_REFUSED, '/', false);
-    else socketOrResponse.end(rawProblemResponse(CONNECT_REFUSED, '/'));
+    if ('writeHead' in socketOrResponse) refuseConnect(req, socketOrResponse, onRefused);
+    else {
+      onRefused({ reason: 'CONNECT', method: 'CONNECT', target: (req.url ?? '').slice(0, 128) });
+      socketOrResponse.end(rawProblemResponse(CONNECT_REFUSED, '/'));
+    }
   });
 }
 

@@ -4,8 +4,8 @@
  * below is the single place where a failure is mapped to an HTTP status, and `docs/problems.md`
  * is kept in step with it by a test.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { http2Stream } from './http2-stream.ts';
+import type { IncomingMessage } from 'node:http';
+import { isStream, type Reply } from './message-seam.ts';
 import { bodyLeftUnread } from './request-content.ts';
 
 export const PROBLEM_BASE = 'https://catalog.example/problems/';
@@ -82,19 +82,46 @@ export function rawProblemResponse(p: Problem, instance: string): string {
   return `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n${extra}connection: close\r\n\r\n${body}`;
 }
 
-export function sendProblem(res: ServerResponse, p: Problem, instance: string, isHead: boolean): number {
+/**
+ * Sends `p` as `reply`'s answer, with `added` (flat `[name, value, …]`: the fields a server adds
+ * to every answer of its own) beside the problem's fields; returns the body's length.
+ */
+export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: boolean, added: readonly string[] = []): number {
   const body = problemBody(p, instance);
   const status = problemStatus(p);
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/problem+json');
-  res.setHeader('content-length', Buffer.byteLength(body));
-  res.setHeader('cache-control', 'no-store');
-  // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields (Node warns and drops them); a
-  // problem that closes an HTTP/1.1 connection ends only its stream there.
-  const http2 = http2Stream(res) !== undefined;
-  for (const [name, value] of Object.entries(p.headers ?? {})) if (!(http2 && name === 'connection')) res.setHeader(name, value);
-  const req = res.req as IncomingMessage | undefined;
-  if (!http2 && req !== undefined && bodyLeftUnread(req)) res.setHeader('connection', 'close');
-  res.end(isHead ? undefined : body);
-  return Buffer.byteLength(body);
+  const length = Buffer.byteLength(body);
+  if (isStream(reply)) {
+    // As the compatibility response does: a stream the client has reset takes nothing more.
+    if (reply.destroyed || reply.closed) return length;
+    const fields = [
+      ':status',
+      String(status),
+      'content-type',
+      'application/problem+json',
+      'content-length',
+      String(length),
+      'cache-control',
+      'no-store',
+      ...added,
+    ];
+    // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields; a problem that closes an
+    // HTTP/1.1 connection ends only its stream here.
+    for (const [name, value] of Object.entries(p.headers ?? {})) if (name !== 'connection') fields.push(name, value);
+    if (isHead) reply.respond(fields, { endStream: true });
+    else {
+      reply.respond(fields);
+      reply.end(body);
+    }
+    return length;
+  }
+  reply.statusCode = status;
+  for (let i = 0; i < added.length; i += 2) reply.setHeader(added[i] ?? '', added[i + 1] ?? '');
+  reply.setHeader('content-type', 'application/problem+json');
+  reply.setHeader('content-length', length);
+  reply.setHeader('cache-control', 'no-store');
+  for (const [name, value] of Object.entries(p.headers ?? {})) reply.setHeader(name, value);
+  const req = reply.req as IncomingMessage | undefined;
+  if (req !== undefined && bodyLeftUnread(req)) reply.setHeader('connection', 'close');
+  reply.end(isHead ? undefined : body);
+  return length;
 }

@@ -6,14 +6,13 @@
  * answer closes the connection instead. Both servers' problems go through here (problem.ts), and
  * the origin's documents too.
  */
-import type { IncomingMessage } from 'node:http';
-import { http2Stream } from './http2-stream.ts';
+import type { RequestHead } from './message-seam.ts';
 
 /** Whether `req` carries content, from its framing alone (nothing is read). */
-export function hasBody(req: IncomingMessage): boolean {
+export function hasBody(req: RequestHead): boolean {
   // RFC 9113 §8.1: an HTTP/2 request has content unless its HEADERS frame ended the stream,
   // `Content-Length` or not.
-  const stream = http2Stream(req);
+  const { stream } = req;
   if (stream !== undefined) return !stream.endAfterHeaders;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -23,6 +22,6 @@ export function hasBody(req: IncomingMessage): boolean {
  * Whether `req` has content not yet read to its end. While a handler runs, `complete` is false even
  * for a request without content (the parser marks it after the handler returns), hence the framing.
  */
-export function bodyLeftUnread(req: IncomingMessage): boolean {
+export function bodyLeftUnread(req: RequestHead): boolean {
   return !req.complete && hasBody(req);
 }

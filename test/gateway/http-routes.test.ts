@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
-import { connect as http2Connect } from 'node:http2';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { connect as http2Connect, type ServerHttp2Stream } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -122,6 +123,74 @@ for (const protocol of PROTOCOLS)
         assert.equal(reply.status, 200);
         assert.equal(reply.body, 'POST /pass/echo');
         assert.equal(origin.seen.findLast((s) => s.target === '/pass/echo')?.body, 'a body of 24 characters.');
+      });
+
+      test("a hit is answered on its stream: Node's compatibility request and response are not made for it", async () => {
+        await send('/doc?compat=1');
+        // A compatibility request listens for its stream's trailers from the moment it is made, before any answer.
+        const listening: number[] = [];
+        const finished = ({ stream }: { stream: ServerHttp2Stream }): void => {
+          listening.push(stream.listenerCount('trailers'));
+        };
+        subscribe('http2.server.stream.finish', finished as (message: unknown) => void);
+        try {
+          const hit = await h2({ ':path': '/doc?compat=1' });
+          assert.equal(hit.status, 200);
+          assert.match(String(hit.headers['cache-status']), /hit/);
+        } finally {
+          unsubscribe('http2.server.stream.finish', finished as (message: unknown) => void);
+        }
+        assert.deepEqual(listening, [0]);
+      });
+
+      test("RFC 9113 §8.1: an origin's 103 reaches the client as a HEADERS frame before the answer's, on a fill and on a relay", async () => {
+        for (const target of ['/doc?hinted=1', '/pass/hinted']) {
+          on(target, (req, res) => {
+            res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+            answer(req, res, {});
+          });
+          const cert = fx.config['http.tls.cert'];
+          const session = http2Connect(fx.gateway.url, cert === null ? {} : { ca: readFileSync(cert) });
+          try {
+            const stream = session.request({ ':path': target });
+            const statuses: unknown[] = [];
+            stream.on('headers', (fields) => statuses.push([fields[':status'], fields.link]));
+            stream.on('response', (fields) => statuses.push(fields[':status']));
+            stream.resume();
+            await new Promise((resolve, reject) => {
+              stream.on('end', resolve);
+              stream.on('error', reject);
+            });
+            assert.deepEqual(statuses, [[103, '</style.css>; rel=preload; as=style'], 200], target);
+          } finally {
+            session.close();
+          }
+        }
+      });
+
+      test('Expect: 100-continue gets its 100 before the body is sent; another expectation gets a 417 problem', async () => {
+        const cert = fx.config['http.tls.cert'];
+        const session = http2Connect(fx.gateway.url, cert === null ? {} : { ca: readFileSync(cert) });
+        try {
+          const stream = session.request({ ':method': 'POST', ':path': '/pass/echo', expect: '100-continue' }, { endStream: false });
+          const answered = new Promise<number>((resolve, reject) => {
+            stream.on('response', (fields) => {
+              resolve(Number(fields[':status']));
+            });
+            stream.on('error', reject);
+          });
+          // Node's client emits 'continue' on the interim 100; the body goes only after it.
+          await new Promise((resolve) => stream.once('continue', resolve));
+          stream.end('after the 100');
+          stream.resume();
+          assert.equal(await answered, 200);
+          await until(() => Promise.resolve(origin.seen.findLast((s) => s.target === '/pass/echo')?.body === 'after the 100'));
+        } finally {
+          session.close();
+        }
+        const refused = await h2({ ':path': '/doc?a=1', expect: 'something-else' });
+        assert.equal(refused.status, 417);
+        assert.equal((JSON.parse(refused.body) as { type: string }).type, 'https://catalog.example/problems/expectation-failed');
       });
 
       test('CONNECT gets a 405 problem with Allow, as over HTTP/1.1', async () => {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../support/config.ts';
 import { NODE } from '../support/cli-process.ts';
+import { runGateway } from '../support/gateway-process.ts';
+import { get } from '../support/harness.ts';
 
 async function holdPort(t: { after(fn: () => void): void }): Promise<number> {
   const server: Server = createServer();
@@ -76,3 +79,31 @@ test('with workers, an admin port in use stops the whole gateway before any work
   ]);
   assert.deepEqual(left, [], 'no worker left behind');
 });
+
+/** The pids whose open files include the socket listening on TCP `port` (IPv4), from /proc. */
+function holdersOfListeningSocket(port: number, pids: readonly number[]): number[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  // /proc/net/tcp: `sl local_address rem_address st … inode`; state 0A is LISTEN.
+  const inode = readFileSync('/proc/net/tcp', 'latin1')
+    .split('\n')
+    .map((row) => row.trim().split(/\s+/))
+    .find((cols) => cols[1]?.endsWith(`:${hexPort}`) === true && cols[3] === '0A')?.[9];
+  assert.ok(inode !== undefined, `nothing listens on port ${port}`);
+  return pids.filter((pid) => readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`));
+}
+
+for (const accept of ['workers', 'primary'] as const) {
+  test(`with gateway.workerAccept ${accept}, ${accept === 'workers' ? 'every worker holds the listening socket and accepts from it' : 'only the primary holds the listening socket and hands connections out'}`, async (t) => {
+    const dataDir = tempDir();
+    const file = join(dataDir, 'accept.json');
+    writeFileSync(file, JSON.stringify({ gateway: { workerAccept: accept } }));
+    const { gw, url } = await runGateway(t, dataDir, ['--workers', '2', '--config', file]);
+    const workers = (): number[] => gw.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid);
+    // A worker's lines reach stdout up to 200 ms after it listens (log-sink.ts).
+    await gw.line(() => workers().length === 2);
+    const primary = gw.child.pid ?? 0;
+    const holders = holdersOfListeningSocket(Number(new URL(url).port), [primary, ...workers()]);
+    assert.deepEqual(holders, accept === 'workers' ? [primary, ...workers()] : [primary]);
+    assert.equal((await get(`${url}/v1/books?q=accept`)).status, 401, 'a worker answers a connection it took: no token, 401');
+  });
+}

@@ -7,41 +7,45 @@
  *   h2c (`http.h2c`)     node:http2 `createServer`: HTTP/2 with prior knowledge, for a load
  *                        balancer that speaks it
  *
- * HTTP/2 requests reach the pipeline through Node's compatibility API (Http2ServerRequest and
- * Http2ServerResponse), which covers what the pipeline uses of IncomingMessage and ServerResponse:
- * headers, url, method, socket address, the body as a stream, writeHead with a flat field list,
- * setHeader, end, destroy. What HTTP/2 does differently is settled here or in the rules: Host
- * comes from `:authority`, pseudo-header fields are not forwarded (rules/hop-by-hop.ts), a
- * connection-specific field in an answer is dropped (Node drops `Connection`; the relay never
- * sends the others), and `shouldKeepAlive` means nothing (a drain sends GOAWAY instead). The
- * pipeline learns the protocol only from `httpVersion`, for the access log.
+ * HTTP/2 requests reach the pipeline from the server's 'stream' event, as a StreamRequest (the
+ * stream, its header object and the connection's peer) and the stream to answer on, not through
+ * Node's compatibility API (stream-request.ts; ../../shared/message-seam.ts). What HTTP/2 does
+ * differently is settled here or in the rules: Host comes from `:authority`, pseudo-header fields
+ * are not forwarded (rules/hop-by-hop.ts), a connection-specific field in an answer is dropped,
+ * and there is no keep-alive to end (a drain sends GOAWAY instead). `CONNECT` and an `Expect`
+ * other than `100-continue` are refused as on HTTP/1.1, and `100-continue` is met, as Node's
+ * compatibility API would. The pipeline learns the protocol only from `httpVersion`, for the
+ * access log, and from the kind of answer it writes to.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   createSecureServer,
   createServer,
   type Http2SecureServer,
   type Http2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
   type SecureServerOptions,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
-import { answerRefusals, answerUnsupported, createHttpServer, http1Options, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
+import { answerRefusals, createHttpServer, http1Options, refuseConnect, refuseExpectation, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
 import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { Reply, RequestHead } from '../../shared/message-seam.ts';
 import { CertificateReload } from './certificate-reload.ts';
 import { ConnectionGuard, type GuardLimits } from './connection-guard.ts';
 import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
 import { answerPlainHttp } from './plain-http.ts';
+import { StreamRequest, type StreamPeer } from './stream-request.ts';
 import { keepTicketKeys, useTicketKeys } from './ticket-keys.ts';
 import { tlsPaths } from './tls-identity.ts';
 
-export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+export type Handler = (req: RequestHead, res: Reply) => void;
 
 const HEADER_LIST_TOO_LARGE = problem('headers-too-large', 'the request header list is larger than the server accepts (SETTINGS_MAX_HEADER_LIST_SIZE)');
 
@@ -53,6 +57,30 @@ function headerListBytes(raw: readonly string[]): number {
   let bytes = 0;
   for (const part of raw) bytes += part.length + 16;
   return bytes;
+}
+
+function ignoreStreamError(): void {
+  // One function for every stream: see `serveStream`.
+}
+
+/**
+ * Hands each HTTP/2 stream of `server` to `serve`, with its connection's peer. Node attaches its
+ * compatibility API's own 'stream' listener (which makes an Http2ServerRequest and
+ * Http2ServerResponse for every stream) as soon as the server has a 'request' listener, which a
+ * TLS server has for its HTTP/1.1 clients; that listener is taken off, so that a stream's only
+ * objects are Node's stream and the gateway's StreamRequest.
+ */
+function servedFromStreams(
+  server: Http2SecureServer | Http2Server,
+  serve: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], peer: StreamPeer) => void,
+): void {
+  for (const listener of server.listeners('stream')) server.removeListener('stream', listener as (...args: unknown[]) => void);
+  server.on('session', (session: ServerHttp2Session) => {
+    const peer: StreamPeer = { remoteAddress: session.socket.remoteAddress };
+    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
+      serve(stream, headers, rawHeaders, peer);
+    });
+  });
 }
 
 export interface ListenerDeps {
@@ -108,28 +136,43 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const guard = new ConnectionGuard(guardLimits(deps.limits), new Http2Refusals(metrics, deps.logger), () => {
     metrics.rapidReset();
   });
-  const h2Handler = (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse): void => {
-    if (req.httpVersionMajor === 2 && guard.refuses((req as Http2ServerRequest).stream)) return;
+  const serveStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], peer: StreamPeer): void => {
+    // Node destroys a stream with an error (a write after the client's reset, say) by emitting it,
+    // which with no listener would end the process; what the stream's answer became is read from
+    // its state (../../shared/access-log.ts, `clientGone`).
+    stream.on('error', ignoreStreamError);
+    if (guard.refuses(stream)) return;
+    const req = new StreamRequest(stream, headers, rawHeaders, peer);
     // The limit is a setting the client learns from the first SETTINGS frame, and nghttp2 holds a
     // client to it only once the client has acknowledged it: the requests a client sends before
     // that are held to it here.
-    if (req.httpVersionMajor === 2 && headerListBytes(req.rawHeaders) > maxHeaderList) {
+    if (headerListBytes(rawHeaders) > maxHeaderList) {
       deps.onRefused({ reason: 'h2-header-list', method: req.method, target: (req.url ?? '').slice(0, 128) });
-      sendProblem(res as ServerResponse, HEADER_LIST_TOO_LARGE, '/', req.method === 'HEAD');
+      sendProblem(stream, HEADER_LIST_TOO_LARGE, '/', req.method === 'HEAD');
       return;
     }
+    if (req.method === 'CONNECT') {
+      refuseConnect(req, stream, deps.onRefused);
+      return;
+    }
+    const { expect } = headers;
+    if (expect !== undefined) {
+      if (expect !== '100-continue') {
+        refuseExpectation(req, stream, deps.onRefused);
+        return;
+      }
+      stream.additionalHeaders({ ':status': 100 });
+    }
     // RFC 9113 §8.3.1: `:authority` stands for Host, and a request relayed as HTTP/1.1 carries it as Host.
-    const headers = req.headers;
     const authority = headers[':authority'];
-    if (req.httpVersionMajor === 2 && headers.host === undefined && typeof authority === 'string') headers.host = authority;
-    handler(req as IncomingMessage, res as ServerResponse);
+    if (headers.host === undefined && typeof authority === 'string') headers.host = authority;
+    handler(req, stream);
   };
   let server: Http2SecureServer | Http2Server;
   let reload: CertificateReload | undefined;
   let stopTicketKeys: (() => void) | undefined;
   if (paths === undefined) {
-    server = createServer(options, h2Handler);
-    answerUnsupported(server, deps.onRefused);
+    server = createServer(options);
   } else {
     const tls = new CertificateReload(
       paths,
@@ -143,18 +186,19 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     const mutual = paths.clientCa !== undefined;
     // A client gets as long for its handshake as for its header section (Node's default is 120 s,
     // which a client that sends nothing would hold a connection for). Until a restart, as below.
-    const tlsServer = createSecureServer(
-      {
-        ...options,
-        ...tls.identity.context,
-        requestCert: mutual,
-        rejectUnauthorized: mutual,
-        allowHTTP1: true,
-        http1Options: http1Options(deps.limits),
-        handshakeTimeout: deps.limits.headersTimeoutMs,
-      },
-      h2Handler,
-    );
+    const tlsServer = createSecureServer({
+      ...options,
+      ...tls.identity.context,
+      requestCert: mutual,
+      rejectUnauthorized: mutual,
+      allowHTTP1: true,
+      http1Options: http1Options(deps.limits),
+      handshakeTimeout: deps.limits.headersTimeoutMs,
+    });
+    // With `allowHTTP1`, 'request' brings an HTTP/1.1 client's node:http request and response
+    // (its typings name only the compatibility API's); HTTP/2 streams are served from 'stream'.
+    const http1: EventEmitter = tlsServer;
+    http1.on('request', handler);
     answerRefusals(tlsServer, deps.onRefused);
     answerPlainHttp(tlsServer, deps.limits.headersTimeoutMs, deps.onRefused);
     server = tlsServer;
@@ -162,6 +206,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
   }
   guard.watch(server);
+  servedFromStreams(server, serveStream);
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
   // says nothing for as long as a whole request may take is closed (by the guard, which stops the
   // timer Node gives each session from the server's). HTTP/1.1 over TLS keeps the limits it was

@@ -17,23 +17,23 @@
  * node:http server answering a prebuilt buffer, the drain forgone took 0.6–1.0 µs of CPU a request
  * and the event about 0.3 more (docs/performance.md, "A request's teardown"). Both use fields of
  * node:http's request that have no public name (shared/node-http-internals.ts); where they went
- * away, requests are drained and signalled as before. Over HTTP/2 the compatibility API's request
- * has neither step.
+ * away, requests are drained and signalled as before. An HTTP/2 request (listeners/stream-request.ts)
+ * is no stream of its own and has neither step.
  */
-import type { IncomingMessage } from 'node:http';
-import { http2Stream } from '../../shared/http2-stream.ts';
+import { IncomingMessage } from 'node:http';
+import type { RequestHead } from '../../shared/message-seam.ts';
 import { forgoReadable, markDrained } from '../../shared/node-http-internals.ts';
 import { hasBody } from '../../shared/request-content.ts';
 
 /** Called as node:http hands a request over, while its parser may not have reached the message's end yet. */
-export function forgoEndSignal(req: IncomingMessage): void {
-  if (http2Stream(req) === undefined && !hasBody(req)) forgoReadable(req);
+export function forgoEndSignal(req: RequestHead): void {
+  if (req instanceof IncomingMessage && !hasBody(req)) forgoReadable(req);
 }
 
 /**
  * Marks `req` as needing no drain when its message is complete with nothing left unread (a GET's,
  * as it reaches the pipeline); anything else is drained by node:http as before.
  */
-export function forgoDrain(req: IncomingMessage): void {
-  if (req.complete && req.readableLength === 0 && http2Stream(req) === undefined) markDrained(req);
+export function forgoDrain(req: RequestHead): void {
+  if (req instanceof IncomingMessage && req.complete && req.readableLength === 0) markDrained(req);
 }

@@ -1,25 +1,25 @@
 /**
  * Writes an answer whose fields and body are all known (a stored response, a 304, a 206): one
- * call for the head, one for the body. Over HTTP/2 the request's stream is written directly,
- * not through Node's compatibility response: its `writeHead` validates each field into a header
- * object of its own before the stream builds the frame from that again, and its `end` writes the
- * body and then ends the stream as a second write (docs/performance.md, "HTTP/2 hits").
+ * call for the head, one for the body. Over HTTP/2 the answer is the request's stream, written
+ * with `respond` and `end`: Node's compatibility response would validate each field into a header
+ * object of its own before the stream built the frame from that again, and end with a second
+ * write (docs/performance.md, "HTTP/2 hits written to the stream").
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { http2Stream } from '../../shared/http2-stream.ts';
+import { isStream, type Reply } from '../../shared/message-seam.ts';
 import { internals, storeHead } from '../../shared/node-http-internals.ts';
 
 /**
  * Sends `status` with `fields` (flat `[name, value, …]`, lowercase; the caller's own list, which
  * this may add to) and `body`, or no body (HEAD, 304).
  */
-export function sendWhole(res: ServerResponse, status: number, fields: string[], body: Buffer | undefined): void {
-  const stream = http2Stream(res);
-  if (stream === undefined) {
-    res.writeHead(status, fields);
-    res.end(body);
+export function sendWhole(reply: Reply, status: number, fields: string[], body: Buffer | undefined): void {
+  if (!isStream(reply)) {
+    reply.writeHead(status, fields);
+    reply.end(body);
     return;
   }
+  const stream = reply;
   // As the compatibility response does: a stream the client has reset takes nothing more.
   if (stream.destroyed || stream.closed) return;
   fields.push(':status', String(status));

@@ -224,7 +224,7 @@ async function fill(
   const origin = {
     ...request.origin,
     onInterim: (status: number, headers: HeaderFields) => {
-      relayInterim(ex.res, status, headers);
+      relayInterim(ex.req, ex.res, status, headers);
     },
   };
   const { outcome, collapsed } = await deps.flights.answer({ ...request, origin }, stored);

@@ -5,10 +5,10 @@
  * steps relay a request the same way when what is stored is in a coding it does not accept
  * (cached.ts).
  */
-import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ClientAddress } from '../../shared/client-address.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { RequestHead } from '../../shared/message-seam.ts';
 import { problem } from '../../shared/problem.ts';
 import { hasBody } from '../../shared/request-content.ts';
 import { originForm } from '../../shared/request-target.ts';
@@ -22,6 +22,7 @@ import { invalidatedTargets } from '../rules/invalidation.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
+import { nodePair } from '../listeners/stream-request.ts';
 import { respondFields } from '../respond.ts';
 import { originServerError } from '../upstream/upstream-failure.ts';
 
@@ -72,7 +73,7 @@ const FORWARDING_CLAIMS = ['forwarded', 'x-forwarded-host', 'x-forwarded-proto',
  * the request came through (so that a loop back to the gateway shows), with the protocol it
  * received (`1.1`, or `2` for HTTP/2).
  */
-export function viaFor(req: IncomingMessage): string {
+export function viaFor(req: RequestHead): string {
   const hop = `${req.httpVersionMajor === 2 ? '2' : req.httpVersion} catalog-gateway`;
   const before = req.headers.via;
   return before === undefined || before === '' ? hop : `${before}, ${hop}`;
@@ -113,7 +114,7 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
   const opened = await deps.origin.open({
     ...request,
     onInterim: (status, headers) => {
-      relayInterim(ex.res, status, headers);
+      relayInterim(ex.req, ex.res, status, headers);
     },
   });
   if (!opened.ok) {
@@ -133,7 +134,7 @@ export async function relayFromOrigin(ex: Exchange, deps: RelayDeps, label: Metr
   const outcome: CacheOutcome = { ...relaying.outcome, fwdStatus: answer.status };
   const added: string[] = [];
   respondFields(added, 0, undefined, cacheStatus(outcome), ex.reqId);
-  const relayed = await relay(answer, ex.res, ex.method, deps.hiddenFields, added);
+  const relayed = await relay(answer, nodePair(ex.req, ex.res), ex.method, deps.hiddenFields, added);
   deps.metrics.originAnswer(relayed.brokenBody === undefined ? answer.status : 'error', (performance.now() - started) / 1000);
   if (relayed.brokenBody !== undefined) {
     deps.logger.warn(
@@ -170,7 +171,7 @@ export function forward(ex: Exchange, deps: ForwardDeps, label: MetricRoute, sub
   if (hops !== undefined) headers['max-forwards'] = String(hops - 1);
   const target = originForm(ex.rawTarget);
   return relayFromOrigin(ex, deps, label, sub, {
-    request: { method: ex.method, target, headers, body: hasBody(req) ? req : undefined },
+    request: { method: ex.method, target, headers, body: hasBody(req) ? nodePair(req, ex.res).req : undefined },
     outcome: { kind: 'pass', fwd },
     relayServerErrors: true,
     async beforeRelay(answer) {

@@ -5,10 +5,10 @@
  * turned into a problem any more, so the client connection is closed: the client sees a truncated
  * message, never a wrong one. Nothing here can throw into the event loop.
  */
-import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { http2Stream } from '../../shared/http2-stream.ts';
+import { isStream, type Reply, type RequestHead } from '../../shared/message-seam.ts';
 import { bodyLeftUnread } from '../../shared/request-content.ts';
+import type { NodePair } from '../listeners/stream-request.ts';
 import { asHeaderFields, type HeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { hasNoContent } from '../rules/message.ts';
@@ -28,14 +28,16 @@ export interface RelayOutcome {
  * and only before the final answer has begun (a background refresh has no one to tell). Node
  * writes a 103 Early Hints (RFC 8297) with its end-to-end fields and a 102 bare; it has no public
  * way to write another 1xx, and 100 Continue is Node's own to send (undici refuses an unasked-for
- * one from the origin), so those stop here. Nothing interim is ever stored.
+ * one from the origin), so those stop here. Over HTTP/2 either goes on the stream as a HEADERS
+ * frame of its own (RFC 9113 §8.1). Nothing interim is ever stored.
  */
-export function relayInterim(res: ServerResponse, status: number, headers: HeaderFields): void {
-  if (res.headersSent || res.destroyed || (res.req.httpVersionMajor === 1 && res.req.httpVersionMinor === 0)) return;
-  if (status === 102) res.writeProcessing();
-  if (status !== 103) return;
+export function relayInterim(req: RequestHead, reply: Reply, status: number, headers: HeaderFields): void {
+  if (reply.headersSent || reply.destroyed || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) return;
+  if (status !== 102 && status !== 103) return;
   try {
-    res.writeEarlyHints(asHeaderFields(endToEndFields(headers)));
+    if (isStream(reply)) reply.additionalHeaders(status === 102 ? { ':status': 102 } : { ...asHeaderFields(endToEndFields(headers)), ':status': 103 });
+    else if (status === 102) reply.writeProcessing();
+    else reply.writeEarlyHints(asHeaderFields(endToEndFields(headers)));
   } catch {
     // Node refuses a Link it cannot validate (ERR_INVALID_ARG_VALUE): the hint is dropped, the
     // final answer is not affected.
@@ -59,21 +61,20 @@ function replacedBy(extra: readonly string[]): string[] {
   return names;
 }
 
-/** `hidden`: origin fields clients never see (the tag field, unless exposed); `extra`: fields the gateway adds. */
-export async function relay(
-  answer: OpenedAnswer,
-  res: ServerResponse,
-  method: string,
-  hidden: readonly string[],
-  extra: readonly string[],
-): Promise<RelayOutcome> {
+/**
+ * `pair`: the client's request and response as node:http streams (over HTTP/2, Node's
+ * compatibility pair, listeners/stream-request.ts); `hidden`: origin fields clients never see (the
+ * tag field, unless exposed); `extra`: fields the gateway adds.
+ */
+export async function relay(answer: OpenedAnswer, pair: NodePair, method: string, hidden: readonly string[], extra: readonly string[]): Promise<RelayOutcome> {
   const { status, body } = answer;
   const noContent = hasNoContent(status, method);
   const fields = [...endToEndFields(answer.headers, [...hidden, ...replacedBy(extra), ...(noContent && method !== 'HEAD' ? NO_LENGTH : [])]), ...extra];
   // An origin may answer before it has read the request's body (a 413, a 415): what the client
   // still sends would then be read by no one, so the connection ends with this answer, as the
   // gateway's own refusals end it (request-content.ts; RFC 9112 §9.6).
-  if (http2Stream(res) === undefined && bodyLeftUnread(res.req)) fields.push('connection', 'close');
+  const { req, res } = pair;
+  if (req.httpVersionMajor === 1 && bodyLeftUnread(req)) fields.push('connection', 'close');
   res.writeHead(status, fields);
   if (noContent) {
     discard(body);

@@ -1,7 +1,12 @@
 /**
  * `gateway.workers` > 1: the primary process of node:cluster. It forks the workers, which share
- * the API port (the primary accepts connections and hands them round-robin to the workers, the
- * default scheduling on Linux), replaces a worker that dies, and drains them all on SIGTERM.
+ * the API port, replaces a worker that dies, and drains them all on SIGTERM. The primary opens the
+ * listening socket and hands it to every worker; by default (`gateway.workerAccept`) each worker
+ * accepts its own connections from it (`SCHED_NONE`, the kernel's shared accept queue), rather
+ * than the primary accepting each and sending it to a worker over the IPC channel (node:cluster's
+ * round robin, its default on Linux): that hand-off was 15–20 % of a resumed TLS connection's CPU
+ * (docs/benchmarks.md, "TLS session resumption"). A worker that drains closes its copy of the
+ * socket, and the connections still queued go to the others.
  * On SIGHUP it loads and validates the configuration and hands it to them (reload/live-config.ts);
  * on SIGUSR2 it replaces them one at a time (rolling-restart.ts).
  * It answers the admin port for all of them: `/metrics` sums their metrics (prom-client's
@@ -64,6 +69,8 @@ const MAX_RESPAWN_DELAY_MS = 10_000;
 
 /** `workerArgs`: the command line the workers run, when not this process's own (`catalog-gateway fleet`). */
 export async function startPrimary(config: Config, count: number, workerArgs?: readonly string[]): Promise<RunningPrimary> {
+  // Read by node:cluster as it sets up, before the first fork.
+  cluster.schedulingPolicy = config['gateway.workerAccept'] === 'workers' ? cluster.SCHED_NONE : cluster.SCHED_RR;
   if (workerArgs !== undefined) cluster.setupPrimary({ args: [...workerArgs] });
   // The host's disk tier is this gateway's for all its workers: taken before any is forked, so a
   // second gateway pointed at it is refused at once rather than worker by worker.

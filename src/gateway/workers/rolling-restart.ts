@@ -2,9 +2,9 @@
  * Replacing a primary's workers one at a time (SIGUSR2), so that new code or a configuration
  * that needs a restart goes live without dropping a request (nginx's binary upgrade, one worker
  * at a time): fork the new worker, wait until it listens, then ask the old one to stop. The old
- * one drains (gateway.ts `stop`, lifecycle.ts `drain`): its listener closes first, so node:cluster
- * stops handing it connections (one already on its way is handed back and goes to another
- * worker), in-flight requests finish, and its keep-alive connections close after an answer
+ * one drains (gateway.ts `stop`, lifecycle.ts `drain`): its listener closes first, so it takes no
+ * more connections (from the shared socket, the others accept those queued; under round robin,
+ * node:cluster hands one already on its way back to go to another worker), in-flight requests finish, and its keep-alive connections close after an answer
  * with `Connection: close` rather than under a request. Only then is the next one replaced.
  */
 import type { Worker } from 'node:cluster';
