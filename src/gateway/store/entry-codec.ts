@@ -3,8 +3,9 @@
  * fleet's Redis tier): the entry layout the memory tier keeps (entry-record.ts) in an envelope —
  * magic, codec version, a CRC-32 of all that follows, the purge mark of the fill that made it,
  * and the field shapes its representations name, spelled out, since another process's table
- * numbers them otherwise. Only the kept representation goes in: every process makes the other
- * codings it is asked for itself, from the compressed body the fill made.
+ * numbers them otherwise. Only the kept representation goes in as a rule: every process makes the
+ * other codings it is asked for itself, from the compressed body the fill made. The host's disk
+ * tier may keep the ones its hits were asked for too (`encodeEntry`'s `made`, disk-store.ts).
  *
  * A value that does not decode — another version's, torn by a crash, damaged on disk, with a
  * count or length that runs past its end, or with a field that could not be sent — is treated as
@@ -39,8 +40,9 @@ function asKept(response: StoredResponse): StoredResponse {
   return new StoredResponse(response.status, response.kept, response.originValues, response.offered, response, response.terms, response, response.tagText);
 }
 
-export function encodeEntry(stored: StoredResponse, mark: string): Buffer {
-  const prepared = prepare([asKept(stored)]);
+/** `stored` as a value; with `made`, the representations made from the kept one since go in too. */
+export function encodeEntry(stored: StoredResponse, mark: string, made = false): Buffer {
+  const prepared = prepare([made ? stored : asKept(stored)]);
   const texts = prepared.shapes.map(spell);
   let length = PREAMBLE + 2 + mark.length + 1 + prepared.length;
   for (const text of texts) length += 4 + text.length;

@@ -11,7 +11,8 @@ import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import type { DiskStore } from './disk-store.ts';
 import type { CacheKey, Lookup, ResponseCache } from './response-cache.ts';
-import type { StoredResponse } from './stored-response.ts';
+import type { Representation, StoredResponse } from './stored-response.ts';
+import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { FillStamp, NotKept } from './tier.ts';
 
 /** A lookup across the local tiers; `disk` when the answer came from the disk tier. */
@@ -45,6 +46,19 @@ export class Tiers {
   /** Offers an entry found on disk to memory, where admission decides whether it stays. */
   promote(key: CacheKey, response: StoredResponse, stamp: FillStamp): void {
     this.memory.put(key, response, stamp);
+  }
+
+  /**
+   * `response`'s representation in `coding` (ResponseCache#represent). One made for a hit from the
+   * disk tier is added to the value there too (DiskStore#add): memory may evict the entry before its
+   * next ask, and the disk would otherwise make it again on every hit.
+   */
+  represent(key: CacheKey, response: StoredResponse, coding: Coding, keep: boolean): Representation {
+    const known = response.representation(coding);
+    if (known !== undefined) return known;
+    const made = this.memory.represent(key, response, coding, keep);
+    this.disk?.add(response, made);
+    return made;
   }
 
   /**
