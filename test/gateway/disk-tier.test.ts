@@ -302,7 +302,8 @@ describe('codings made for disk hits', () => {
   /** Memory too small for the entry, over a disk tier holding it gzip-kept: every lookup is a disk hit. */
   async function diskHits() {
     const purges = new PurgeLog();
-    const tier = openDiskTier(tempDir(), { purges });
+    const dir = tempDir();
+    const tier = openDiskTier(dir, { purges });
     const memory = new ResponseCache({ maxBytes: 64, maxEntryBytes: 1 << 20, purges, admission: false, codec });
     const tiers = new Tiers(memory, tier.disk, purges);
     const key = cacheKey('/v1/books?q=identity');
@@ -318,7 +319,7 @@ describe('codings made for disk hits', () => {
         ['bk_1'],
       );
     assert.equal(await tier.disk.put(key, gz(IDENTITY), tiers.stamp()), undefined);
-    return { ...tier, tiers, key, gz };
+    return { ...tier, tiers, key, gz, dir };
   }
 
   function diskHit(tiers: Tiers, key: ReturnType<typeof cacheKey>) {
@@ -343,6 +344,42 @@ describe('codings made for disk hits', () => {
       assert.equal(tiers.represent(key, next, 'identity', false), next.representation('identity'), 'read, not made');
       disk.flush();
       assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_writes_total'), 2, 'nothing more written');
+    } finally {
+      disk.close();
+    }
+  });
+
+  test('a disk hit is promoted by copying the bytes read: memory holds the entry as a put of it would, numbered, counted, tagged', async () => {
+    const { disk: writer, tiers: writing, key, dir } = await diskHits();
+    writing.represent(key, diskHit(writing, key), 'identity', false);
+    writer.close();
+    // Read by another process, whose table the value's shapes are new to.
+    const purges = new PurgeLog();
+    const memory = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 20, purges, admission: false, codec });
+    const { disk } = openDiskTier(dir, { purges, maker: memory.maker });
+    const tiers = new Tiers(memory, disk, purges);
+    try {
+      const read = diskHit(tiers, key);
+      assert.ok(disk.variantsOf(read) !== undefined, 'promoted from the bytes read');
+      assert.ok(read.kept.shapeBytes > 0, "the read brought the value's shapes to this table");
+      const adopted = memory.get(key, {});
+      const adoptedBytes = memory.bytes;
+      memory.delete([key]);
+      assert.equal(memory.put(key, read, tiers.stamp()), undefined);
+      assert.equal(memory.bytes, adoptedBytes, 'counted as a put of it is');
+      const put = memory.get(key, {});
+      for (const r of [adopted, put]) {
+        assert.ok(r !== undefined && r.serial > 0, 'numbered by the cache');
+        assert.deepEqual(r.headers, read.headers);
+        assert.deepEqual([r.lifetimeMs, r.storedAt, r.tagText, r.offered], [read.lifetimeMs, read.storedAt, read.tagText, read.offered]);
+        assert.ok(r.body.equals(read.body));
+        assert.equal(r.kept.shapeBytes, read.kept.shapeBytes, 'the cost of the shape it brought, which a rewrite of the record counts again');
+        assert.equal(r.representation('identity')?.body.toString(), IDENTITY);
+        assert.deepEqual(r.representation('identity')?.headers, read.representation('identity')?.headers);
+      }
+      const purge = { selector: { kind: 'tags', tags: ['bk_1'] }, soft: false, at: Date.now() } as const;
+      purges.applied(purge, false);
+      assert.equal(memory.purge(purge), 1, 'found by its tag');
     } finally {
       disk.close();
     }

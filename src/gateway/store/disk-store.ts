@@ -30,6 +30,7 @@ import type { Config } from '../../config/schema.ts';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { CODEC_VERSION, decodeEntry, encodeEntry, type EncodedEntry } from './entry-codec.ts';
+import type { WrittenVariants } from './entry-record.ts';
 import type { CacheKey } from './response-cache.ts';
 import { staleFrom, type EntryMaker, type Representation, type StoredResponse } from './stored-response.ts';
 import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
@@ -309,6 +310,16 @@ export class DiskStore implements CacheTier {
     const served = staleAt === null ? entry.response : staleFrom(entry.response, staleAt);
     this.#lastRead = { key, value: bytes, entry, served };
     return served;
+  }
+
+  /**
+   * The variants of the value `response` was read from, when it is what this tier's last read
+   * returned and as stored (not stale from a soft purge since): memory copies them on promotion
+   * (ResponseCache#adopt).
+   */
+  variantsOf(response: StoredResponse): WrittenVariants | undefined {
+    const read = this.#lastRead;
+    return read !== undefined && read.served === response && response === read.entry.response ? read.entry.variants : undefined;
   }
 
   /**

@@ -15,7 +15,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { isField, isFieldValue } from '../rules/message.ts';
-import { prepare, RecordReader, variantsEnd, writeVariants } from './entry-record.ts';
+import { prepare, RecordReader, variantsEnd, writeVariants, type WrittenVariants } from './entry-record.ts';
 import { spell, type FieldShape } from './field-shapes.ts';
 import { StoredResponse, type EntryMaker } from './stored-response.ts';
 
@@ -32,6 +32,8 @@ export interface EncodedEntry {
   readonly response: StoredResponse;
   /** The last fleet purge the storing process had applied when its fill began (../fleet/purge-stream.ts). */
   readonly mark: string;
+  /** The value's variants, which a cache may copy into a record of its own. */
+  readonly variants: WrittenVariants;
 }
 
 /** The response as its fill made it, without the representations made since, which each process makes for itself. */
@@ -95,10 +97,11 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | un
       p += 4 + length;
     }
     if (variantsEnd(bytes, p, shapes.length) !== bytes.length) return undefined;
+    const variants = { bytes, at: p, shapes, brought: [...brought] };
     const reader = new RecordReader(maker);
     if (reader.openVariants(bytes, p, shapes, brought) !== 1) return undefined;
     const response = reader.next();
-    return sendable(response) ? { response, mark } : undefined;
+    return sendable(response) ? { response, mark, variants } : undefined;
   } catch {
     // A count or length that runs past the value: absent, as a torn one is.
     return undefined;

@@ -43,9 +43,14 @@ export class Tiers {
     return { kind: 'found', response, fromDisk: true };
   }
 
-  /** Offers an entry found on disk to memory, where admission decides whether it stays. */
+  /**
+   * Offers an entry found on disk to memory, where admission decides whether it stays: the bytes
+   * read are copied when they are the entry as stored (ResponseCache#adopt), else it is put.
+   */
   promote(key: CacheKey, response: StoredResponse, stamp: FillStamp): void {
-    this.memory.put(key, response, stamp);
+    const variants = this.disk?.variantsOf(response);
+    if (variants === undefined) this.memory.put(key, response, stamp);
+    else this.memory.adopt(key, response, variants, stamp);
   }
 
   /**
