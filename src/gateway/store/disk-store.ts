@@ -7,7 +7,8 @@
  * restart stays correct ("After downtime").
  *
  * Reads are synchronous (a point read of a page in the OS cache costs microseconds, less than a
- * promise would); writes are queued and committed together, once per turn of the event loop, in
+ * promise would), and the reads of one turn of the event loop share one read transaction (`#reading`);
+ * writes are queued and committed together, once per turn of the event loop, in
  * one transaction, so a burst of fills costs one commit. A queued write is judged once more by the
  * purges made meanwhile when it is committed.
  *
@@ -162,6 +163,8 @@ function rowBytes(key: CacheKey, value: Buffer, tags: readonly string[]): number
 }
 
 interface Statements {
+  readonly begin: StatementSync;
+  readonly commit: StatementSync;
   readonly read: StatementSync;
   readonly upsert: StatementSync;
   readonly rewrite: StatementSync;
@@ -195,6 +198,12 @@ export class DiskStore implements CacheTier {
    */
   readonly #reread = new Set<number>();
   #flushing: NodeJS.Immediate | undefined;
+  /**
+   * Set while the turn's reads share a read transaction, which ends at the end of the turn, before
+   * a write, and before a look again. In WAL mode a statement outside a transaction takes and lets
+   * go of the shared read lock itself: half of a point read's 3.4 µs, paid once a turn instead.
+   */
+  #reading: NodeJS.Immediate | undefined;
   /** Whether the last write failed for want of space: logged once per episode. */
   #full = false;
 
@@ -253,6 +262,8 @@ export class DiskStore implements CacheTier {
   #prepare(): Statements {
     const db = this.#db;
     return {
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
       read: db.prepare('SELECT id, value, stale_from FROM entry WHERE key = ?'),
       upsert: db.prepare(
         'INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id',
@@ -282,6 +293,8 @@ export class DiskStore implements CacheTier {
 
   /** Looks once more after a miss already counted (another worker's fill may have stored it since): counts a hit only. */
   lookAgain(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
+    // What another process committed since this turn's first read is seen by a new read transaction only.
+    this.#endReads();
     const response = this.#select(key, request);
     if (response !== undefined) this.#o.metrics.read('hit');
     return response;
@@ -293,6 +306,7 @@ export class DiskStore implements CacheTier {
   }
 
   #read(key: CacheKey): StoredResponse | undefined {
+    this.#beginReads();
     const row = this.#guard(() => this.#s.read.get(key));
     if (row === undefined) return undefined;
     const value = row.value as Uint8Array;
@@ -395,6 +409,20 @@ export class DiskStore implements CacheTier {
     return row === undefined ? undefined : Number(row.value);
   }
 
+  #beginReads(): void {
+    if (this.#reading !== undefined || this.#db.isTransaction || this.#guard(() => this.#s.begin.run()) === undefined) return;
+    this.#reading = setImmediate(() => {
+      this.#endReads();
+    });
+  }
+
+  #endReads(): void {
+    if (this.#reading === undefined) return;
+    clearImmediate(this.#reading);
+    this.#reading = undefined;
+    if (this.#db.isTransaction) this.#guard(() => this.#s.commit.run());
+  }
+
   #schedule(): void {
     this.#flushing ??= setImmediate(() => {
       this.flush();
@@ -481,6 +509,7 @@ export class DiskStore implements CacheTier {
    * work (counted; logged once until a write succeeds again); a damaged database is set aside.
    */
   #write(work: () => void): boolean {
+    this.#endReads();
     return (
       this.#guard(() => {
         try {
@@ -522,6 +551,9 @@ export class DiskStore implements CacheTier {
 
   /** A database found damaged while in use: set aside, and the tier starts again empty. */
   #reopen(why: unknown): void {
+    // Closing ends the read transaction.
+    clearImmediate(this.#reading);
+    this.#reading = undefined;
     this.#db.close();
     this.#setAside(why);
     this.#db = this.#openAs();
@@ -531,6 +563,7 @@ export class DiskStore implements CacheTier {
   /** Commits what is queued and closes the database; the directory is left to the next start. */
   close(): void {
     this.flush();
+    this.#endReads();
     this.#db.close();
     this.#release();
   }
