@@ -17,7 +17,7 @@ import { crc32 } from 'node:zlib';
 import { isField, isFieldValue } from '../rules/message.ts';
 import { prepare, RecordReader, variantsEnd, writeVariants, type WrittenVariants } from './entry-record.ts';
 import { spell, type FieldShape } from './field-shapes.ts';
-import { StoredResponse, type EntryMaker } from './stored-response.ts';
+import { StoredResponse, type EntryMaker, type Representation } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
 export const CODEC_VERSION = 4;
@@ -72,12 +72,19 @@ export function intact(bytes: Uint8Array): boolean {
 /** Fields as they can be sent: the value came from outside the process, and a hit writes them as text (field-shapes.ts). */
 function sendable(response: StoredResponse): boolean {
   // The names, and the values the shapes share, were checked when the shapes were read.
-  const values = [...response.kept.own, ...response.selecting, response.tagText];
-  if (!values.every((value) => value === undefined || isFieldValue(value))) return false;
+  if (!isFieldValue(response.tagText) || !ownSendable(response.kept) || !response.made.every(ownSendable)) return false;
+  for (const value of response.selecting) if (value !== undefined && !isFieldValue(value)) return false;
   const origin = response.originValues ?? [];
   for (let i = 0; i < origin.length; i += 2) if (!isField(origin[i] ?? '', origin[i + 1] ?? '')) return false;
   return response.vary.every((name) => isField(name, ''));
 }
+
+function ownSendable(representation: Representation): boolean {
+  return representation.own.every(isFieldValue);
+}
+
+/** One reader per maker, reused by every decode (reads are synchronous). */
+const readers = new WeakMap<EntryMaker, RecordReader>();
 
 export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | undefined {
   if (!intact(bytes)) return undefined;
@@ -98,7 +105,8 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | un
     }
     if (variantsEnd(bytes, p, shapes.length) !== bytes.length) return undefined;
     const variants = { bytes, at: p, shapes, brought: [...brought] };
-    const reader = new RecordReader(maker);
+    let reader = readers.get(maker);
+    if (reader === undefined) readers.set(maker, (reader = new RecordReader(maker)));
     if (reader.openVariants(bytes, p, shapes, brought) !== 1) return undefined;
     const response = reader.next();
     return sendable(response) ? { response, mark, variants } : undefined;

@@ -178,8 +178,9 @@ export class ResponseCache implements CacheTier {
    * that varies, or that a purge since `stamp` names, is `put`.
    */
   adopt(key: CacheKey, response: StoredResponse, variants: WrittenVariants, stamp: FillStamp): NotKept | undefined {
-    if (response.vary.length !== 0 || this.#purges.sinceGeneration(stamp.generation, key, response.tags).kind !== 'intact')
-      return this.put(key, response, stamp);
+    // A promotion's stamp is mostly the current generation: then no purge is since, and no tags are split to ask.
+    const purgedSince = stamp.generation !== this.#purges.generation && this.#purges.sinceGeneration(stamp.generation, key, response.tags).kind !== 'intact';
+    if (response.vary.length !== 0 || purgedSince) return this.put(key, response, stamp);
     const shapeBytes = variants.brought.reduce((sum, bytes) => sum + bytes, 0);
     const kept = this.#keep(key, RecordWriter.copiedLength(variants), tagsOf([response]), shapeBytes, (into, at) => {
       this.#writer.copy(variants, into, at, this.#number);
