@@ -7,9 +7,9 @@
  * restart stays correct ("After downtime").
  *
  * Reads are synchronous (a point read of a page in the OS cache costs microseconds, less than a
- * promise would), and the reads of one turn of the event loop share one read transaction (`#reading`);
- * writes are queued and committed together, once per turn of the event loop, in
- * one transaction, so a burst of fills costs one commit. A queued write is judged once more by the
+ * promise would), and the reads of one turn of the event loop share one read transaction
+ * (`#reading`); writes are queued and committed together, once per turn of the event loop, in one
+ * transaction, so a burst of fills costs one commit. A queued write is judged once more by the
  * purges made meanwhile when it is committed.
  *
  * A value holds the kept representation, and the codings its hits were asked for besides: a hit
@@ -189,6 +189,7 @@ export class DiskStore implements CacheTier {
   readonly #queue = new Map<CacheKey, Queued>();
   /** Values to write again with a representation made for a hit, by key, committed with the queued writes. */
   readonly #additions = new Map<CacheKey, Addition>();
+  /** What the last read found (`variantsOf`, `add`). */
   #lastRead: Read | undefined;
   /** Rows read since the last commit, whose `used` the commit moves forward. */
   /**
