@@ -8,9 +8,12 @@
  * - Tiers: the same 1,000 URLs asked in a cycle, from a gateway whose memory holds all of them
  *   (memory hits) and from one whose memory (1 MiB, plain LRU) holds a few hundred (a cycle longer
  *   than an LRU is a miss every time), so each of its hits comes from the disk tier and evicts
- *   another entry from memory: the worst case of a disk hit. Once with an identity client (each
- *   disk hit also decompresses the gzip body kept) and once with a gzip client; reported as disk
- *   over memory, with the share of requests the disk tier answered.
+ *   another entry from memory: the worst case of a disk hit. Once with an identity client (whose
+ *   first disk hit on an entry decompresses the gzip body kept, which the disk tier then keeps
+ *   beside it) and once with a gzip client; reported as disk over memory, with the share of
+ *   requests the disk tier answered.
+ *
+ * `--disk-hits` runs the tiers' rows alone, without another checkout.
  *
  * Every server is pinned to one core and wrk to the other, as in the default mode.
  */
@@ -47,10 +50,11 @@ const MIB = 1024 * 1024;
 
 export interface AbReport {
   readonly tool: 'catalog-gateway bench';
-  readonly mode: 'ab';
+  readonly mode: 'ab' | 'disk-hits';
   readonly startedAt: string;
   readonly command: string;
   readonly machine: MachineInfo;
+  /** The other checkout; empty with `--disk-hits`, which measures no other. */
   readonly base: string;
   readonly settings: { readonly duration: number; readonly connections: number; readonly rounds: number };
   readonly ab: readonly ScenarioResult[];
@@ -68,17 +72,16 @@ async function diskHits(adminUrl: string): Promise<number> {
 }
 
 export async function abBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<AbReport> {
-  if (options.abBase === undefined) throw new Error("--ab needs the other checkout's directory");
-  const baseDir = resolve(options.abBase);
-  const baseCli = join(baseDir, 'bin', 'catalog-gateway.js');
-  if (!existsSync(baseCli) || !existsSync(join(baseDir, 'node_modules')))
+  if (!options.diskHits && options.abBase === undefined) throw new Error("--ab needs the other checkout's directory");
+  const baseDir = options.diskHits || options.abBase === undefined ? undefined : resolve(options.abBase);
+  if (baseDir !== undefined && (!existsSync(join(baseDir, 'bin', 'catalog-gateway.js')) || !existsSync(join(baseDir, 'node_modules'))))
     throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
   // The base gateway is not the fleet's (it runs from another checkout): stopped here.
   let base: ServerProcess | undefined;
   try {
-    log('starting the origin, the gateways (this one, the base, one over a 1 MiB memory) and the ceiling…');
+    log(`starting the origin, the gateways (this one,${baseDir === undefined ? '' : ' the base,'} one over a 1 MiB memory) and the ceiling…`);
     const origin = await fleet.origin();
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const authorization = `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`;
@@ -88,22 +91,35 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB),
       CATALOG_GATEWAY_CACHE_ADMISSION: 'false',
     });
-    base = await startServerProcess({
-      name: 'base',
-      args: [baseCli, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', `${origin.adminUrl ?? ''}/readyz`],
-      env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
-      cwd: baseDir,
-      nodeFlags: GATEWAY_NODE_FLAGS,
-      logFile: join(fleet.logDir, 'base.log'),
-    });
+    if (baseDir !== undefined)
+      base = await startServerProcess({
+        name: 'base',
+        args: [
+          join(baseDir, 'bin', 'catalog-gateway.js'),
+          'gateway',
+          '--port',
+          '0',
+          '--admin-port',
+          '0',
+          '--origin',
+          origin.url,
+          '--origin-probe',
+          `${origin.adminUrl ?? ''}/readyz`,
+        ],
+        env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
+        cwd: baseDir,
+        nodeFlags: GATEWAY_NODE_FLAGS,
+        logFile: join(fleet.logDir, 'base.log'),
+      });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const targets = [hotTarget, ...Array.from({ length: URLS - 1 }, () => space.take())];
-    for (const server of [gateway, disk, base]) await warmCache(server.url, targets, authorization);
+    const gateways = base === undefined ? [gateway, disk] : [gateway, disk, base];
+    for (const server of gateways) await warmCache(server.url, targets, authorization);
     const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization);
     const responseFile = join(fleet.logDir, 'hit-response.json');
     writeFileSync(responseFile, JSON.stringify(hit));
     const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], GATEWAY_NODE_FLAGS);
-    for (const server of [bare, gateway, disk, base, origin]) pin(server.pid, CORES?.server);
+    for (const server of [bare, origin, ...gateways]) pin(server.pid, CORES?.server);
 
     const targetsFile = join(fleet.logDir, 'targets.txt');
     writeFileSync(targetsFile, `${targets.join('\n')}\n`);
@@ -116,7 +132,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       (order: string) =>
       (kind: Workload): WorkloadFiles =>
         kind === 'hot' ? {} : { targetsFile, orderFile: order };
-    const servers = { bare, gateway, base, 'gateway-disk': disk };
+    const servers = { bare, gateway, 'gateway-disk': disk, ...(base === undefined ? {} : { base }) };
     const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, log };
 
     const abScenarios: Scenario[] = [
@@ -127,11 +143,14 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       { id: 'gateway-zipf', label: 'this gateway, 1,000 URLs (Zipf)', server: 'gateway', workload: 'zipf', hits: true },
       { id: 'base-zipf', label: 'base gateway, 1,000 URLs (Zipf)', server: 'base', workload: 'zipf', hits: true },
     ];
-    log('warming every scenario for 2 s…');
-    await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder), duration: 2, rounds: 1, log: () => undefined });
-    const ab = await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder) });
+    let ab: ScenarioResult[] = [];
+    if (base !== undefined) {
+      log('warming every scenario for 2 s…');
+      await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder), duration: 2, rounds: 1, log: () => undefined });
+      ab = await runRounds(abScenarios, servers, origin, { ...rounds, workload: files(zipfOrder) });
+    }
     const runsOf = (results: readonly ScenarioResult[], id: string) => results.find((r) => r.id === id)?.runs ?? [];
-    const versus = (['hot', 'zipf'] as const).map((workload) => ({
+    const versus = (base === undefined ? [] : (['hot', 'zipf'] as const)).map((workload) => ({
       workload,
       rps: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.requestsPerSecond),
       p99: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.p99Ms),
@@ -152,11 +171,11 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     const diskResponses = ['disk-cycle', 'disk-cycle-gzip'].reduce((n, id) => n + runsOf(tiers, id).reduce((m, r) => m + r.responses, 0), 0);
     return {
       tool: 'catalog-gateway bench',
-      mode: 'ab',
+      mode: baseDir === undefined ? 'disk-hits' : 'ab',
       startedAt,
       command,
       machine: machineInfo(),
-      base: baseDir,
+      base: baseDir ?? '',
       settings: { duration: options.duration, connections: options.connections, rounds: options.rounds },
       ab,
       versus,
@@ -190,19 +209,27 @@ function rows(results: readonly ScenarioResult[]): string[] {
 
 export function abMarkdown(r: AbReport): string {
   const head = ['| scenario | req/s (median) | × bare req/s | p99 | p99 × bare | server µs/req |', '|---|---:|---:|---:|---:|---:|'];
+  const versus =
+    r.base === ''
+      ? []
+      : [
+          ...head,
+          ...rows(r.ab),
+          '',
+          ...r.versus.map(
+            (v) =>
+              `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`,
+          ),
+          '',
+        ];
   return [
-    `### This gateway against ${r.base}, and disk hits against memory hits (${r.startedAt})`,
+    r.base === ''
+      ? `### Disk hits against memory hits (${r.startedAt})`
+      : `### This gateway against ${r.base}, and disk hits against memory hits (${r.startedAt})`,
     '',
     machineLine(r.machine),
     '',
-    ...head,
-    ...rows(r.ab),
-    '',
-    ...r.versus.map(
-      (v) =>
-        `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`,
-    ),
-    '',
+    ...versus,
     ...head,
     ...rows(r.tiers),
     '',

@@ -33,6 +33,8 @@ export interface BenchOptions {
   readonly restart: boolean;
   /** `--ab DIR`: the other checkout this gateway is measured against. */
   readonly abBase?: string;
+  /** The disk-hit rows of `--ab` alone: no other checkout. */
+  readonly diskHits: boolean;
   /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
   readonly traceFiles: readonly string[];
   /** Entry size of a trace line without one. */
@@ -106,6 +108,7 @@ Flags:
                        over the disk tier (--disk-mib), against memory alone and an unbounded cache
   --ab DIR             instead: this gateway against the one in checkout DIR (its own npm ci), one
                        URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts)
+  --disk-hits          instead: --ab's disk-tier hits against memory hits alone, needing no DIR
   --restart            instead: the origin's offload in the --duration seconds before and after a
                        gateway restart (SIGTERM, SIGKILL, SIGUSR2 with 2 workers; SIGTERM without
                        the disk tier as the control)
@@ -156,6 +159,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
+        'disk-hits': { type: 'boolean' },
         restart: { type: 'boolean' },
         'disk-mib': { type: 'string' },
         trace: { type: 'string', multiple: true },
@@ -208,6 +212,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,
+    diskHits: values['disk-hits'] === true,
     diskMib: integer('disk-mib', text('disk-mib'), 4096, 0, 16 * 1024 * 1024),
     traceFiles: Array.isArray(values.trace) ? values.trace : [],
     traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),

@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--tls` TLS session resumption across two workers (tls-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
  * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
- * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts). Prints markdown for docs/benchmarks.md and
+ * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts), with `--ab` or `--disk-hits` this gateway against another checkout and disk hits against memory hits (ab-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
@@ -66,6 +66,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
     if (options.tls) return await run(tlsBench, tlsMarkdown, 'tls-latest.json', 'tls');
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
+    if (options.diskHits) return await run(abBench, abMarkdown, 'disk-hits-latest.json', 'disk-hits');
     if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
     if (options.restart) return await run(restartBench, restartMarkdown, 'restart-latest.json', 'restart');
     if (options.tiers) return await run(tiersBench, tiersMarkdown, 'tiers-latest.json', 'tiers');

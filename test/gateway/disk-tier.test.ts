@@ -15,8 +15,10 @@ import { describe, test, type TestContext } from 'node:test';
 import pino from 'pino';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
 import { DiskTierInUse } from '../../src/gateway/store/disk-store.ts';
-import { cacheKey } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { Tiers } from '../../src/gateway/store/tiers.ts';
+import { Codec } from '../../src/shared/encoding/codec.ts';
 import { loadOrCreateSecret, mintToken } from '../../src/shared/signing-key.ts';
 import { run, type CliProcess } from '../support/cli-process.ts';
 import { openDiskTier } from '../support/disk-tier.ts';
@@ -287,6 +289,120 @@ describe("the disk tier's faults", () => {
       assert.ok(bytes <= 1 << 20, `${bytes} B within the bound`);
       assert.ok(entries < 120 && entries > 30, `${entries} entries kept`);
       assert.equal(disk.get(cacheKey('/k1'), {}), undefined, 'the oldest unread went first');
+    } finally {
+      disk.close();
+    }
+  });
+});
+
+describe('codings made for disk hits', () => {
+  const codec = new Codec({ gzip: 6, br: 5, zstd: 3 });
+  const IDENTITY = '{"results":"'.padEnd(3000, 'w') + '"}';
+
+  /** Memory too small for the entry, over a disk tier holding it gzip-kept: every lookup is a disk hit. */
+  async function diskHits() {
+    const purges = new PurgeLog();
+    const dir = tempDir();
+    const tier = openDiskTier(dir, { purges });
+    const memory = new ResponseCache({ maxBytes: 64, maxEntryBytes: 1 << 20, purges, admission: false, codec });
+    const tiers = new Tiers(memory, tier.disk, purges);
+    const key = cacheKey('/v1/books?q=identity');
+    const gz = (text: string) =>
+      tier.maker.prepare(
+        200,
+        { 'content-type': 'application/json', 'content-encoding': 'gzip', etag: '"v1"' },
+        codec.encode(Buffer.from(text), 'gzip'),
+        { keep: 'gzip', offered: ['gzip', 'identity'] },
+        FACTS,
+        undefined,
+        [],
+        ['bk_1'],
+      );
+    assert.equal(await tier.disk.put(key, gz(IDENTITY), tiers.stamp()), undefined);
+    return { ...tier, tiers, key, gz, dir };
+  }
+
+  function diskHit(tiers: Tiers, key: ReturnType<typeof cacheKey>) {
+    const found = tiers.lookup(key, {});
+    assert.ok(found.kind === 'found' && found.fromDisk === true, 'a disk hit');
+    return found.response;
+  }
+
+  test("one made for a disk hit is added to the entry's value, so that its next hits read it instead of making it", async () => {
+    const { disk, tiers, key, registry } = await diskHits();
+    try {
+      const first = diskHit(tiers, key);
+      assert.equal(first.representation('identity'), undefined, 'the fill kept gzip alone');
+      const made = tiers.represent(key, first, 'identity', false);
+      assert.equal(made.body.toString(), IDENTITY);
+      disk.flush();
+      assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_writes_total'), 2, 'the fill, and the value again with identity');
+      const next = diskHit(tiers, key);
+      assert.equal(next.kept.coding, 'gzip', 'the kept body stays the one sent to gzip clients');
+      assert.equal(next.representation('identity')?.body.toString(), IDENTITY);
+      assert.equal(next.representation('identity')?.etag, made.etag);
+      assert.equal(tiers.represent(key, next, 'identity', false), next.representation('identity'), 'read, not made');
+      disk.flush();
+      assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_writes_total'), 2, 'nothing more written');
+    } finally {
+      disk.close();
+    }
+  });
+
+  test('a disk hit is promoted by copying the bytes read: memory holds the entry as a put of it would, numbered, counted, tagged', async () => {
+    const { disk: writer, tiers: writing, key, dir } = await diskHits();
+    writing.represent(key, diskHit(writing, key), 'identity', false);
+    writer.close();
+    // Read by another process, whose table the value's shapes are new to.
+    const purges = new PurgeLog();
+    const memory = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 20, purges, admission: false, codec });
+    const { disk } = openDiskTier(dir, { purges, maker: memory.maker });
+    const tiers = new Tiers(memory, disk, purges);
+    try {
+      const read = diskHit(tiers, key);
+      assert.ok(disk.variantsOf(read) !== undefined, 'promoted from the bytes read');
+      assert.ok(read.kept.shapeBytes > 0, "the read brought the value's shapes to this table");
+      const adopted = memory.get(key, {});
+      const adoptedBytes = memory.bytes;
+      memory.delete([key]);
+      assert.equal(memory.put(key, read, tiers.stamp()), undefined);
+      assert.equal(memory.bytes, adoptedBytes, 'counted as a put of it is');
+      const put = memory.get(key, {});
+      for (const r of [adopted, put]) {
+        assert.ok(r !== undefined && r.serial > 0, 'numbered by the cache');
+        assert.deepEqual(r.headers, read.headers);
+        assert.deepEqual([r.lifetimeMs, r.storedAt, r.tagText, r.offered], [read.lifetimeMs, read.storedAt, read.tagText, read.offered]);
+        assert.ok(r.body.equals(read.body));
+        assert.equal(r.kept.shapeBytes, read.kept.shapeBytes, 'the cost of the shape it brought, which a rewrite of the record counts again');
+        assert.equal(r.representation('identity')?.body.toString(), IDENTITY);
+        assert.deepEqual(r.representation('identity')?.headers, read.representation('identity')?.headers);
+      }
+      const purge = { selector: { kind: 'tags', tags: ['bk_1'] }, soft: false, at: Date.now() } as const;
+      purges.applied(purge, false);
+      assert.equal(memory.purge(purge), 1, 'found by its tag');
+    } finally {
+      disk.close();
+    }
+  });
+
+  test('adding one never undoes a fill or a purge made after the read', async () => {
+    const { disk, tiers, key, gz, purges } = await diskHits();
+    try {
+      const refilled = diskHit(tiers, key);
+      assert.equal(await disk.put(key, gz('{"newer":true}'), tiers.stamp()), undefined);
+      tiers.represent(key, refilled, 'identity', false);
+      disk.flush();
+      const newer = diskHit(tiers, key);
+      assert.equal(codec.decode(newer.body, 'gzip').toString(), '{"newer":true}', 'the fill since stands');
+      assert.equal(newer.representation('identity'), undefined);
+
+      const purged = diskHit(tiers, key);
+      const purge = { selector: { kind: 'urls', keys: [key] }, soft: false, at: Date.now() } as const;
+      purges.applied(purge, false);
+      tiers.purge(purge);
+      tiers.represent(key, purged, 'identity', false);
+      disk.flush();
+      assert.equal(disk.get(key, {}), undefined, 'the purge since stands');
     } finally {
       disk.close();
     }

@@ -506,3 +506,28 @@ test("the shared tier's codec gives back what it was given, and refuses an entry
   assert.equal(decodeEntry(torn, maker), undefined, 'one flipped bit in the body fails the checksum');
   assert.equal(decodeEntry(bytes.subarray(0, bytes.length - 1), maker), undefined, 'a torn value fails it too');
 });
+
+test("the disk tier's values may hold the codings made since the fill, each one's fields checked as the kept one's are", () => {
+  const date = 'Sun, 29 Nov 2026 08:00:00 GMT';
+  const stored = maker.prepare(
+    200,
+    { 'content-type': 'application/json', date },
+    codec.encode(Buffer.from('{"a":1}'), 'gzip'),
+    { keep: 'gzip', offered: ['gzip', 'identity'] },
+    FACTS,
+    undefined,
+    [],
+    [],
+  );
+  const both = stored.with(maker.derive(stored, 'identity'));
+  assert.equal(decodeEntry(encodeEntry(both, ''), maker)?.response.representation('identity'), undefined, 'the kept one alone by default');
+  const bytes = encodeEntry(both, '', true);
+  assert.equal(decodeEntry(bytes, maker)?.response.representation('identity')?.body.toString(), '{"a":1}');
+  // Each representation has the date as its own value: the identity one's is the second.
+  const text = bytes.toString('latin1');
+  const at = text.lastIndexOf(date);
+  assert.ok(at > text.indexOf(date), 'both carry it');
+  const tampered = Buffer.from(`${text.slice(0, at)}\r${text.slice(at + 1)}`, 'latin1');
+  tampered.writeUInt32BE(crc32(tampered.subarray(8)), 4);
+  assert.equal(decodeEntry(tampered, maker), undefined, 'a made representation whose own value could not be sent');
+});

@@ -21,10 +21,12 @@ export interface TestDiskTierOptions {
   readonly maxBytes?: number;
   readonly purges?: PurgeLog;
   readonly logger?: Logger;
+  /** The maker of the cache the tier is under (a gateway gives it memory's); one of its own by default. */
+  readonly maker?: EntryMaker;
 }
 
 export function openDiskTier(dir: string, options: TestDiskTierOptions = {}): TestDiskTier {
-  const maker = new EntryMaker(new Codec({ gzip: 6, br: 5, zstd: 3 }));
+  const maker = options.maker ?? new EntryMaker(new Codec({ gzip: 6, br: 5, zstd: 3 }));
   const purges = options.purges ?? new PurgeLog();
   const registry = new Registry();
   let disk: DiskStore | undefined = undefined;

@@ -128,7 +128,7 @@ function representationFor(ex: Exchange, deps: CacheDeps, c: Cacheable, response
   if (response.offered.length === 0) return response.kept;
   const coding = deps.negotiator.choose(single(ex.req.headers['accept-encoding']), response.offered);
   try {
-    return deps.tiers.memory.represent(c.key, response, coding, askedBefore(outcome));
+    return deps.tiers.represent(c.key, response, coding, askedBefore(outcome));
   } catch (err) {
     deps.logger.warn({ reqId: ex.reqId, err, coding: response.kept.coding }, 'stored body does not decode; sent as stored');
     return response.kept;

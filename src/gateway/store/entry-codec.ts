@@ -3,8 +3,9 @@
  * fleet's Redis tier): the entry layout the memory tier keeps (entry-record.ts) in an envelope —
  * magic, codec version, a CRC-32 of all that follows, the purge mark of the fill that made it,
  * and the field shapes its representations name, spelled out, since another process's table
- * numbers them otherwise. Only the kept representation goes in: every process makes the other
- * codings it is asked for itself, from the compressed body the fill made.
+ * numbers them otherwise. Only the kept representation goes in as a rule: every process makes the
+ * other codings it is asked for itself, from the compressed body the fill made. The host's disk
+ * tier may keep the ones its hits were asked for too (`encodeEntry`'s `made`, disk-store.ts).
  *
  * A value that does not decode — another version's, torn by a crash, damaged on disk, with a
  * count or length that runs past its end, or with a field that could not be sent — is treated as
@@ -14,9 +15,9 @@
  */
 import { crc32 } from 'node:zlib';
 import { isField, isFieldValue } from '../rules/message.ts';
-import { prepare, RecordReader, variantsEnd, writeVariants } from './entry-record.ts';
+import { prepare, RecordReader, variantsEnd, writeVariants, type WrittenVariants } from './entry-record.ts';
 import { spell, type FieldShape } from './field-shapes.ts';
-import { StoredResponse, type EntryMaker } from './stored-response.ts';
+import { StoredResponse, type EntryMaker, type Representation } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
 export const CODEC_VERSION = 5;
@@ -31,6 +32,8 @@ export interface EncodedEntry {
   readonly response: StoredResponse;
   /** The last fleet purge the storing process had applied when its fill began (../fleet/purge-stream.ts). */
   readonly mark: string;
+  /** The value's variants, which a cache may copy into a record of its own. */
+  readonly variants: WrittenVariants;
 }
 
 /** The response as its fill made it, without the representations made since, which each process makes for itself. */
@@ -39,8 +42,9 @@ function asKept(response: StoredResponse): StoredResponse {
   return new StoredResponse(response.status, response.kept, response.originValues, response.offered, response, response.terms, response, response.tagText);
 }
 
-export function encodeEntry(stored: StoredResponse, mark: string): Buffer {
-  const prepared = prepare([asKept(stored)]);
+/** `stored` as a value; with `made`, the representations made from the kept one since go in too. */
+export function encodeEntry(stored: StoredResponse, mark: string, made = false): Buffer {
+  const prepared = prepare([made ? stored : asKept(stored)]);
   const texts = prepared.shapes.map(spell);
   let length = PREAMBLE + 2 + mark.length + 1 + prepared.length;
   for (const text of texts) length += 4 + text.length;
@@ -68,12 +72,19 @@ export function intact(bytes: Uint8Array): boolean {
 /** Fields as they can be sent: the value came from outside the process, and a hit writes them as text (field-shapes.ts). */
 function sendable(response: StoredResponse): boolean {
   // The names, and the values the shapes share, were checked when the shapes were read.
-  const values = [...response.kept.own, ...response.selecting, response.tagText];
-  if (!values.every((value) => value === undefined || isFieldValue(value))) return false;
+  if (!isFieldValue(response.tagText) || !ownSendable(response.kept) || !response.made.every(ownSendable)) return false;
+  for (const value of response.selecting) if (value !== undefined && !isFieldValue(value)) return false;
   const origin = response.originValues ?? [];
   for (let i = 0; i < origin.length; i += 2) if (!isField(origin[i] ?? '', origin[i + 1] ?? '')) return false;
   return response.vary.every((name) => isField(name, ''));
 }
+
+function ownSendable(representation: Representation): boolean {
+  return representation.own.every(isFieldValue);
+}
+
+/** One reader per maker, reused by every decode (reads are synchronous). */
+const readers = new WeakMap<EntryMaker, RecordReader>();
 
 export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | undefined {
   if (!intact(bytes)) return undefined;
@@ -93,10 +104,12 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | un
       p += 4 + length;
     }
     if (variantsEnd(bytes, p, shapes.length) !== bytes.length) return undefined;
-    const reader = new RecordReader(maker);
+    const variants = { bytes, at: p, shapes, brought: [...brought] };
+    let reader = readers.get(maker);
+    if (reader === undefined) readers.set(maker, (reader = new RecordReader(maker)));
     if (reader.openVariants(bytes, p, shapes, brought) !== 1) return undefined;
     const response = reader.next();
-    return sendable(response) ? { response, mark } : undefined;
+    return sendable(response) ? { response, mark, variants } : undefined;
   } catch {
     // A count or length that runs past the value: absent, as a torn one is.
     return undefined;

@@ -245,6 +245,19 @@ export function variantsEnd(from: Buffer, at: number, shapes: number): number | 
   return p;
 }
 
+/**
+ * Variants another process wrote (entry-codec.ts), as read: `bytes` from `at` to its end, checked
+ * by `variantsEnd`, naming `shapes`, with what each shape cost the maker's table when the read
+ * brought it there (`brought`). A cache copies them into a record (`RecordWriter#copy`) rather
+ * than writing the response they were read into anew.
+ */
+export interface WrittenVariants {
+  readonly bytes: Buffer;
+  readonly at: number;
+  readonly shapes: readonly FieldShape[];
+  readonly brought: readonly number[];
+}
+
 /** Writes the memory tier's records; one per cache, so that the shapes it holds are that cache's maker's. */
 export class RecordWriter {
   readonly #maker: EntryMaker;
@@ -266,6 +279,37 @@ export class RecordWriter {
     let p = into.writeUInt8(prepared.shapes.length, at);
     for (const shape of prepared.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
     writeVariants(prepared, into, p, serial);
+  }
+
+  /** The bytes the record of `variants` takes (`copy`). */
+  static copiedLength(variants: WrittenVariants): number {
+    return 1 + 4 * variants.shapes.length + variants.bytes.length - variants.at;
+  }
+
+  /**
+   * Writes the record of `variants`, `copiedLength` bytes, into `into` at `at` by copying them:
+   * the same bytes `write` would write for the responses they were read into, but for the numbers
+   * this process gives, each variant's by `serial` and the cost each shape brought by its first
+   * representation naming it; and holds the shapes it names.
+   */
+  copy(variants: WrittenVariants, into: Buffer, at: number, serial: () => number): void {
+    let p = into.writeUInt8(variants.shapes.length, at);
+    for (const shape of variants.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
+    variants.bytes.copy(into, p, variants.at);
+    const brought = [...variants.brought];
+    let v = p + 1;
+    for (let count = into[p] ?? 0; count > 0; count--) {
+      writeDouble(into, v, serial());
+      const representations = v + VARIANT_FIXED + (into[v + COUNTS_AT + 1] ?? 0);
+      const textAt = representations + (into[v + COUNTS_AT + 2] ?? 0) * REPRESENTATION_FIXED;
+      v = textAt + 4 + into.readUInt32LE(textAt);
+      for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
+        const shape = into[r + 1] ?? 0;
+        into.writeUInt32LE(brought[shape] ?? 0, r + 2);
+        brought[shape] = 0;
+        v += into.readUInt32LE(r + 7);
+      }
+    }
   }
 
   /** Lets go of the shapes the record at `at` of `from` holds, when the record is released. */

@@ -18,7 +18,7 @@ import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { entryBytes, heldBytes } from './entry-size.ts';
-import { prepare, RecordReader, RecordWriter, type Prepared } from './entry-record.ts';
+import { prepare, RecordReader, RecordWriter, type Prepared, type WrittenVariants } from './entry-record.ts';
 import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { RecordSlabs } from './record-slabs.ts';
 import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
@@ -98,6 +98,8 @@ export class ResponseCache implements CacheTier {
   readonly #reader: RecordReader;
   /** The last number given to a stored answer (StoredResponse#serial). */
   #serial = 0;
+  /** Numbers a stored answer. */
+  readonly #number = (): number => ++this.#serial;
   readonly #purges: PurgeLog;
   #evictions = 0;
   #admitted = 0;
@@ -168,6 +170,23 @@ export class ResponseCache implements CacheTier {
     if (response === undefined) return 'purged';
     const others = response.vary.length === 0 ? [] : this.#variants(key).filter((v) => !sameVariant(v, response));
     return this.#set(key, [response, ...others].slice(0, MAX_VARIANTS));
+  }
+
+  /**
+   * Keeps `response`, read from `variants` another process wrote (a disk hit, promoted), as `put`
+   * does, by copying those bytes into its record rather than writing the response anew. A response
+   * that varies, or that a purge since `stamp` names, is `put`.
+   */
+  adopt(key: CacheKey, response: StoredResponse, variants: WrittenVariants, stamp: FillStamp): NotKept | undefined {
+    // A promotion's stamp is mostly the current generation: then no purge is since, and no tags are split to ask.
+    const purgedSince = stamp.generation !== this.#purges.generation && this.#purges.sinceGeneration(stamp.generation, key, response.tags).kind !== 'intact';
+    if (response.vary.length !== 0 || purgedSince) return this.put(key, response, stamp);
+    const shapeBytes = variants.brought.reduce((sum, bytes) => sum + bytes, 0);
+    const kept = this.#keep(key, RecordWriter.copiedLength(variants), tagsOf([response]), shapeBytes, (into, at) => {
+      this.#writer.copy(variants, into, at, this.#number);
+    });
+    if (kept === 'too-large') this.#lru.delete(key);
+    return kept;
   }
 
   delete(keys: readonly CacheKey[]): void {
@@ -257,18 +276,26 @@ export class ResponseCache implements CacheTier {
       this.#lru.delete(key);
       return 'too-large';
     }
-    const length = RecordWriter.length(prepared);
-    const tags = tagsOf(list);
-    const size = entryBytes(key, heldBytes(length, tags.size, prepared.shapeBytes));
-    if (size > this.#maxEntryBytes) {
-      // The newest alone may still fit; the older variants make way for it.
-      const [newest] = list;
-      if (list.length > 1 && newest !== undefined) return this.#set(key, [newest]);
-      this.#lru.delete(key);
-      return 'too-large';
-    }
+    const kept = this.#keep(key, RecordWriter.length(prepared), tagsOf(list), prepared.shapeBytes, (into, at) => {
+      this.#writer.write(prepared, into, at, this.#number);
+    });
+    if (kept !== 'too-large') return kept;
+    // The newest alone may still fit; the older variants make way for it.
+    const [newest] = list;
+    if (list.length > 1 && newest !== undefined) return this.#set(key, [newest]);
+    this.#lru.delete(key);
+    return 'too-large';
+  }
+
+  /**
+   * Stores at `key` the record `write` writes, `length` bytes, carrying `tags` and holding shapes
+   * that cost `shapeBytes`; 'too-large' (nothing done) when it would take more than an entry may.
+   */
+  #keep(key: CacheKey, length: number, tags: Set<string>, shapeBytes: number, write: (into: Buffer, at: number) => void): NotKept | undefined {
+    const size = entryBytes(key, heldBytes(length, tags.size, shapeBytes));
+    if (size > this.#maxEntryBytes) return 'too-large';
     const handle = this.#records.reserve(length);
-    this.#writer.write(prepared, this.#records.store(handle), this.#records.offset(handle), () => ++this.#serial);
+    write(this.#records.store(handle), this.#records.offset(handle));
     // A record the filter turns away is released by disposeAfter, like one evicted.
     this.#lru.set(key, handle, { size });
     if (this.#lru.peek(key) !== handle) return 'refused';

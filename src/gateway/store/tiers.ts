@@ -11,7 +11,8 @@ import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import type { DiskStore } from './disk-store.ts';
 import type { CacheKey, Lookup, ResponseCache } from './response-cache.ts';
-import type { StoredResponse } from './stored-response.ts';
+import type { Representation, StoredResponse } from './stored-response.ts';
+import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { FillStamp, NotKept } from './tier.ts';
 
 /** A lookup across the local tiers; `disk` when the answer came from the disk tier. */
@@ -42,9 +43,27 @@ export class Tiers {
     return { kind: 'found', response, fromDisk: true };
   }
 
-  /** Offers an entry found on disk to memory, where admission decides whether it stays. */
+  /**
+   * Offers an entry found on disk to memory, where admission decides whether it stays: the bytes
+   * read are copied when they are the entry as stored (ResponseCache#adopt), else it is put.
+   */
   promote(key: CacheKey, response: StoredResponse, stamp: FillStamp): void {
-    this.memory.put(key, response, stamp);
+    const variants = this.disk?.variantsOf(response);
+    if (variants === undefined) this.memory.put(key, response, stamp);
+    else this.memory.adopt(key, response, variants, stamp);
+  }
+
+  /**
+   * `response`'s representation in `coding` (ResponseCache#represent). One made for a hit from the
+   * disk tier is added to the value there too (DiskStore#add): memory may evict the entry before its
+   * next ask, and the disk would otherwise make it again on every hit.
+   */
+  represent(key: CacheKey, response: StoredResponse, coding: Coding, keep: boolean): Representation {
+    const known = response.representation(coding);
+    if (known !== undefined) return known;
+    const made = this.memory.represent(key, response, coding, keep);
+    this.disk?.add(response, made);
+    return made;
   }
 
   /**
