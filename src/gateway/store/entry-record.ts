@@ -229,20 +229,27 @@ export function variantsEnd(from: Buffer, at: number, shapes: number): number | 
   let p = at + 1;
   for (let v = from[at] ?? 0; v > 0; v--) {
     if (p + VARIANT_FIXED > from.length) return undefined;
-    const varies = from[p + COUNTS_AT + 1] ?? 0;
-    const count = from[p + COUNTS_AT + 2] ?? 0;
-    const representations = p + VARIANT_FIXED + varies;
-    const textAt = representations + count * REPRESENTATION_FIXED;
-    if (count === 0 || textAt + TEXT_FIXED > from.length || from.readUInt32LE(textAt + 4) > from.readUInt32LE(textAt)) return undefined;
-    let end = textAt + TEXT_FIXED + from.readUInt32LE(textAt);
-    for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
-      if ((from[r + 1] ?? 0) >= shapes) return undefined;
-      end += from.readUInt32LE(r + 7);
-    }
+    const { representations, textAt } = partsOf(from, p);
+    if (representations === textAt || textAt + TEXT_FIXED > from.length || from.readUInt32LE(textAt + 4) > from.readUInt32LE(textAt)) return undefined;
+    for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) if ((from[r + 1] ?? 0) >= shapes) return undefined;
+    const end = variantEnd(from, representations, textAt);
     if (end > from.length) return undefined;
     p = end;
   }
   return p;
+}
+
+/** Where the variant at `at` of `from` has its representations' fixed bytes, and where its text's length is. */
+function partsOf(from: Buffer, at: number): { readonly representations: number; readonly textAt: number } {
+  const representations = at + VARIANT_FIXED + (from[at + COUNTS_AT + 1] ?? 0);
+  return { representations, textAt: representations + (from[at + COUNTS_AT + 2] ?? 0) * REPRESENTATION_FIXED };
+}
+
+/** Where a variant ends, past its text and its bodies, from its parts (`partsOf`). */
+function variantEnd(from: Buffer, representations: number, textAt: number): number {
+  let end = textAt + TEXT_FIXED + from.readUInt32LE(textAt);
+  for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) end += from.readUInt32LE(r + 7);
+  return end;
 }
 
 /**
@@ -297,18 +304,17 @@ export class RecordWriter {
     for (const shape of variants.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
     variants.bytes.copy(into, p, variants.at);
     const brought = [...variants.brought];
+    const view = new DataView(into.buffer, into.byteOffset, into.length);
     let v = p + 1;
     for (let count = into[p] ?? 0; count > 0; count--) {
-      writeDouble(into, v, serial());
-      const representations = v + VARIANT_FIXED + (into[v + COUNTS_AT + 1] ?? 0);
-      const textAt = representations + (into[v + COUNTS_AT + 2] ?? 0) * REPRESENTATION_FIXED;
-      v = textAt + 4 + into.readUInt32LE(textAt);
+      writeDouble(view, v, serial());
+      const { representations, textAt } = partsOf(into, v);
       for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
         const shape = into[r + 1] ?? 0;
         into.writeUInt32LE(brought[shape] ?? 0, r + 2);
         brought[shape] = 0;
-        v += into.readUInt32LE(r + 7);
       }
+      v = variantEnd(into, representations, textAt);
     }
   }
 
