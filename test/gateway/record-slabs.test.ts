@@ -1,7 +1,7 @@
 /** The memory tier's slabs: records kept by handle outside the heap, holes let go of or evacuated, bytes never changed. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FRAME_BYTES, LARGEST_SLABBED, RecordSlabs, SLAB_BYTES, WASTE_ALLOWED } from '../../src/gateway/store/record-slabs.ts';
+import { FRAME_BYTES, LARGEST_SLABBED, LEAST_WASTE_ALLOWED, RecordSlabs, SLAB_BYTES, WASTE_ALLOWED } from '../../src/gateway/store/record-slabs.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 function bytes(length: number, seed: number): Buffer {
@@ -88,5 +88,26 @@ test('under churn the slabs stay within the allowance and every held record keep
   assert.equal(slabs.records, held.size);
   const live = [...held.values()].reduce((sum, r) => sum + r.length + FRAME_BYTES, 0);
   assert.equal(slabs.live, live);
-  assert.ok(slabs.bytes - live <= WASTE_ALLOWED * live + SLAB_BYTES, `waste ${slabs.bytes - live} B over ${live} B live`);
+  assert.ok(slabs.bytes - live <= Math.max(WASTE_ALLOWED * live, LEAST_WASTE_ALLOWED) + SLAB_BYTES, `waste ${slabs.bytes - live} B over ${live} B live`);
+});
+
+test('a few slabs are not evacuated for holes smaller than two slabs, however large a share of the records they are', () => {
+  const slabs = new RecordSlabs();
+  const handles = Array.from({ length: 200 }, (_, i) => keep(slabs, bytes(1000, i)));
+  const released = (every: number, from: number): number => {
+    let count = 0;
+    for (let i = from; i < handles.length; i += every) {
+      slabs.release(handles[i] ?? -1);
+      count++;
+    }
+    return count;
+  };
+  // Every other record: holes in every slab, about as many bytes as the records left.
+  released(2, 1);
+  const waste = slabs.bytes - slabs.live;
+  assert.ok(waste > WASTE_ALLOWED * slabs.live && waste < LEAST_WASTE_ALLOWED, `${waste} B of holes beside ${slabs.live} B of records`);
+  assert.equal(slabs.wasteful, false, 'under two slabs of holes');
+  released(4, 0);
+  assert.ok(slabs.bytes - slabs.live > LEAST_WASTE_ALLOWED);
+  assert.equal(slabs.wasteful, true, 'more than two slabs of holes');
 });
