@@ -41,7 +41,8 @@ class Workload {
   }
 }
 
-const ENTRIES = 100_000;
+/** Above 160,000, so that a sample is SAMPLE_PER_ENTRY of them, not the floor of 10,000 requests. */
+const ENTRIES = 320_000;
 
 describe('the shift detector', () => {
   test('a steady workload, noise and all, is no shift', () => {
@@ -65,6 +66,17 @@ describe('the shift detector', () => {
       'a loop',
     );
     assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
+  });
+
+  test('a key refused lately is known as such until two caches\' worth of other refusals have passed', () => {
+    const detector = new ShiftDetector(1000);
+    detector.refused(keyHash('/refused'), 1000);
+    assert.equal(detector.refusedLately(keyHash('/refused')), true);
+    assert.equal(detector.refusedLately(keyHash('/never-refused')), false);
+    for (let i = 0; i < 1000; i++) detector.refused(keyHash(`/other/${i}`), 1000);
+    assert.equal(detector.refusedLately(keyHash('/refused')), true, 'one cache\'s worth later, in the older generation');
+    for (let i = 1000; i < 2000; i++) detector.refused(keyHash(`/other/${i}`), 1000);
+    assert.equal(detector.refusedLately(keyHash('/refused')), false);
   });
 
   test('two samples that look like a shift are not one, three are', () => {
