@@ -15,8 +15,8 @@
  * equal, but its requests came closer together than theirs, which is what ARC's ghost lists
  * reward (Megiddo and Modha, FAST 2003). Counts at the edge of a large cache are mostly ones and
  * twos, where ties are common; the replays (docs/performance.md, "Admission: W-TinyLFU") measured
- * Zipf 0.9 +0.22 points at 64 and 256 MiB and the recency-biased traces up to +0.16, where
- * admitting every tie cost Zipf 0.9 0.65 points at 16 MiB.
+ * Zipf 0.9 +0.22 points at 64 and 256 MiB, the shift at 256 MiB +0.26 and `phases` at 64 MiB
+ * +0.16, where admitting every tie cost Zipf 0.9 and the crawler 0.6 points at 16 MiB.
  */
 import type { FrequencySketch } from './frequency-sketch.ts';
 

@@ -4,7 +4,7 @@
  * ones that are hot now, so that only the window serves them; the store then clears the
  * sketch (windowed-lru.ts).
  *
- * Two signs must agree over three samples in a row (a sample is an eighth of a cache's worth of
+ * Two signs must agree over three samples in a row (a sample is a sixteenth of a cache's worth of
  * requests, 10,000 at least): the hit ratio stays a fifth below its best since the last shift,
  * and one and a half times the usual share of the requests are for keys that admission refused
  * a little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
