@@ -24,26 +24,19 @@ describe('the admission decision', () => {
   const victims = (...keys: string[]) => keys.map((key) => ({ key, size: 100 }));
 
   test('with room to spare nothing is weighed', () => {
-    assert.equal(admission.admits('never-seen', 0, victims('hot'), false), true);
+    assert.equal(admission.admits('never-seen', 0, victims('hot')), true);
   });
 
   test('a candidate asked more often than its victim gets in; a tie or a less popular one does not', () => {
-    assert.equal(admission.admits('candidate', 100, victims('warm'), false), true);
-    assert.equal(admission.admits('candidate', 100, victims('hot'), false), false);
-    assert.equal(admission.admits('warm', 100, victims('warm'), false), false, 'a tie');
-  });
-
-  test('a candidate refused lately wins a tie, and only a tie', () => {
-    assert.equal(admission.admits('warm', 100, victims('warm'), true), true, 'a tie');
-    assert.equal(admission.admits('candidate', 150, victims('cold', 'warm'), true), true, '1 + 3 requests against its 5');
-    assert.equal(admission.admits('warm', 150, victims('cold', 'warm'), true), false, '1 + 3 requests against its 3');
-    assert.equal(admission.admits('cold', 100, victims('warm'), true), false, 'a less popular one');
+    assert.equal(admission.admits('candidate', 100, victims('warm')), true);
+    assert.equal(admission.admits('candidate', 100, victims('hot')), false);
+    assert.equal(admission.admits('warm', 100, victims('warm')), false, 'a tie');
   });
 
   test('sizes count: it is weighed against every victim it would push out, together', () => {
-    assert.equal(admission.admits('candidate', 100, victims('cold', 'warm'), false), true, 'one victim frees enough');
-    assert.equal(admission.admits('candidate', 150, victims('cold', 'warm'), false), true, '1 + 3 requests lost for its 5');
-    assert.equal(admission.admits('candidate', 150, victims('warm', 'warm'), false), false, '3 + 3 requests lost for its 5');
+    assert.equal(admission.admits('candidate', 100, victims('cold', 'warm')), true, 'one victim frees enough');
+    assert.equal(admission.admits('candidate', 150, victims('cold', 'warm')), true, '1 + 3 requests lost for its 5');
+    assert.equal(admission.admits('candidate', 150, victims('warm', 'warm')), false, '3 + 3 requests lost for its 5');
   });
 });
 

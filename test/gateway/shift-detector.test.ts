@@ -68,17 +68,6 @@ describe('the shift detector', () => {
     assert.equal(workload.feed(500_000, 0.6, 0.1), 0);
   });
 
-  test("a key refused lately is known as such until two caches' worth of other refusals have passed", () => {
-    const detector = new ShiftDetector(1000);
-    detector.refused(keyHash('/refused'), 1000);
-    assert.equal(detector.refusedLately(keyHash('/refused')), true);
-    assert.equal(detector.refusedLately(keyHash('/never-refused')), false);
-    for (let i = 0; i < 1000; i++) detector.refused(keyHash(`/other/${i}`), 1000);
-    assert.equal(detector.refusedLately(keyHash('/refused')), true, "one cache's worth later, in the older generation");
-    for (let i = 1000; i < 2000; i++) detector.refused(keyHash(`/other/${i}`), 1000);
-    assert.equal(detector.refusedLately(keyHash('/refused')), false);
-  });
-
   test('two samples that look like a shift are not one, three are', () => {
     const workload = new Workload();
     workload.feed(500_000, 0.6, 0.1);

@@ -10,13 +10,6 @@
  * size-aware TinyLFU, Einziger et al., 2019): the hits the victims would have brought are what
  * admitting it costs. This module decides only; which entries are victims is the store's
  * (windowed-lru.ts), and counting is the sketch's (frequency-sketch.ts).
- *
- * A tie goes to the victims, except for a candidate refused lately and asked for again: counts
- * equal, but its requests came closer together than theirs, which is what ARC's ghost lists
- * reward (Megiddo and Modha, FAST 2003). Counts at the edge of a large cache are mostly ones and
- * twos, where ties are common; the replays (docs/performance.md, "Admission: W-TinyLFU") measured
- * Zipf 0.9 +0.22 points at 64 and 256 MiB, the shift at 256 MiB +0.26 and `phases` at 64 MiB
- * +0.16, where admitting every tie cost Zipf 0.9 and the crawler 0.6 points at 16 MiB.
  */
 import type { FrequencySketch } from './frequency-sketch.ts';
 
@@ -40,18 +33,17 @@ export class TinyLfuAdmission {
 
   /**
    * Whether `candidate` may push out the victims that free `needed` bytes (nothing to push out
-   * when `needed` ≤ 0). Ties are refused, since an entry that is no more popular than what it
-   * would replace gains nothing and churns the cache, unless the candidate was `refusedLately`
-   * (and so is asked for again soon after).
+   * when `needed` ≤ 0). Ties are refused: an entry that is no more popular than what it would
+   * replace gains nothing and churns the cache.
    */
-  admits(candidate: string, needed: number, victims: Iterable<Victim>, refusedLately: boolean): boolean {
+  admits(candidate: string, needed: number, victims: Iterable<Victim>): boolean {
     if (needed <= 0) return true;
     const gain = this.#sketch.frequency(candidate);
     let cost = 0;
     let freed = 0;
     for (const victim of victims) {
       cost += this.#sketch.frequency(victim.key);
-      if (cost > gain || (cost === gain && !refusedLately)) return false;
+      if (cost >= gain) return false;
       freed += victim.size;
       if (freed >= needed) return true;
     }

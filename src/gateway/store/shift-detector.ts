@@ -140,11 +140,6 @@ export class ShiftDetector {
     if (hit) this.#hits++;
   }
 
-  /** Whether admission kept out the key hashed `h` lately (within about two caches' worth of refusals): admission.ts lets such a key win a tie. */
-  refusedLately(h: number): boolean {
-    return this.#refused.has(h);
-  }
-
   /** Admission kept out the key hashed `h` (keyHash; `entries`: what the cache holds now). */
   refused(h: number, entries: number): void {
     this.#refused.add(h, entries);

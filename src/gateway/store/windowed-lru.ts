@@ -317,10 +317,9 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#sketch.resample(this.size);
     const needed = this.#mainSize + size - this.#mainBytes;
     const victims = needed > 0 && size <= this.#mainBytes ? this.#victims(needed) : [];
-    const h = keyHash(key);
-    const admitted = size <= this.#mainBytes && this.#admission.admits(key, needed, victims, this.#shifts.refusedLately(h));
+    const admitted = size <= this.#mainBytes && this.#admission.admits(key, needed, victims);
     this.#onAdmission(admitted);
-    if (!admitted) this.#shifts.refused(h, this.size);
+    if (!admitted) this.#shifts.refused(keyHash(key), this.size);
     if (admitted) {
       for (const victim of victims) this.#evictVictim(victim.key);
       this.#evictMain(size);
