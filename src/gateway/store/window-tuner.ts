@@ -66,8 +66,9 @@ const BOUND_BYTES_PER_SHADOW_KEY = 40_000;
 const SHADOW_KEY_ROOM = 2;
 /**
  * Sampled requests between two comparisons (a power of two): the test runs on counts, so checking
- * often only decides sooner. 64 left `phases` at 256 MiB 0.31 points below LRU, 16 0.06 (8 and 32
- * 0.12 and 0.14), the recency-biased traces within 0.01 points.
+ * often only decides sooner. Against 64, 16 took `phases` from 0.31 to 0.15 points below LRU at
+ * 256 MiB and from 0.43 below ARC to 0.01 above at 16 MiB, `recency` at 256 MiB from 0.11 to 0.10
+ * below LRU, for the shift at 64 MiB 4.7 points above LRU instead of 5.4 (docs/performance.md).
  */
 const CHECK = 16;
 /**
