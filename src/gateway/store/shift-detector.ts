@@ -4,7 +4,7 @@
  * ones that are hot now, so that only the window serves them; the store then clears the
  * sketch (windowed-lru.ts).
  *
- * Two signs must agree over three samples in a row (a sample is an eighth of a cache's worth of
+ * Two signs must agree over three samples in a row (a sample is a sixteenth of a cache's worth of
  * requests, 10,000 at least): the hit ratio stays a fifth below its best since the last shift,
  * and one and a half times the usual share of the requests are for keys that admission refused
  * a little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
@@ -25,11 +25,14 @@ import { powerOfTwoAtLeast, spread } from './frequency-sketch.ts';
 /**
  * A sample is this many requests per entry the cache holds. A quarter took the shift as long to
  * see at the largest bounds as the drop it answers lasts: 96,000 requests after the shift at 256 MiB
- * (133,000 entries), where the replay then tied LRU (−0.03 points); an eighth sees it after 57,000
+ * (133,000 entries), where the replay then tied LRU (−0.03 points); an eighth saw it after 57,000
  * (+0.20 points), and took the phased block trace at 80,000 entries from 2.6 to 1.3 points below
- * LRU, with every Zipf, crawler and loop trace where it was (docs/performance.md).
+ * LRU. With 139,000 entries at 256 MiB an eighth was late again (0.37 points below LRU, 0.67 below
+ * ARC); a sixteenth is 0.25 above LRU and 0.06 below ARC, with every Zipf, crawler, loop, phases
+ * and block trace within 0.02 points of an eighth (below about 160,000 entries the floor,
+ * MIN_SAMPLE, decides; docs/performance.md).
  */
-export const SAMPLE_PER_ENTRY = 0.125;
+export const SAMPLE_PER_ENTRY = 1 / 16;
 /** A sample is never shorter than this, so that its ratios are not mostly noise. */
 const MIN_SAMPLE = 10_000;
 /** How far below its best the hit ratio must fall. */
