@@ -28,6 +28,7 @@ import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
+import { GcTrace } from './gc-trace.ts';
 import { CORES, pin } from './process-cpu.ts';
 import { QuerySpace } from './query-space.ts';
 import type { Spread } from './stats.ts';
@@ -38,6 +39,7 @@ import {
   ratioByRound,
   runRounds,
   warmCache,
+  type BenchServer,
   type Scenario,
   type ScenarioResult,
   type Workload,
@@ -61,10 +63,20 @@ export interface AbReport {
   /** This gateway's req/s and p99 over the base's, round by round: one URL, then 1,000 URLs. */
   readonly versus: { readonly workload: Workload; readonly rps: Spread; readonly p99: Spread }[];
   readonly tiers: readonly ScenarioResult[];
-  /** Disk hits over memory hits, round by round, for an identity client and a gzip one; `cpu` the server's CPU a request. */
-  readonly diskOverMemory: readonly { readonly client: 'identity' | 'gzip'; readonly rps: Spread; readonly p99: Spread; readonly cpu: Spread }[];
-  /** Of the disk gateway's requests in the tier rounds, the share the disk tier answered. */
-  readonly diskShare: number;
+  /**
+   * Disk hits over memory hits, round by round, for an identity client and a gzip one, from the
+   * 1 MiB memory without admission (every disk hit promoted) and with it (the default); `cpu` the
+   * server's CPU a request.
+   */
+  readonly diskOverMemory: readonly {
+    readonly client: 'identity' | 'gzip';
+    readonly admission: boolean;
+    readonly rps: Spread;
+    readonly p99: Spread;
+    readonly cpu: Spread;
+  }[];
+  /** Of each disk gateway's requests in the tier rounds, the share the disk tier answered: without admission, then with it. */
+  readonly diskShare: readonly [number, number];
 }
 
 async function diskHits(adminUrl: string): Promise<number> {
@@ -85,12 +97,27 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     const origin = await fleet.origin();
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const authorization = `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`;
-    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' });
-    const disk = await fleet.gateway('gateway-disk', origin, {
-      CATALOG_GATEWAY_ACCESS_LOG: 'true',
-      CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB),
-      CATALOG_GATEWAY_CACHE_ADMISSION: 'false',
-    });
+    // Both traced, so that each run says whether a full collection fell in it (a disk hit's tail).
+    const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, ['--trace-gc']);
+    const disk = await fleet.gateway(
+      'gateway-disk',
+      origin,
+      {
+        CATALOG_GATEWAY_ACCESS_LOG: 'true',
+        CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB),
+        CATALOG_GATEWAY_CACHE_ADMISSION: 'false',
+      },
+      ['--trace-gc'],
+    );
+    // The same with admission on, as a gateway runs by default: a disk hit is promoted only when
+    // admission takes it, which keeps part of the cycle in memory; its rows are a mix of memory and
+    // disk hits (the share answered from disk is reported), the worst case is the one above.
+    const admitting = await fleet.gateway(
+      'gateway-disk-admitting',
+      origin,
+      { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB) },
+      ['--trace-gc'],
+    );
     if (baseDir !== undefined)
       base = await startServerProcess({
         name: 'base',
@@ -113,7 +140,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const targets = [hotTarget, ...Array.from({ length: URLS - 1 }, () => space.take())];
-    const gateways = base === undefined ? [gateway, disk] : [gateway, disk, base];
+    const gateways = base === undefined ? [gateway, disk, admitting] : [gateway, disk, admitting, base];
     for (const server of gateways) await warmCache(server.url, targets, authorization);
     const hit = await captureResponse(`${gateway.url}${hotTarget}`, authorization);
     const responseFile = join(fleet.logDir, 'hit-response.json');
@@ -132,7 +159,14 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       (order: string) =>
       (kind: Workload): WorkloadFiles =>
         kind === 'hot' ? {} : { targetsFile, orderFile: order };
-    const servers = { bare, gateway, 'gateway-disk': disk, ...(base === undefined ? {} : { base }) };
+    const traced = (server: ServerProcess): BenchServer => ({ url: server.url, pid: server.pid, gcTrace: new GcTrace(server.logFile) });
+    const servers = {
+      bare,
+      gateway: traced(gateway),
+      'gateway-disk': traced(disk),
+      'gateway-disk-admitting': traced(admitting),
+      ...(base === undefined ? {} : { base }),
+    };
     const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, log };
 
     const abScenarios: Scenario[] = [
@@ -163,12 +197,30 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       // Most clients accept gzip, the coding the gateway keeps: their disk hits decompress nothing.
       { id: 'memory-cycle-gzip', label: 'memory hits, gzip client', server: 'gateway', workload: 'zipf', hits: true, acceptEncoding: 'gzip' },
       { id: 'disk-cycle-gzip', label: 'disk hits, gzip client', server: 'gateway-disk', workload: 'zipf', hits: true, acceptEncoding: 'gzip' },
+      {
+        id: 'disk-admitting-cycle',
+        label: 'disk hits over a 1 MiB memory with admission (the default)',
+        server: 'gateway-disk-admitting',
+        workload: 'zipf',
+        hits: true,
+      },
+      {
+        id: 'disk-admitting-cycle-gzip',
+        label: 'disk hits with admission, gzip client',
+        server: 'gateway-disk-admitting',
+        workload: 'zipf',
+        hits: true,
+        acceptEncoding: 'gzip',
+      },
     ];
     await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder), duration: 2, rounds: 1, log: () => undefined });
-    const diskBefore = await diskHits(disk.adminUrl ?? '');
+    const diskBefore = await Promise.all([disk, admitting].map((server) => diskHits(server.adminUrl ?? '')));
     const tiers = await runRounds(tierScenarios, servers, origin, { ...rounds, workload: files(cycleOrder) });
-    const diskAnswered = (await diskHits(disk.adminUrl ?? '')) - diskBefore;
-    const diskResponses = ['disk-cycle', 'disk-cycle-gzip'].reduce((n, id) => n + runsOf(tiers, id).reduce((m, r) => m + r.responses, 0), 0);
+    const share = async (server: ServerProcess, before: number, prefix: string): Promise<number> => {
+      const answered = (await diskHits(server.adminUrl ?? '')) - before;
+      const responses = [prefix, `${prefix}-gzip`].reduce((n, id) => n + runsOf(tiers, id).reduce((m, r) => m + r.responses, 0), 0);
+      return responses === 0 ? 0 : answered / responses;
+    };
     return {
       tool: 'catalog-gateway bench',
       mode: baseDir === undefined ? 'disk-hits' : 'ab',
@@ -180,17 +232,20 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       ab,
       versus,
       tiers,
-      diskOverMemory: (['identity', 'gzip'] as const).map((client) => {
-        const suffix = client === 'gzip' ? '-gzip' : '';
-        const [disk, memory] = [runsOf(tiers, `disk-cycle${suffix}`), runsOf(tiers, `memory-cycle${suffix}`)];
-        return {
-          client,
-          rps: ratioByRound(disk, memory, (r) => r.requestsPerSecond),
-          p99: ratioByRound(disk, memory, (r) => r.p99Ms),
-          cpu: ratioByRound(disk, memory, (r) => r.serverCpuUs),
-        };
-      }),
-      diskShare: diskResponses === 0 ? 0 : diskAnswered / diskResponses,
+      diskOverMemory: [false, true].flatMap((admission) =>
+        (['identity', 'gzip'] as const).map((client) => {
+          const suffix = client === 'gzip' ? '-gzip' : '';
+          const [disk, memory] = [runsOf(tiers, `${admission ? 'disk-admitting-cycle' : 'disk-cycle'}${suffix}`), runsOf(tiers, `memory-cycle${suffix}`)];
+          return {
+            client,
+            admission,
+            rps: ratioByRound(disk, memory, (r) => r.requestsPerSecond),
+            p99: ratioByRound(disk, memory, (r) => r.p99Ms),
+            cpu: ratioByRound(disk, memory, (r) => r.serverCpuUs),
+          };
+        }),
+      ),
+      diskShare: [await share(disk, diskBefore[0] ?? 0, 'disk-cycle'), await share(admitting, diskBefore[1] ?? 0, 'disk-admitting-cycle')],
     };
   } finally {
     await base?.stop();
@@ -233,8 +288,11 @@ export function abMarkdown(r: AbReport): string {
     ...head,
     ...rows(r.tiers),
     '',
-    ...r.diskOverMemory.map((d) => `- disk hits over memory hits, ${d.client} client: req/s ${f2(d.rps)}, p99 ${f2(d.p99)}, server CPU a request ${f2(d.cpu)}`),
-    `- the disk tier answered ${(r.diskShare * 100).toFixed(1)} % of the disk gateway's requests`,
+    ...r.diskOverMemory.map(
+      (d) =>
+        `- disk hits over memory hits, ${d.client} client, ${d.admission ? 'with admission' : 'every one promoted'}: req/s ${f2(d.rps)}, p99 ${f2(d.p99)}, server CPU a request ${f2(d.cpu)}`,
+    ),
+    `- the disk tier answered ${(r.diskShare[0] * 100).toFixed(1)} % of the requests to the gateway without admission, ${(r.diskShare[1] * 100).toFixed(1)} % with it`,
     '',
     `${r.settings.rounds} rounds × ${r.settings.duration} s, ${r.settings.connections} connections, order rotated each round. \`${r.command}\``,
     '',
