@@ -266,7 +266,7 @@ export const SCHEMA = {
   'gateway.workerAccept': {
     type: 'enum',
     values: ['workers', 'primary'],
-    doc: "With workers, who accepts the API port's connections: `workers`, each from the one listening socket the primary opened (the kernel's shared accept queue), or `primary`, which accepts every connection and hands it to the next worker in turn over its IPC channel (node:cluster's round robin). The hand-off is 15–20 % of a resumed TLS connection's CPU; round robin spreads a few long keep-alive clients more evenly (docs/fleet.md).",
+    doc: "With workers, who accepts the API port's connections: `primary`, which accepts every connection and hands it to the next worker in turn over its IPC channel (node:cluster's round robin), or `workers`, each from the one listening socket the primary opened (the kernel's shared accept queue). Round robin spreads connections evenly, a few long keep-alive clients too; the shared queue spares each connection the hand-off, 15–20 % of a resumed TLS connection's CPU, for a host that takes many short TLS connections (docs/fleet.md).",
   },
   'gateway.cache.maxBytes': {
     type: 'integer',

@@ -1,12 +1,13 @@
 /**
  * `gateway.workers` > 1: the primary process of node:cluster. It forks the workers, which share
- * the API port, replaces a worker that dies, and drains them all on SIGTERM. The primary opens the
- * listening socket and hands it to every worker; by default (`gateway.workerAccept`) each worker
- * accepts its own connections from it (`SCHED_NONE`, the kernel's shared accept queue), rather
- * than the primary accepting each and sending it to a worker over the IPC channel (node:cluster's
- * round robin, its default on Linux): that hand-off was 15–20 % of a resumed TLS connection's CPU
- * (docs/benchmarks.md, "TLS session resumption"). A worker that drains closes its copy of the
- * socket, and the connections still queued go to the others.
+ * the API port, replaces a worker that dies, and drains them all on SIGTERM. By default the
+ * primary accepts each connection and sends it to the next worker over the IPC channel
+ * (node:cluster's round robin), which spreads them evenly; with `gateway.workerAccept: workers` it
+ * opens the listening socket and hands it to every worker, and each accepts its own connections
+ * from it (`SCHED_NONE`, the kernel's shared accept queue), which spares each connection the
+ * hand-off, 15–20 % of a resumed TLS connection's CPU (docs/benchmarks.md, "TLS session
+ * resumption"). A worker that drains closes its copy of the socket, and the connections still
+ * queued go to the others.
  * On SIGHUP it loads and validates the configuration and hands it to them (reload/live-config.ts);
  * on SIGUSR2 it replaces them one at a time (rolling-restart.ts).
  * It answers the admin port for all of them: `/metrics` sums their metrics (prom-client's
