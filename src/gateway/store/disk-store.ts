@@ -124,10 +124,32 @@ const BUSY_TIMEOUT_MS = 200;
 const OPEN_TIMEOUT_MS = 10_000;
 
 /** SQLite's result codes for a database that is damaged or not a database, and for a full disk. */
+const SQLITE_BUSY = 5;
 const SQLITE_CORRUPT = 11;
 const SQLITE_NOTADB = 26;
 const SQLITE_FULL = 13;
 const SQLITE_IOERR = 10;
+
+/** Between two tries at WAL mode while another process sets it. */
+const WAL_RETRY_MS = 10;
+
+/**
+ * Puts the database in WAL mode. Processes opening a new file at one instant each ask for the
+ * switch, which needs the file to themselves, and SQLite answers the ones that lose with
+ * SQLITE_BUSY at once, without waiting on its busy handler: they try again, as long as opening waits.
+ */
+function walMode(db: DatabaseSync): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; ; waited += WAL_RETRY_MS) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (sqliteCode(err) !== SQLITE_BUSY || waited >= OPEN_TIMEOUT_MS) throw err;
+      Atomics.wait(pause, 0, 0, WAL_RETRY_MS);
+    }
+  }
+}
 
 function sqliteCode(err: unknown): number | undefined {
   const code = (err as { errcode?: unknown }).errcode;
@@ -236,7 +258,9 @@ export class DiskStore implements CacheTier {
   #openAs(): DatabaseSync {
     const db = new DatabaseSync(this.#file, { timeout: OPEN_TIMEOUT_MS });
     try {
-      db.exec(`PRAGMA page_size = ${PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL`);
+      db.exec(`PRAGMA page_size = ${PAGE_BYTES}`);
+      walMode(db);
+      db.exec('PRAGMA synchronous = NORMAL');
       db.exec('BEGIN IMMEDIATE');
       const version = (db.prepare('PRAGMA user_version').get()?.user_version as number | undefined) ?? 0;
       if (version === 0) db.exec(SCHEMA);
