@@ -28,7 +28,6 @@ import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
-import { GcTrace } from './gc-trace.ts';
 import { CORES, pin } from './process-cpu.ts';
 import { QuerySpace } from './query-space.ts';
 import type { Spread } from './stats.ts';
@@ -38,8 +37,8 @@ import {
   findHotTarget,
   ratioByRound,
   runRounds,
+  traced,
   warmCache,
-  type BenchServer,
   type Scenario,
   type ScenarioResult,
   type Workload,
@@ -159,7 +158,6 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       (order: string) =>
       (kind: Workload): WorkloadFiles =>
         kind === 'hot' ? {} : { targetsFile, orderFile: order };
-    const traced = (server: ServerProcess): BenchServer => ({ url: server.url, pid: server.pid, gcTrace: new GcTrace(server.logFile) });
     const servers = {
       bare,
       gateway: traced(gateway),

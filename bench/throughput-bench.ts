@@ -7,13 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { GATEWAY_NODE_FLAGS, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { ZipfSampler } from '../src/loadtest/zipf.ts';
 import { SeededRandom } from '../src/origin/random.ts';
 import { loadOrCreateSecret, mintToken } from '../src/shared/signing-key.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
-import { GcTrace } from './gc-trace.ts';
 import { startRedisProcess, type RedisProcess } from '../src/cli/redis-server.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { ALL_CORES, CORES, pin } from './process-cpu.ts';
@@ -28,8 +27,8 @@ import {
   gatewayMemory,
   ratioByRound,
   runRounds,
+  traced,
   warmCache,
-  type BenchServer,
   type GatewayMemory,
   type RunRecord,
   type Scenario,
@@ -197,7 +196,6 @@ export async function throughputBench(options: BenchOptions, command: string, lo
     // its first idle collection (GATEWAY_NODE_FLAGS), and a handicapped ceiling is no ceiling.
     const bare = await fleet.script('bare-server', 'bare-server.ts', [responseFile], [...GATEWAY_NODE_FLAGS, ...nodeFlags('bare')]);
 
-    const traced = (server: ServerProcess): BenchServer => ({ url: server.url, pid: server.pid, gcTrace: new GcTrace(server.logFile) });
     const servers: Servers = {
       bare: traced(bare),
       nginx,

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { request, type Dispatcher } from 'undici';
 import { gatewayCounters, originCounters, scrapeMetrics, steadyRead } from '../src/loadtest/server-metrics.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';
-import type { GcPauses, GcTrace } from './gc-trace.ts';
+import { GcTrace, type GcPauses } from './gc-trace.ts';
 import { CORES, cpuSeconds } from './process-cpu.ts';
 import type { QuerySpace } from './query-space.ts';
 import { spread, type Spread } from './stats.ts';
@@ -24,6 +24,11 @@ export interface BenchServer {
   readonly pid: number;
   /** A Node server run with `--trace-gc`: its collections, read from its stdout. */
   readonly gcTrace?: GcTrace | undefined;
+}
+
+/** `server`, started with `--trace-gc`, as a bench server whose collections are read from its log. */
+export function traced(server: ServerProcess): BenchServer {
+  return { url: server.url, pid: server.pid, gcTrace: new GcTrace(server.logFile) };
 }
 
 export interface Scenario {
