@@ -96,7 +96,8 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     const origin = await fleet.origin();
     const space = new QuerySpace(readCatalogVocabulary(join(fleet.dataDir, 'catalog.db')));
     const authorization = `Bearer ${await mintToken(loadOrCreateSecret(join(fleet.dataDir, 'signing-secret')), { subject: 'bench', scope: 'catalog:read', ttlSeconds: 86_400 })}`;
-    // Both traced, so that each run says whether a full collection fell in it (a disk hit's tail).
+    // Every gateway traced, so that each run says whether a full collection fell in it (a disk
+    // hit's tail), and the base as this one: the trace's writes are part of what a run costs.
     const gateway = await fleet.gateway('gateway', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true' }, ['--trace-gc']);
     const disk = await fleet.gateway(
       'gateway-disk',
@@ -134,7 +135,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
         ],
         env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
         cwd: baseDir,
-        nodeFlags: GATEWAY_NODE_FLAGS,
+        nodeFlags: [...GATEWAY_NODE_FLAGS, '--trace-gc'],
         logFile: join(fleet.logDir, 'base.log'),
       });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
@@ -163,7 +164,7 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       gateway: traced(gateway),
       'gateway-disk': traced(disk),
       'gateway-disk-admitting': traced(admitting),
-      ...(base === undefined ? {} : { base }),
+      ...(base === undefined ? {} : { base: traced(base) }),
     };
     const rounds = { duration: options.duration, connections: options.connections, rounds: options.rounds, authorization, hotTarget, log };
 

@@ -348,6 +348,7 @@ export class RecordReader {
   /** The text of the variant being read, and where its next string begins. */
   #text = '';
   #textAt = 0;
+  readonly #values: string[] = [];
   /** Handed to the StoredResponse constructor, which copies them. */
   readonly #facts = { lifetimeMs: 0, initialAgeMs: 0, storedAt: 0 };
   readonly #terms: { -readonly [K in keyof Terms]: Terms[K] } = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
@@ -482,9 +483,11 @@ export class RecordReader {
     return text;
   }
 
+  /** The next `count` strings, in a list the reader reuses: the Representation constructor copies them. */
   #strings(count: number): readonly string[] {
     if (count === 0) return NO_VALUES;
-    const texts = new Array<string>(count);
+    const texts = this.#values;
+    texts.length = count;
     for (let i = 0; i < count; i++) texts[i] = this.#string();
     return texts;
   }
