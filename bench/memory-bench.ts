@@ -5,8 +5,8 @@
  * an hour; what is measured — the gateway's memory for what it stores and how it counts it — is
  * the same. `--books` sizes the answers (3 books: ~1 KiB, 6: ~2 KB), `--client` picks the client:
  * a browser's Accept-Encoding (the gzip body kept is sent), or none (`identity`: it asks for each
- * target twice in a row, and the hit makes the entry keep an identity body beside its gzip one,
- * an entry's heaviest form).
+ * target twice, the second time once the first has been answered, and the hit makes the entry keep
+ * an identity body beside its gzip one, an entry's heaviest form).
  * `--disk-mib 0` turns the disk tier off, so that the process holds the memory tier alone; with it
  * on and a memory bound smaller than the fill (`--cache-mib 64`), the cache holds more than memory
  * does, and the process's anonymous memory (RssAnon: the heap and Buffers, not the mapped binary
@@ -111,6 +111,20 @@ function memorySample(second: number, metrics: PrometheusSamples, pid: number): 
   };
 }
 
+/**
+ * The target of the `sent`-th request when each of `targets` is asked twice, the second ask a hit
+ * that makes the entry keep an identity body beside its gzip one: targets go in blocks of `lag`,
+ * asked once each and then again, so that a second ask comes `lag` requests after the first. With
+ * `lag` at least twice the connections, the first has been answered by then; asked in a row, the
+ * second ask joined the first's fill and almost never was a hit.
+ */
+export function askedTwice(targets: number, lag: number): (sent: number) => number {
+  return (sent) => {
+    const start = Math.floor(sent / (2 * lag)) * lag;
+    return start + ((sent - 2 * start) % Math.min(lag, targets - start));
+  };
+}
+
 export async function memoryBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<MemoryReport> {
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
@@ -145,15 +159,14 @@ export async function memoryBench(options: BenchOptions, command: string, log: (
     log(
       `filling the gateway's cache (${options.cacheMib} MiB bound) with ${options.entries.toLocaleString('en-US')} distinct queries through the tiny bench origin…`,
     );
-    // An identity client asks for each target twice in a row: the second ask is a hit, which
-    // makes the entry keep an identity body beside its gzip one, its heaviest form.
     const asks = options.client === 'identity' ? 2 : 1;
+    const order = asks === 1 ? (sent: number) => sent : askedTwice(options.entries, 2 * options.connections);
     let sent = 0;
     const run = await runLoad({
       urls: [gateway.url],
       connections: options.connections,
       amount: asks * options.entries,
-      requests: { next: () => ({ path: space.at(Math.floor(sent++ / asks)), headers }) },
+      requests: { next: () => ({ path: space.at(order(sent++)), headers }) },
       progress: true,
       onSecond: (second) => {
         if (second % 5 === 0) sample(second);

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { parseBenchArgs } from '../../bench/args.ts';
 import { GcTrace, parseGcLine } from '../../bench/gc-trace.ts';
 import { p99FromLog } from '../../bench/h2load.ts';
+import { askedTwice } from '../../bench/memory-bench.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
 import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
@@ -201,4 +202,13 @@ test('bench flags: the memory mode takes a client, a page size and the disk tier
     () => parseBenchArgs(['--tiers', '--disk-mib', '0']),
     (e: unknown) => e instanceof UsageError && e.message.includes('--disk-mib'),
   );
+});
+
+test("the memory bench's identity client asks each target twice, the second ask a block after the first, and every target twice in all", () => {
+  const order = askedTwice(10, 4);
+  const sent = Array.from({ length: 20 }, (_, i) => order(i));
+  assert.deepEqual(sent, [0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 8, 9]);
+  const asked = new Map<number, number>();
+  for (const target of sent) asked.set(target, (asked.get(target) ?? 0) + 1);
+  assert.ok([...asked.values()].every((n) => n === 2) && asked.size === 10);
 });
