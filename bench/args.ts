@@ -23,6 +23,8 @@ export interface BenchOptions {
   readonly http2: boolean;
   /** TLS session resumption across two workers (tls-bench.ts) instead of the throughput rounds. */
   readonly tls: boolean;
+  /** `--tls`: openssl s_time processes run at once (1, the issue's method: one connection at a time). */
+  readonly clients: number;
   /** The hit-ratio replay instead: LRU, the gateway's policy, ARC, S3-FIFO and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
   /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
@@ -88,8 +90,10 @@ Flags:
   --http2              instead: the gateway, nginx (http2, proxy_cache) and a bare node:http2
                        server (the ceiling) on one self-signed certificate, with h2load: hits
                        over TLS + HTTP/2 (p99 from h2load's per-request log), new TLS handshakes
-  --tls                instead: a gateway of two workers, openssl s_time: new TLS connections
-                       against resumed ones (session tickets), TLS 1.2 and 1.3
+  --tls                instead: a gateway of two workers and a bare node:https server, openssl
+                       s_time: new TLS connections against resumed ones (session tickets), TLS
+                       1.2 and 1.3, with s_time's own CPU per connection
+  --clients N          in --tls mode, N s_time at once (default 1: one connection at a time)
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
                        and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
                        S3-FIFO, perfect LFU and Bélády's offline optimum (MIN), and report
@@ -156,6 +160,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         'shared-tier': { type: 'boolean' },
         http2: { type: 'boolean' },
         tls: { type: 'boolean' },
+        clients: { type: 'string' },
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
@@ -209,6 +214,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     sharedTier: values['shared-tier'] === true,
     http2: values.http2 === true,
     tls: values.tls === true,
+    clients: integer('clients', text('clients'), 1, 1, 64),
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,

@@ -242,8 +242,16 @@ export interface CapturedResponse {
 /** Headers Node's http server writes itself; the bare server must not send them twice. */
 const SERVER_WRITTEN = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-export async function captureResponse(url: string, authorization: string, dispatcher?: Dispatcher): Promise<CapturedResponse> {
-  const { statusCode, headers: received, body } = await request(url, { headers: { authorization }, ...(dispatcher === undefined ? {} : { dispatcher }) });
+/** The answer to a GET of `url`, with `authorization` when it is given. */
+export async function captureResponse(url: string, authorization: string | undefined, dispatcher?: Dispatcher): Promise<CapturedResponse> {
+  const {
+    statusCode,
+    headers: received,
+    body,
+  } = await request(url, {
+    headers: authorization === undefined ? {} : { authorization },
+    ...(dispatcher === undefined ? {} : { dispatcher }),
+  });
   const bytes = Buffer.from(await body.arrayBuffer());
   const kept: [string, string][] = [];
   for (const [name, value] of Object.entries(received)) {

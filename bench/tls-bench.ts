@@ -4,20 +4,28 @@
  * asked by `openssl s_time` for new connections, each a full handshake (`-new`), and for
  * connections that resume the first one's session (`-reuse`), over TLS 1.2 and TLS 1.3, each for
  * --duration seconds, interleaved by round. The kernel hands each connection to either worker,
- * so a resumed handshake is one worker taking a ticket the other may have issued.
+ * so a resumed handshake is one worker taking a ticket the other may have issued. A bare
+ * `node:https` server answering the gateway's own bytes (bare-server.ts, one process, same
+ * certificate) runs in the same rounds: what any Node server pays for a connection.
  *
  * s_time fetches `/` on each connection (`-www`): a TLS 1.3 ticket comes after the handshake, and
  * a client that reads nothing never sees it (without `-www` no TLS 1.3 connection resumed). Each
  * connection of a `-reuse` run is counted as resumed or not from s_time's own marks (`r`
  * resumed, `*` full); the figure is
- * connections per second of wall time, the gateway's CPU per connection beside it, and resumed
+ * connections per second of wall time, the server's CPU per connection beside it, and resumed
  * over new per round.
+ *
+ * One s_time makes one connection at a time, so its rate is one over the sum of its own CPU, the
+ * server's and the waits between them: the report gives s_time's CPU per connection too (from
+ * bash's `times`), and what resumed over new would be if the server and the network took no time
+ * at all (s_time's CPU alone), and if the client took none (the server's CPU alone, which is what
+ * many clients in parallel on other machines would read). `--clients N` runs N s_time at once.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
@@ -25,20 +33,26 @@ import { Fleet } from './fleet.ts';
 import { ALL_CORES, cpuSeconds, pin } from './process-cpu.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
+import { captureResponse } from './throughput.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 
 const run = promisify(execFile);
 
 type Version = 'TLSv1.2' | 'TLSv1.3';
 type Handshake = 'new' | 'reuse';
+type Server = 'gateway' | 'bare';
 
 interface Scenario {
   readonly id: string;
+  readonly server: Server;
   readonly version: Version;
   readonly handshake: Handshake;
 }
 
-const SCENARIOS: readonly Scenario[] = (['TLSv1.2', 'TLSv1.3'] as const).flatMap((version) =>
-  (['new', 'reuse'] as const).map((handshake) => ({ id: `${version}-${handshake}`, version, handshake })),
+const SCENARIOS: readonly Scenario[] = (['gateway', 'bare'] as const).flatMap((server) =>
+  (['TLSv1.2', 'TLSv1.3'] as const).flatMap((version) =>
+    (['new', 'reuse'] as const).map((handshake) => ({ id: `${server}-${version}-${handshake}`, server, version, handshake })),
+  ),
 );
 
 export interface TlsRun {
@@ -47,14 +61,27 @@ export interface TlsRun {
   readonly perSecond: number;
   /** Those s_time marked resumed (its first connection, which makes the session, is not among `connections`). */
   readonly resumed: number;
-  /** The gateway's CPU time (primary and workers) per connection, µs. */
+  /** The server's CPU time (the gateway's primary and workers) per connection, µs. */
   readonly serverCpuUs: number;
+  /** s_time's own CPU time per connection, µs. */
+  readonly clientCpuUs: number;
 }
 
 export interface TlsScenarioResult extends Scenario {
   readonly runs: readonly TlsRun[];
   readonly perSecond: Spread;
   readonly serverCpuUs: Spread;
+  readonly clientCpuUs: Spread;
+}
+
+/** Resumed over new, per round, for one server and version. */
+export interface Ratios {
+  /** Connections per second: the bench's headline. */
+  readonly measured: Spread;
+  /** s_time's CPU per connection: a server and network that took no time would read this. */
+  readonly clientAlone: Spread;
+  /** The server's CPU per connection: a server kept busy by clients elsewhere would read this. */
+  readonly serverAlone: Spread;
 }
 
 export interface TlsReport {
@@ -63,10 +90,17 @@ export interface TlsReport {
   readonly startedAt: string;
   readonly command: string;
   readonly machine: MachineInfo;
-  readonly settings: { readonly duration: number; readonly rounds: number; readonly workers: 2; readonly certificate: string };
+  readonly settings: {
+    readonly duration: number;
+    readonly rounds: number;
+    readonly workers: 2;
+    readonly certificate: string;
+    /** s_time processes at once. */
+    readonly clients: number;
+  };
   readonly scenarios: readonly TlsScenarioResult[];
-  /** Resumed connections per second over new ones, same version and round. */
-  readonly resumedOverNew: Readonly<Record<Version, Spread>>;
+  /** Resumed over new, same server, version and round. */
+  readonly resumedOverNew: Readonly<Record<Server, Readonly<Record<Version, Ratios>>>>;
 }
 
 /** s_time's summary: "N connections in Ts; …" then "N connections in T real seconds, …"; its marks, one a connection. */
@@ -84,22 +118,62 @@ export function parseSTime(stdout: string): { readonly connections: number; read
   return { connections: Number(real[1]), realSeconds: Number(real[2]), resumed, full };
 }
 
-async function measure(s: Scenario, host: string, ca: string, pid: number, seconds: number, round: number): Promise<TlsRun> {
-  const version = s.version === 'TLSv1.2' ? '-tls1_2' : '-tls1_3';
-  const cpuBefore = cpuSeconds(pid);
-  const { stdout } = await run('openssl', ['s_time', '-connect', host, `-${s.handshake}`, version, '-CAfile', ca, '-www', '/', '-time', String(seconds)], {
+/** s_time's result with the CPU time it used (user and system, from bash's `times`), seconds. */
+export interface STimeRun extends ReturnType<typeof parseSTime> {
+  readonly cpuSeconds: number;
+}
+
+/** `times` prints the shell's user and system time, then its children's: `0m0.412s 0m0.126s`. */
+function childrenCpuSeconds(times: string): number {
+  const line = times.trim().split('\n').at(-1) ?? '';
+  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)];
+  if (parts.length !== 2) throw new Error(`bash's times printed no children's line: ${times}`);
+  return parts.reduce((sum, [, minutes, seconds]) => sum + Number(minutes) * 60 + Number(seconds), 0);
+}
+
+/** Runs `openssl s_time ARGS` under bash, which reports the CPU time it used. */
+export async function runSTime(args: readonly string[]): Promise<STimeRun> {
+  // `times` goes to stderr, so s_time's marks and summary stay alone on stdout.
+  const { stdout, stderr } = await run('bash', ['-c', 'openssl s_time "$@" && times >&2', 's_time', ...args], {
     env: { PATH: process.env.PATH },
     maxBuffer: 16 << 20,
   });
+  return { ...parseSTime(stdout), cpuSeconds: childrenCpuSeconds(stderr) };
+}
+
+async function measure(s: Scenario, host: string, ca: string, pid: number, seconds: number, clients: number, round: number): Promise<TlsRun> {
+  const version = s.version === 'TLSv1.2' ? '-tls1_2' : '-tls1_3';
+  const cpuBefore = cpuSeconds(pid);
+  const results = await Promise.all(
+    Array.from({ length: clients }, () => runSTime(['-connect', host, `-${s.handshake}`, version, '-CAfile', ca, '-www', '/', '-time', String(seconds)])),
+  );
   const cpu = cpuSeconds(pid) - cpuBefore;
-  const result = parseSTime(stdout);
+  const connections = results.reduce((n, r) => n + r.connections, 0);
+  const per = (total: number): number => (connections === 0 ? Number.NaN : (total * 1e6) / connections);
   return {
     round,
-    connections: result.connections,
-    perSecond: result.connections / Math.max(result.realSeconds, 1),
-    resumed: s.handshake === 'reuse' ? result.resumed : 0,
-    serverCpuUs: result.connections === 0 ? Number.NaN : (cpu * 1e6) / result.connections,
+    connections,
+    perSecond: connections / Math.max(...results.map((r) => r.realSeconds), 1),
+    resumed: s.handshake === 'reuse' ? results.reduce((n, r) => n + r.resumed, 0) : 0,
+    serverCpuUs: per(cpu),
+    clientCpuUs: per(results.reduce((sum, r) => sum + r.cpuSeconds, 0)),
   };
+}
+
+/** Resumed over new of one server and version, round by round, for each of a run's figures. */
+function ratios(scenarios: readonly TlsScenarioResult[], server: Server, version: Version): Ratios {
+  const of = (handshake: Handshake): readonly TlsRun[] =>
+    scenarios.find((s) => s.server === server && s.version === version && s.handshake === handshake)?.runs ?? [];
+  const fresh = new Map(of('new').map((r) => [r.round, r]));
+  const over = (value: (r: TlsRun) => number, higherIsFaster: boolean): Spread =>
+    spread(
+      of('reuse').flatMap((r) => {
+        const f = fresh.get(r.round);
+        if (f === undefined) return [];
+        return [higherIsFaster ? value(r) / value(f) : value(f) / value(r)];
+      }),
+    );
+  return { measured: over((r) => r.perSecond, true), clientAlone: over((r) => r.clientCpuUs, false), serverAlone: over((r) => r.serverCpuUs, false) };
 }
 
 export async function tlsBench(options: BenchOptions, command: string, log: (m: string) => void): Promise<TlsReport> {
@@ -122,40 +196,52 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
       CATALOG_HTTP_TLS_CERT: files.cert,
       CATALOG_HTTP_TLS_KEY: files.key,
     });
-    // An answer (of any status) from the port before the first run.
-    await (await request(gateway.url, { dispatcher: trusting })).body.dump();
-    pin(gateway.pid, ALL_CORES);
-    const host = new URL(gateway.url).host;
+    // What s_time's `GET /` gets (a problem: no such resource), for the bare server to send too.
+    const answer = await captureResponse(`${gateway.url}/`, undefined, trusting);
+    const answerFile = join(fleet.logDir, 'tls-answer.json');
+    writeFileSync(answerFile, JSON.stringify(answer));
+    const bare = await fleet.script('bare-https-server', 'bare-server.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
+    const servers: Readonly<Record<Server, { readonly host: string; readonly pid: number }>> = {
+      gateway: { host: new URL(gateway.url).host, pid: gateway.pid },
+      bare: { host: new URL(bare.url).host, pid: bare.pid },
+    };
+    for (const server of Object.values(servers)) pin(server.pid, ALL_CORES);
     const runs = new Map<string, TlsRun[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
       for (const s of order) {
         if (s === undefined) continue;
-        const result = await measure(s, host, files.cert, gateway.pid, options.duration, round);
+        const { host, pid } = servers[s.server];
+        const result = await measure(s, host, files.cert, pid, options.duration, options.clients, round);
         runs.get(s.id)?.push(result);
         log(
-          `round ${round}/${options.rounds} ${s.id}: ${Math.round(result.perSecond)} connections/s, server ${result.serverCpuUs.toFixed(0)} µs each${s.handshake === 'reuse' ? `, ${result.resumed} of ${result.connections} resumed` : ''}`,
+          `round ${round}/${options.rounds} ${s.id}: ${Math.round(result.perSecond)} connections/s, server ${result.serverCpuUs.toFixed(0)} µs and s_time ${result.clientCpuUs.toFixed(0)} µs each${s.handshake === 'reuse' ? `, ${result.resumed} of ${result.connections} resumed` : ''}`,
         );
       }
     }
     const scenarios = SCENARIOS.map((s): TlsScenarioResult => {
       const own = runs.get(s.id) ?? [];
-      return { ...s, runs: own, perSecond: spread(own.map((r) => r.perSecond)), serverCpuUs: spread(own.map((r) => r.serverCpuUs)) };
+      return {
+        ...s,
+        runs: own,
+        perSecond: spread(own.map((r) => r.perSecond)),
+        serverCpuUs: spread(own.map((r) => r.serverCpuUs)),
+        clientCpuUs: spread(own.map((r) => r.clientCpuUs)),
+      };
     });
-    const ratio = (version: Version): Spread => {
-      const of = (handshake: Handshake): readonly TlsRun[] => scenarios.find((s) => s.version === version && s.handshake === handshake)?.runs ?? [];
-      const fresh = new Map(of('new').map((r) => [r.round, r.perSecond]));
-      return spread(of('reuse').flatMap((r) => (fresh.get(r.round) ? [r.perSecond / (fresh.get(r.round) ?? 1)] : [])));
-    };
+    const byVersion = (server: Server): Record<Version, Ratios> => ({
+      'TLSv1.2': ratios(scenarios, server, 'TLSv1.2'),
+      'TLSv1.3': ratios(scenarios, server, 'TLSv1.3'),
+    });
     return {
       tool: 'catalog-gateway bench',
       mode: 'tls',
       startedAt,
       command,
       machine: machineInfo(),
-      settings: { duration: options.duration, rounds: options.rounds, workers: 2, certificate: 'self-signed ECDSA P-256' },
+      settings: { duration: options.duration, rounds: options.rounds, workers: 2, certificate: 'self-signed ECDSA P-256', clients: options.clients },
       scenarios,
-      resumedOverNew: { 'TLSv1.2': ratio('TLSv1.2'), 'TLSv1.3': ratio('TLSv1.3') },
+      resumedOverNew: { gateway: byVersion('gateway'), bare: byVersion('bare') },
     };
   } finally {
     await trusting.close();
@@ -163,21 +249,35 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   }
 }
 
+const SERVER_LABELS: Readonly<Record<Server, string>> = { gateway: 'gateway, 2 workers', bare: 'bare node:https' };
+
 export function tlsMarkdown(report: TlsReport): string {
   const range = (s: Spread, f: (n: number) => string): string => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
   const whole = (n: number): string => Math.round(n).toLocaleString('en-US');
+  const times = (n: number): string => `${n.toFixed(2)}×`;
   const rows = report.scenarios.map((s) => {
     const resumed = s.handshake === 'reuse' ? `${s.runs.reduce((n, r) => n + r.resumed, 0)} of ${s.runs.reduce((n, r) => n + r.connections, 0)}` : '—';
-    return `| ${s.version} | ${s.handshake === 'new' ? 'new (full handshake)' : 'resumed (session ticket)'} | ${range(s.perSecond, whole)} | ${s.serverCpuUs.median.toFixed(0)} | ${resumed} |`;
+    return `| ${SERVER_LABELS[s.server]} | ${s.version} | ${s.handshake === 'new' ? 'new (full handshake)' : 'resumed (session ticket)'} | ${range(s.perSecond, whole)} | ${s.serverCpuUs.median.toFixed(0)} | ${s.clientCpuUs.median.toFixed(0)} | ${resumed} |`;
   });
-  const r = report.resumedOverNew;
+  const ratioRows = (['gateway', 'bare'] as const).flatMap((server) =>
+    (['TLSv1.2', 'TLSv1.3'] as const).map((version) => {
+      const r = report.resumedOverNew[server][version];
+      return `| ${SERVER_LABELS[server]} | ${version} | ${range(r.measured, times)} | ${range(r.clientAlone, times)} | ${range(r.serverAlone, times)} |`;
+    }),
+  );
+  const { settings } = report;
   return `${[
-    '| TLS | connection | connections/s median (min–max) | gateway CPU µs/connection | resumed |',
-    '|---|---|---:|---:|---:|',
+    '| server | TLS | connection | connections/s median (min–max) | server CPU µs/connection | s_time CPU µs/connection | resumed |',
+    '|---|---|---|---:|---:|---:|---:|',
     ...rows,
     '',
-    `Resumed over new, same round: TLS 1.2 ${range(r['TLSv1.2'], (n) => `${n.toFixed(2)}×`)}, TLS 1.3 ${range(r['TLSv1.3'], (n) => `${n.toFixed(2)}×`)}.`,
-    `openssl s_time, one connection at a time, \`GET /\` on each; gateway of ${report.settings.workers} workers on every core; ${report.settings.rounds} rounds × ${report.settings.duration} s, order rotated each round; ${report.settings.certificate}.`,
+    'Resumed over new, same round, median (min–max):',
+    '',
+    '| server | TLS | connections/s | s_time CPU alone | server CPU alone |',
+    '|---|---|---:|---:|---:|',
+    ...ratioRows,
+    '',
+    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers and the bare server (one process) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;
 }

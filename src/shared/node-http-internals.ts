@@ -18,11 +18,15 @@
  *   socket `_handle.             bytes an HTTP/2 session wrote      the stream deadlines and the
  *     writeQueueSize`            that the kernel has not taken      idle timeout alone bound a
  *                                (a stalled reader's budget)        stalled reader
+ *   TLS socket `_parent`         the TCP socket under a TLS one     plain HTTP sent to the TLS
+ *                                whose handshake failed, to answer  port is closed without the
+ *                                plain HTTP in cleartext            400 that says to use https
  */
 import type { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from './logger.ts';
 
 interface PrivateRequest {
@@ -139,4 +143,14 @@ export function answersInFlight(server: EventEmitter): (socket: Duplex) => Serve
 export function unwrittenBytes(socket: Duplex): number {
   if (internals === NONE) return 0;
   return (socket as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+}
+
+/**
+ * The TCP socket a server-side TLS socket was made over, which node:tls keeps as `_parent` and
+ * names nowhere public; undefined where it is missing (or the public API is forced).
+ */
+export function tcpSocketUnder(tls: TLSSocket): Socket | undefined {
+  if (internals === NONE) return undefined;
+  const parent = (tls as TLSSocket & { _parent?: unknown })._parent;
+  return parent instanceof Socket ? parent : undefined;
 }

@@ -26,6 +26,10 @@ test('a TLS listener answers plain HTTP/1.1 with a 400 problem saying to use htt
   assert.equal(problem.status, 400);
   assert.match(problem.detail, /https:\/\//);
   assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_refused_requests_total', { reason: 'plain-http' }), 1);
+  // OpenSSL knows GET, POST, HEAD, PUT and CONNECT by their first bytes.
+  const posted = await rawExchange(cleartext, 'POST /v1/purge HTTP/1.1\r\nHost: localhost\r\ncontent-length: 0\r\n\r\n');
+  assert.match(posted, /^HTTP\/1\.1 400 Plain HTTP request sent to an HTTPS port\r\n/);
+  assert.equal(metricValue(await fx.metrics(), 'catalog_gateway_refused_requests_total', { reason: 'plain-http' }), 2);
   // The same port still speaks TLS, HTTP/2 and HTTP/1.1 alike.
   assert.equal((await fx.get('/v1/books?q=plain')).status, 200);
   assert.equal(origin.count(), 1, 'the cleartext request reached nothing');

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { parseBenchArgs } from '../../bench/args.ts';
 import { GcTrace, parseGcLine } from '../../bench/gc-trace.ts';
 import { p99FromLog } from '../../bench/h2load.ts';
@@ -14,14 +13,12 @@ import { askedTwice } from '../../bench/memory-bench.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
 import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
-import { parseSTime } from '../../bench/tls-bench.ts';
+import { runSTime, type STimeRun } from '../../bench/tls-bench.ts';
 import { makeSelfSignedCertificate } from '../../src/cli/local-certificate.ts';
 import { UsageError } from '../../src/cli/args.ts';
 import type { CatalogVocabulary } from '../../src/loadtest/catalog-vocabulary.ts';
 import { parseRequestTarget } from '../../src/shared/request-target.ts';
 import { startRedis } from '../support/redis.ts';
-
-const execFileAsync = promisify(execFile);
 
 const VOCABULARY: CatalogVocabulary = {
   titles: ['The Silent River', 'Hidden Garden of Kyoto', "The Lighthouse Keeper's Daughter"],
@@ -149,7 +146,7 @@ test("the HTTP/2 bench reads p99 from h2load's per-request log, leaving failed s
   assert.ok(Number.isNaN(p99FromLog('')));
 });
 
-test("the TLS bench counts resumed connections from openssl s_time's own marks, against a real TLS server", async () => {
+test("the TLS bench counts resumed connections from openssl s_time's own marks and reads its CPU time, against a real TLS server", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tls-bench-'));
   const files = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
   makeSelfSignedCertificate(files, 'tls bench test', 1);
@@ -159,25 +156,13 @@ test("the TLS bench counts resumed connections from openssl s_time's own marks, 
   try {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    const sTime = async (mode: string): Promise<ReturnType<typeof parseSTime>> => {
-      const { stdout } = await execFileAsync('openssl', [
-        's_time',
-        '-connect',
-        `127.0.0.1:${port}`,
-        mode,
-        '-tls1_3',
-        '-CAfile',
-        files.cert,
-        '-www',
-        '/',
-        '-time',
-        '1',
-      ]);
-      return parseSTime(stdout);
-    };
+    const sTime = (mode: string): Promise<STimeRun> =>
+      runSTime(['-connect', `127.0.0.1:${port}`, mode, '-tls1_3', '-CAfile', files.cert, '-www', '/', '-time', '1']);
     const fresh = await sTime('-new');
     assert.ok(fresh.connections > 0);
     assert.equal(fresh.resumed, 0);
+    // Its own CPU, read by bash: a second of handshakes costs the client a good part of a second.
+    assert.ok(fresh.cpuSeconds > 0.05 && fresh.cpuSeconds < 5, `s_time's CPU ${fresh.cpuSeconds} s`);
     const reused = await sTime('-reuse');
     assert.ok(reused.connections > 0);
     assert.equal(reused.resumed, reused.connections, "every connection resumes the first one's session");
@@ -211,4 +196,15 @@ test("the memory bench's identity client asks each target twice, the second ask 
   const asked = new Map<number, number>();
   for (const target of sent) asked.set(target, (asked.get(target) ?? 0) + 1);
   assert.ok([...asked.values()].every((n) => n === 2) && asked.size === 10);
+});
+
+test('bench flags: the TLS mode runs one s_time by default and --clients more at once', () => {
+  const one = parseBenchArgs(['--tls']);
+  const four = parseBenchArgs(['--tls', '--clients', '4']);
+  assert.ok(one !== 'help' && four !== 'help');
+  assert.deepEqual([one.clients, four.clients], [1, 4]);
+  assert.throws(
+    () => parseBenchArgs(['--tls', '--clients', '0']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--clients'),
+  );
 });

@@ -200,7 +200,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     const http1: EventEmitter = tlsServer;
     http1.on('request', handler);
     answerRefusals(tlsServer, deps.onRefused);
-    answerPlainHttp(tlsServer, deps.limits.headersTimeoutMs, deps.onRefused);
+    answerPlainHttp(tlsServer, deps.onRefused);
     server = tlsServer;
     reload = tls;
     stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);

@@ -2,50 +2,32 @@
  * A TLS listener spoken to in cleartext (`curl http://…` against an `https://` gateway) answers
  * with a 400 problem that says to use https, as nginx answers "The plain HTTP request was sent to
  * HTTPS port", instead of closing the connection on a failed handshake, which curl reports as
- * "Empty reply from server". A connection's first bytes tell: every TLS connection opens with a
- * handshake record (RFC 8446 §5.1, content type 22), every HTTP/1.1 request with a method's
- * letters. The peek happens once per connection, before the handshake; requests never see it.
+ * "Empty reply from server".
+ *
+ * OpenSSL tells: a connection whose first bytes are `GET `, `POST`, `HEAD` or `PUT ` instead of a
+ * handshake record fails its handshake with "http request" (`CONNECT` with "https proxy request"),
+ * which Node reports as the server's 'tlsClientError'. The answer goes on the TCP socket under the
+ * TLS socket, in cleartext, before Node closes both. Any other method sent in cleartext fails the
+ * handshake as other bytes that are no TLS do, and the connection closes without an answer.
+ * Nothing runs for a connection that speaks TLS: reading each connection's first bytes in
+ * JavaScript to tell (a listener, a pause, a timer, the bytes put back) cost 15–30 µs of CPU on
+ * every TLS connection (docs/performance.md, "Workers accept their own connections").
  */
-import type { Server, Socket } from 'node:net';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import type { Refusal } from '../../shared/http-server.ts';
+import { tcpSocketUnder } from '../../shared/node-http-internals.ts';
 import { problem, rawProblemResponse } from '../../shared/problem.ts';
 
-const TLS_HANDSHAKE_RECORD = 0x16;
-/** A request line's method: RFC 9110 §9's tokens, as every HTTP client sends them, in capitals. */
-const HTTP_METHOD = /^[A-Z]{3,10} /;
+/** Node's codes for OpenSSL's SSL_R_HTTP_REQUEST and SSL_R_HTTPS_PROXY_REQUEST. */
+const CLEARTEXT_HTTP = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_REQUEST']);
 
 const PLAIN_HTTP = problem('plain-http-to-https', 'this port speaks HTTPS only, and the request came as plain HTTP: send it again with https://');
 
-/**
- * Puts the peek in front of the TLS server's own handling of new connections (the listeners of
- * 'connection' it has now), which gets every connection that does not look like plain HTTP with
- * its first bytes put back. `waitMs`: how long a connection may stay silent before it is closed.
- */
-export function answerPlainHttp(server: Server, waitMs: number, onRefused: (refusal: Refusal) => void): void {
-  const tls = server.listeners('connection') as ((socket: Socket) => void)[];
-  server.removeAllListeners('connection');
-  server.on('connection', (socket: Socket) => {
-    const gone = (): void => {
-      socket.destroy();
-    };
-    socket.on('error', gone);
-    socket.setTimeout(waitMs, gone);
-    socket.once('data', (first: Buffer) => {
-      socket.pause();
-      socket.setTimeout(0);
-      socket.off('error', gone);
-      // The TLS socket made over it reads what is buffered first.
-      socket.unshift(first);
-      const head = first.subarray(0, 16).toString('latin1');
-      if (first[0] === TLS_HANDSHAKE_RECORD || !HTTP_METHOD.test(head)) {
-        for (const listener of tls) listener.call(server, socket);
-        return;
-      }
-      socket.on('error', gone);
-      onRefused({ reason: 'plain-http', method: head.slice(0, head.indexOf(' ')), target: undefined });
-      // What else the client sends is read and dropped, so that its close is seen and this one closes too.
-      socket.resume();
-      socket.end(rawProblemResponse(PLAIN_HTTP, '/'));
-    });
+export function answerPlainHttp(server: TlsServer, onRefused: (refusal: Refusal) => void): void {
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, tls: TLSSocket) => {
+    if (err.code === undefined || !CLEARTEXT_HTTP.has(err.code)) return;
+    onRefused({ reason: 'plain-http', method: undefined, target: undefined });
+    const tcp = tcpSocketUnder(tls);
+    if (tcp?.writable === true) tcp.end(rawProblemResponse(PLAIN_HTTP, '/'));
   });
 }
