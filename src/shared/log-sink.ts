@@ -107,21 +107,42 @@ export class LogSink {
     }
   }
 
+  /**
+   * Makes the deferred lines and copies them into the block a run at a time: the lines that fit
+   * together in what is left of it, joined, then copied with one call. Each copy into a Buffer is a
+   * call into C++ that flattens its string first; one per line cost an access line about 0.1 µs more.
+   */
   #make(): void {
     const count = this.#deferred;
     // Counted out first: a line that fails to be made must not be made again by the next write.
     this.#deferred = 0;
     const items = this.#items;
     const makers = this.#makers;
-    for (let i = 0; i < count; i++) {
-      const item = items[i] as never;
-      items[i] = undefined;
-      this.#append((makers[i] as LineMaker<never>)(item, this.#times[i] ?? 0));
+    let run = '';
+    try {
+      for (let i = 0; i < count; i++) {
+        const item = items[i] as never;
+        items[i] = undefined;
+        const line = (makers[i] as LineMaker<never>)(item, this.#times[i] ?? 0);
+        if (run !== '' && !this.#fits(run.length + line.length)) {
+          this.#append(run);
+          run = '';
+        }
+        run += line;
+      }
+    } finally {
+      // The lines made before one that failed are kept.
+      if (run !== '') this.#append(run);
     }
   }
 
+  /** Whether `length` UTF-16 units of text surely fit in what is left of the block. */
+  #fits(length: number): boolean {
+    return this.#used + length * UTF8_MAX_BYTES_PER_UNIT <= this.#block.length;
+  }
+
   #append(line: string): void {
-    if (this.#used + line.length * UTF8_MAX_BYTES_PER_UNIT > this.#block.length) {
+    if (!this.#fits(line.length)) {
       this.flush();
       if (line.length * UTF8_MAX_BYTES_PER_UNIT > this.#block.length) {
         this.#writeAll(Buffer.from(line));

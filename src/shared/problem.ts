@@ -5,6 +5,7 @@
  * is kept in step with it by a test.
  */
 import type { IncomingMessage } from 'node:http';
+import { respondOnStream } from './http2-stream.ts';
 import { isStream, type Reply } from './message-seam.ts';
 import { bodyLeftUnread } from './request-content.ts';
 
@@ -107,11 +108,8 @@ export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: 
     // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields; a problem that closes an
     // HTTP/1.1 connection ends only its stream here.
     for (const [name, value] of Object.entries(p.headers ?? {})) if (name !== 'connection') fields.push(name, value);
-    if (isHead) reply.respond(fields, { endStream: true });
-    else {
-      reply.respond(fields);
-      reply.end(body);
-    }
+    respondOnStream(reply, fields, isHead);
+    if (!isHead) reply.end(body);
     return length;
   }
   reply.statusCode = status;

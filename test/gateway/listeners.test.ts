@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { connect as h2connect, constants, type ClientHttp2Session } from 'node:http2';
+import { connect as h2connect, constants, sensitiveHeaders, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
@@ -45,6 +45,22 @@ function h2get(session: ClientHttp2Session, path: string, token: string, fields:
     stream.resume();
     stream.on('end', () => {
       resolve(status);
+    });
+  });
+}
+
+/** One GET on an open HTTP/2 session; resolves with the answer's header fields once it has ended. */
+function h2fields(session: ClientHttp2Session, path: string, token: string): Promise<IncomingHttpHeaders> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, authorization: `Bearer ${token}` });
+    let fields: IncomingHttpHeaders = {};
+    stream.on('response', (headers) => {
+      fields = headers;
+    });
+    stream.on('error', reject);
+    stream.resume();
+    stream.on('end', () => {
+      resolve(fields);
     });
   });
 }
@@ -237,6 +253,31 @@ test('RFC 9113 §8.3.1: a Host field naming another authority than :authority is
     assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example', host: 'evil.example' }), 400);
     assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example', host: 'Catalog.Example' }), 200);
     assert.equal(await h2get(session, TARGET, token, { ':authority': 'catalog.example' }), 200);
+  } finally {
+    session.close();
+    await fx.stop();
+    await origin.close();
+  }
+});
+
+test('RFC 7541 §6.2.3: X-Request-Id, new on every answer, is sent never indexed, so that it does not push the fields answers repeat out of the HPACK table', async () => {
+  const origin = await startFaultOrigin();
+  const fx = await startGatewayFixture(origin.url, protocolOverrides('h2c'));
+  const session = h2connect(fx.gateway.url);
+  try {
+    const token = await fx.token();
+    // A miss, a hit, and a problem (no route): every kind of answer the gateway writes itself.
+    const answers = [await h2fields(session, TARGET, token), await h2fields(session, TARGET, token), await h2fields(session, '/nowhere', token)];
+    assert.deepEqual(
+      answers.map((a) => a[':status']),
+      [200, 200, 404],
+    );
+    assert.match(String(answers[1]?.['cache-status']), /hit/);
+    for (const answer of answers) {
+      assert.match(String(answer['x-request-id']), /^[0-9a-f-]{36}$/);
+      // The client's HPACK decoder lists the fields that came as literals never indexed.
+      assert.deepEqual((answer as Record<symbol, unknown>)[sensitiveHeaders], ['x-request-id']);
+    }
   } finally {
     session.close();
     await fx.stop();

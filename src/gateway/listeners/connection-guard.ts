@@ -32,7 +32,7 @@
  * the connection), the bytes its socket holds unwritten and the bytes it has read and written, by a
  * sweep a few times per deadline: the request path only adds its stream to a set.
  */
-import { constants, type Http2SecureServer, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { constants, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
 import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
@@ -66,13 +66,22 @@ interface Stall {
   since: number;
 }
 
-class Connection {
+/** One connection as the guard watches it (`ConnectionGuard.watch`). */
+export class Connection {
   readonly session: ServerHttp2Session;
   readonly remoteAddress: string | undefined;
   /** Open streams; one the guard itself resets is taken out first, so that its reset is not the client's. */
   readonly streams = new Set<ServerHttp2Stream>();
   readonly stalls = new Map<ServerHttp2Stream, Stall>();
   readonly resets: ResetRate;
+  /** Over its byte budget at the last sweep: new streams are refused. */
+  overBudget = false;
+  /**
+   * The one 'close' listener of all its streams, which the emitter calls with the stream as
+   * `this`: a closure per stream would be made, kept while the stream lives and collected, on
+   * every request.
+   */
+  readonly onStreamClose: (this: ServerHttp2Stream) => void;
   /** What the socket held unwritten at the last sweep, and when it last wrote some or held none. */
   unwritten = 0;
   writtenAt: number;
@@ -80,12 +89,25 @@ class Connection {
   moved = 0;
   movedAt: number;
 
-  constructor(session: ServerHttp2Session, maxResetsPerSecond: number, now: number) {
+  /** `tooManyResets` is called when a stream that ended early is one too many within the window. */
+  constructor(
+    session: ServerHttp2Session,
+    maxResetsPerSecond: number,
+    now: number,
+    tooManyResets: (session: ServerHttp2Session, remoteAddress: string | undefined) => void,
+  ) {
+    const remoteAddress = session.socket.remoteAddress;
     this.session = session;
-    this.remoteAddress = session.socket.remoteAddress;
+    this.remoteAddress = remoteAddress;
     this.resets = new ResetRate(maxResetsPerSecond);
     this.writtenAt = now;
     this.movedAt = now;
+    const { streams, stalls, resets } = this;
+    this.onStreamClose = function (this: ServerHttp2Stream): void {
+      stalls.delete(this);
+      if (!streams.delete(this) || session.destroyed || !endedEarly(this)) return;
+      if (resets.exceeded(performance.now())) tooManyResets(session, remoteAddress);
+    };
   }
 }
 
@@ -94,22 +116,13 @@ export class ConnectionGuard {
   readonly #refusals: Http2Refusals;
   readonly #onRapidReset: () => void;
   readonly #connections = new Set<Connection>();
-  /** Connections over their byte budget at the last sweep. */
-  readonly #overBudget = new Map<ServerHttp2Session, Connection>();
-  #sweep: NodeJS.Timeout | undefined;
+  readonly #sweep: NodeJS.Timeout;
 
   constructor(limits: GuardLimits, refusals: Http2Refusals, onRapidReset: () => void) {
     this.#limits = limits;
     this.#refusals = refusals;
     this.#onRapidReset = onRapidReset;
-  }
-
-  /** Guards the connections `server` accepts from now on. */
-  watch(server: Http2Server | Http2SecureServer): void {
-    server.on('session', (session: ServerHttp2Session) => {
-      this.#watch(session);
-    });
-    this.#schedule();
+    this.#sweep = this.#schedule();
   }
 
   /** Limits for the connections accepted from now on, and for every connection's streams from the next sweep. */
@@ -122,32 +135,37 @@ export class ConnectionGuard {
   }
 
   /**
-   * Refuses `stream` (REFUSED_STREAM) when its connection was over its byte budget at the last
-   * sweep; true when it did, and the request is to be left alone.
+   * Watches `stream`, new on `connection`, until it closes; or refuses it (REFUSED_STREAM) when the
+   * connection was over its byte budget at the last sweep, and returns false: the request is then
+   * to be left alone. Called by the listener's own 'stream' listener, one per connection.
    */
-  refuses(stream: ServerHttp2Stream): boolean {
-    if (this.#overBudget.size === 0) return false;
-    const connection = this.#overBudget.get(stream.session as ServerHttp2Session);
-    if (connection === undefined) return false;
-    this.#reset(connection, stream, constants.NGHTTP2_REFUSED_STREAM, 'queue-full');
+  admits(connection: Connection, stream: ServerHttp2Stream): boolean {
+    if (connection.overBudget) {
+      this.#refusals.refused('queue-full', 'stream', connection.remoteAddress);
+      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      return false;
+    }
+    connection.streams.add(stream);
+    // 'close' comes once: `on` spares every stream the wrapper `once` would make.
+    stream.on('close', connection.onStreamClose);
     return true;
   }
 
   /** A sweep reads progress a few times per deadline (the first ones'), so that a stalled answer or a silent connection is cut within a quarter of it past the deadline. */
-  #schedule(): void {
+  #schedule(): NodeJS.Timeout {
     const { sendTimeoutMs, idleTimeoutMs } = this.#limits;
-    this.#sweep = setInterval(
+    return setInterval(
       () => {
         this.#check();
       },
       Math.min(1000, Math.max(25, Math.floor(Math.min(sendTimeoutMs, idleTimeoutMs) / 4))),
-    );
-    this.#sweep.unref();
+    ).unref();
   }
 
-  #watch(session: ServerHttp2Session): void {
+  /** Guards `session`, a connection just accepted; its streams are handed to `admits`. */
+  watch(session: ServerHttp2Session): Connection {
     const { prefaceTimeoutMs, maxResetsPerSecond } = this.#limits;
-    const connection = new Connection(session, maxResetsPerSecond, performance.now());
+    const connection = new Connection(session, maxResetsPerSecond, performance.now(), this.#calmDown);
     this.#connections.add(connection);
     // The idle deadline is the sweep's (above).
     session.setTimeout(0);
@@ -161,7 +179,6 @@ export class ConnectionGuard {
     session.once('close', () => {
       clearTimeout(preface);
       this.#connections.delete(connection);
-      this.#overBudget.delete(session);
     });
     // Node ends a session on nghttp2's error by destroying it with that error and no code, which
     // becomes INTERNAL_ERROR in the GOAWAY; where the error is the client's, the code says so.
@@ -175,31 +192,21 @@ export class ConnectionGuard {
       this.#refusals.refused(known[0], 'connection', connection.remoteAddress);
       destroy(error, known[1]);
     };
-    const refusals = this.#refusals;
-    const onRapidReset = this.#onRapidReset;
-    // One listener for all the connection's streams, which the emitter calls with the stream as
-    // `this`: a closure per stream would be made, kept while the stream lives and collected, on every request.
-    const onStreamClose = function (this: ServerHttp2Stream): void {
-      connection.stalls.delete(this);
-      if (!connection.streams.delete(this) || session.destroyed || !endedEarly(this)) return;
-      if (!connection.resets.exceeded(performance.now())) return;
-      onRapidReset();
-      refusals.refused('rapid-reset', 'connection', connection.remoteAddress);
-      calmDown(session);
-    };
-    // Ahead of Node's own listener, which hands the stream to the request handler (and `refuses`).
-    session.prependListener('stream', (stream: ServerHttp2Stream) => {
-      connection.streams.add(stream);
-      // 'close' comes once: `on` spares every stream the wrapper `once` would make.
-      stream.on('close', onStreamClose);
-    });
+    return connection;
   }
 
-  #reset(connection: Connection, stream: ServerHttp2Stream, code: number, reason: 'queue-full' | 'send-timeout'): void {
+  readonly #calmDown = (session: ServerHttp2Session, remoteAddress: string | undefined): void => {
+    this.#onRapidReset();
+    this.#refusals.refused('rapid-reset', 'connection', remoteAddress);
+    calmDown(session);
+  };
+
+  /** Resets `stream`, whose answer sent nothing for the send deadline. */
+  #cut(connection: Connection, stream: ServerHttp2Stream): void {
     connection.streams.delete(stream);
     connection.stalls.delete(stream);
-    this.#refusals.refused(reason, 'stream', connection.remoteAddress);
-    stream.close(code);
+    this.#refusals.refused('send-timeout', 'stream', connection.remoteAddress);
+    stream.close(constants.NGHTTP2_CANCEL);
   }
 
   #check(): void {
@@ -241,9 +248,8 @@ export class ConnectionGuard {
           if (now - stall.since >= sendTimeoutMs) expired.push(stream);
         }
       }
-      if (queued > maxQueuedBytes) this.#overBudget.set(session, connection);
-      else this.#overBudget.delete(session);
-      for (const stream of expired) this.#reset(connection, stream, constants.NGHTTP2_CANCEL, 'send-timeout');
+      connection.overBudget = queued > maxQueuedBytes;
+      for (const stream of expired) this.#cut(connection, stream);
     }
   }
 }

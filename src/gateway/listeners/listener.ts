@@ -37,7 +37,7 @@ import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Reply, RequestHead } from '../../shared/message-seam.ts';
 import { CertificateReload } from './certificate-reload.ts';
-import { ConnectionGuard, type GuardLimits } from './connection-guard.ts';
+import { ConnectionGuard, type Connection, type GuardLimits } from './connection-guard.ts';
 import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
 import { answerPlainHttp } from './plain-http.ts';
@@ -63,22 +63,30 @@ function ignoreStreamError(): void {
   // One function for every stream: see `serveStream`.
 }
 
+/** What a stream is served with: its connection's peer, read once per connection, and the guard's watch over the connection. */
+interface StreamConnection {
+  readonly peer: StreamPeer;
+  readonly guarded: Connection;
+}
+
 /**
- * Hands each HTTP/2 stream of `server` to `serve`, with its connection's peer. Node attaches its
- * compatibility API's own 'stream' listener (which makes an Http2ServerRequest and
+ * Hands each HTTP/2 stream of `server` to `serve`, with its connection as `guard` watches it. Node
+ * attaches its compatibility API's own 'stream' listener (which makes an Http2ServerRequest and
  * Http2ServerResponse for every stream) as soon as the server has a 'request' listener, which a
  * TLS server has for its HTTP/1.1 clients; that listener is taken off, so that a stream's only
- * objects are Node's stream and the gateway's StreamRequest.
+ * objects are Node's stream and the gateway's StreamRequest. One listener per connection both
+ * hands a stream to the guard and serves it.
  */
 function servedFromStreams(
   server: Http2SecureServer | Http2Server,
-  serve: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], peer: StreamPeer) => void,
+  guard: ConnectionGuard,
+  serve: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: StreamConnection) => void,
 ): void {
   for (const listener of server.listeners('stream')) server.removeListener('stream', listener as (...args: unknown[]) => void);
   server.on('session', (session: ServerHttp2Session) => {
-    const peer: StreamPeer = { remoteAddress: session.socket.remoteAddress };
+    const connection: StreamConnection = { peer: { remoteAddress: session.socket.remoteAddress }, guarded: guard.watch(session) };
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
-      serve(stream, headers, rawHeaders, peer);
+      serve(stream, headers, rawHeaders, connection);
     });
   });
 }
@@ -136,13 +144,13 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const guard = new ConnectionGuard(guardLimits(deps.limits), new Http2Refusals(metrics, deps.logger), () => {
     metrics.rapidReset();
   });
-  const serveStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], peer: StreamPeer): void => {
+  const serveStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: StreamConnection): void => {
     // Node destroys a stream with an error (a write after the client's reset, say) by emitting it,
     // which with no listener would end the process; what the stream's answer became is read from
     // its state (../../shared/access-log.ts, `clientGone`).
     stream.on('error', ignoreStreamError);
-    if (guard.refuses(stream)) return;
-    const req = new StreamRequest(stream, headers, rawHeaders, peer);
+    if (!guard.admits(connection.guarded, stream)) return;
+    const req = new StreamRequest(stream, headers, rawHeaders, connection.peer);
     // The limit is a setting the client learns from the first SETTINGS frame, and nghttp2 holds a
     // client to it only once the client has acknowledged it: the requests a client sends before
     // that are held to it here.
@@ -205,8 +213,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     reload = tls;
     stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
   }
-  guard.watch(server);
-  servedFromStreams(server, serveStream);
+  servedFromStreams(server, guard, serveStream);
   // An HTTP/2 connection has no request to time out between streams, only silence: one that
   // says nothing for as long as a whole request may take is closed (by the guard, which stops the
   // timer Node gives each session from the server's). HTTP/1.1 over TLS keeps the limits it was

@@ -28,6 +28,9 @@ export class StreamRequest implements RequestHead {
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaders: string[];
   readonly socket: StreamPeer;
+  /** Read once from the header object, a dictionary the request path would otherwise look in for each use. */
+  readonly method: string | undefined;
+  readonly url: string | undefined;
   #pair: NodePair | undefined;
 
   constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], peer: StreamPeer) {
@@ -35,14 +38,8 @@ export class StreamRequest implements RequestHead {
     this.headers = headers;
     this.rawHeaders = rawHeaders;
     this.socket = peer;
-  }
-
-  get method(): string | undefined {
-    return this.headers[':method'] as string | undefined;
-  }
-
-  get url(): string | undefined {
-    return this.headers[':path'] as string | undefined;
+    this.method = headers[':method'] as string | undefined;
+    this.url = headers[':path'] as string | undefined;
   }
 
   get httpVersion(): string {

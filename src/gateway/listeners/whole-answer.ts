@@ -6,6 +6,7 @@
  * write (docs/performance.md, "HTTP/2 hits written to the stream").
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { respondOnStream } from '../../shared/http2-stream.ts';
 import { isStream, type Reply } from '../../shared/message-seam.ts';
 import { internals, storeHead } from '../../shared/node-http-internals.ts';
 
@@ -25,10 +26,10 @@ export function sendWhole(reply: Reply, status: number, fields: string[], body: 
   fields.push(':status', String(status));
   // A 204 or 304 ends the stream in `respond` already; a body written after that would be an error.
   if (body === undefined || body.length === 0) {
-    stream.respond(fields, { endStream: true });
+    respondOnStream(stream, fields, true);
     return;
   }
-  stream.respond(fields);
+  respondOnStream(stream, fields, false);
   stream.end(body);
 }
 
