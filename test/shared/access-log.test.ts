@@ -53,43 +53,6 @@ test('a JSON access line parses to exactly the record, whatever a client put in 
   assert.ok(!('sub' in second) && !('ua' in second), 'absent fields are left out, as JSON.stringify leaves undefined out');
 });
 
-test("a line's path and client members follow each record, repeated or changed", () => {
-  const logs = captureLogs();
-  const log = createAccessLog(createLogger(testConfig({ 'log.level': 'info' }), 'catalog-gateway', logs), {
-    enabled: true,
-    format: 'json',
-    service: 'catalog-gateway',
-  });
-  const record: AccessRecord = {
-    reqId: 'req-1',
-    method: 'GET',
-    path: redactTarget('/v1/books?q=a', NO_CREDENTIAL_NAMES),
-    status: 200,
-    bytes: 1,
-    durationMs: 1,
-    sub: 'reader',
-    remote: '10.0.0.1',
-    ua: 'curl/8',
-    proto: 'HTTP/2.0',
-  };
-  const records: AccessRecord[] = [
-    record,
-    record,
-    { ...record, remote: '10.0.0.2' },
-    { ...record, remote: '10.0.0.2', ua: 'h2load' },
-    { ...record, remote: '10.0.0.2', ua: 'h2load', sub: undefined },
-    { ...record, remote: '10.0.0.2', ua: 'h2load', sub: undefined, proto: 'HTTP/1.1' },
-    { ...record, path: redactTarget('/v1/books?q="b"', NO_CREDENTIAL_NAMES) },
-    record,
-  ];
-  for (const r of records) log(r);
-  const pick = ({ path, sub, remote, ua, proto }: Record<string, unknown>) => ({ path, sub, remote, ua, proto });
-  assert.deepEqual(
-    logs.lines().map(pick),
-    records.map((r) => pick({ ...r })),
-  );
-});
-
 test('an access log below its level, or turned off, writes nothing', () => {
   const logs = captureLogs();
   const quiet = createAccessLog(createLogger(testConfig({ 'log.level': 'warn' }), 'catalog-origin', logs), {
