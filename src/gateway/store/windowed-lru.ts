@@ -22,9 +22,9 @@
  *
  * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
  * to its share here, so the sum never exceeds the bound, and the memory of the sketch, the shift
- * detector and the tuner is taken from the main space's share (1.5 % of the bound). Once the window
+ * detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
  * has settled at the top (all of the bound: LRU) the sketch counts only the tuner's sample and the
- * shift detector holds nothing, and that memory (0.2 % left) goes to the entries, so that a
+ * shift detector holds nothing, and that memory (0.16–0.33 % left) goes to the entries, so that a
  * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the LRU ends
  * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
  */
