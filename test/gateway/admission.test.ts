@@ -33,6 +33,14 @@ describe('the admission decision', () => {
     assert.equal(admission.admits('warm', 100, victims('warm')), false, 'a tie');
   });
 
+  test('a candidate refused lately and asked again wins a tie while it is asked for a few times at most', () => {
+    assert.equal(admission.admits('warm', 100, victims('warm'), true), true, 'a regretted tie');
+    assert.equal(admission.admits('warm', 100, victims('hot'), true), false, 'a regretted loser still loses');
+    ask('busy', 6);
+    ask('busy-victim', 6);
+    assert.equal(admission.admits('busy', 100, victims('busy-victim'), true), false, 'a regretted tie among keys asked more often');
+  });
+
   test('sizes count: it is weighed against every victim it would push out, together', () => {
     assert.equal(admission.admits('candidate', 100, victims('cold', 'warm')), true, 'one victim frees enough');
     assert.equal(admission.admits('candidate', 150, victims('cold', 'warm')), true, '1 + 3 requests lost for its 5');
@@ -99,6 +107,29 @@ describe('W-TinyLFU in front of lru-cache', () => {
       Array.from({ length: 20 - first }, (_, i) => first + i),
       'a hit on every request once it is in',
     );
+  });
+
+  test('a loop over more keys than the cache holds keeps hitting, where plain LRU never does', () => {
+    const cache = windowed();
+    const lru = plain();
+    // 150 keys in turn, 1.5 times what the cache holds: each candidate was refused one turn earlier.
+    const turn = Array.from({ length: 150 }, (_, i) => `/loop/${i}`);
+    for (let round = 0; round < 30; round++) {
+      for (const key of turn) {
+        request(cache, key);
+        request(lru, key);
+      }
+    }
+    let ours = 0;
+    let theirs = 0;
+    for (let round = 0; round < 10; round++) {
+      for (const key of turn) {
+        if (request(cache, key)) ours++;
+        if (request(lru, key)) theirs++;
+      }
+    }
+    assert.equal(theirs, 0, 'plain LRU never hits a loop larger than itself');
+    assert.ok(ours >= 0.4 * 1500, `${ours} hits of 1,500`);
   });
 
   test('entries asked for again after admission outlast a stream of newcomers admitted on their way through', () => {

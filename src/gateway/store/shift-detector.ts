@@ -140,6 +140,11 @@ export class ShiftDetector {
     if (hit) this.#hits++;
   }
 
+  /** Whether admission kept out the key hashed `h` lately (a regret when it is asked again). */
+  refusedLately(h: number): boolean {
+    return this.#refused.has(h);
+  }
+
   /** Admission kept out the key hashed `h` (keyHash; `entries`: what the cache holds now). */
   refused(h: number, entries: number): void {
     this.#refused.add(h, entries);

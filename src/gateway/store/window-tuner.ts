@@ -18,7 +18,7 @@
  * and Modha, FAST 2003); Caffeine hill-climbs its own hit ratio, which replayed here as noise on
  * stationary traces (it cannot tell a worse step from a worse minute).
  *
- * The window moves fourfold, except that until counts have won a verdict, LRU's first lead takes
+ * The window moves sixteenfold (1 %, 16 %, the top), except that until counts have won a verdict, LRU's first lead takes
  * it straight to the top: nothing says the requests were ever frequency-biased, and every step
  * short of the top costs what LRU would hit. At the top the cache is LRU, and once settled there
  * (SETTLED verdicts) it pays for the policy only this tuner's memory and a sketch of the sample's
@@ -43,8 +43,13 @@ export const MIN_WINDOW_SHARE = 0.01;
  * policy no more than the miniatures and a sketch of the sample's keys (windowed-lru.ts).
  */
 export const MAX_WINDOW_SHARE = 1;
-/** A move multiplies or divides the share by this. */
-const STEP = 4;
+/**
+ * A move multiplies or divides the share by this: 1 %, 16 %, the top. A turn to recency-biased
+ * requests costs hits until the window has grown, and 4 took four verdicts to the top where 16
+ * takes two (`phases` at 64 MiB 0.28 points below LRU with 4, 0.22 with 16, 0.18 with 32; the
+ * shift at 256 MiB, which a window jumping straight to the top lost 0.5 points on, within 0.03).
+ */
+const STEP = 16;
 /**
  * At most this many keys in each miniature: enough for its hit ratio to follow the full cache's
  * closely (SHARDS).
@@ -53,17 +58,20 @@ const SHADOW_KEYS = 4096;
 /** At least this many, whatever the bound. */
 const LEAST_SHADOW_KEYS = 256;
 /**
- * And one per this many bytes of the bound, within those two. What the miniatures hold is most of
- * what the cache pays for the policy at the top, where it is LRU: at one key per 5,000 B they took
- * 1.2 % of 16 MiB and `recency` replayed 0.31 points below LRU there, at 20,000 B 0.16, at 40,000 B
- * (25,600 B, 0.16 % of 16 MiB) 0.13, with the Zipf, crawler and phases rows within 0.1 points.
+ * And one per this many bytes of the bound, within those two: since the sketch expects an entry
+ * per 2,048 B, this sets the sample's share of the keys, a sixteenth below 4,096 keys. What the
+ * miniatures hold is most of what the cache pays for the policy at the top, where it is LRU; the
+ * larger sample tells a turn of the requests twice as soon as a thirty-second (40,000 B): `phases`
+ * at 64 MiB 0.07 points below LRU against 0.22, `recency` at 16 MiB 0.10 against 0.08, and with
+ * room for twice the keys rec3 at 5,000 entries 0.11 below LRU, which room for 1.5 times takes
+ * back to 0.09. (At one key per 5,000 B, 1.2 % of 16 MiB, `recency` was 0.31 points below LRU there.)
  */
-const BOUND_BYTES_PER_SHADOW_KEY = 40_000;
+const BOUND_BYTES_PER_SHADOW_KEY = 20_000;
 /**
  * Room for this many times the keys the sample is expected to hold: the expectation is for
  * entries of the sketch's size, and a miniature of smaller ones holds more keys in the same bytes.
  */
-const SHADOW_KEY_ROOM = 2;
+const SHADOW_KEY_ROOM = 1.5;
 /**
  * Sampled requests between two comparisons (a power of two): the test runs on counts, so checking
  * often only decides sooner. Against 64, 16 took `phases` from 0.31 to 0.15 points below LRU at
@@ -73,11 +81,15 @@ const SHADOW_KEY_ROOM = 2;
 const CHECK = 16;
 /**
  * The counts start again after this many sampled requests per shadow key without a clear
- * difference, so that what they compare is recent.
+ * difference, so that what they compare is recent: at the turn from a frequency-biased stretch to
+ * a recency-biased one, LRU's lead must first outweigh what counts won since the last start.
+ * Against 1 (and 512 at least), a quarter (128) took `phases` at 64 MiB from 0.41 to 0.28 points
+ * below LRU, rec1 at 80,000 entries from 0.11 to 0.08, `recency` at 256 MiB from 0.10 to 0.09,
+ * the shift at 64 MiB 0.2 points higher; Zipf 0.9 and the shift at 256 MiB within 0.01.
  */
-const DECISION_PER_KEY = 1;
+const DECISION_PER_KEY = 0.25;
 /** Nor fewer than this. */
-const MIN_DECISION_REQUESTS = 512;
+const MIN_DECISION_REQUESTS = 128;
 /**
  * How many standard deviations of chance the difference in hits between the miniatures must
  * exceed to move the window, and by at least this share of the sampled requests.
