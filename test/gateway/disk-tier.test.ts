@@ -483,9 +483,9 @@ test('killed (SIGKILL) in the middle of heavy writes, the disk tier serves every
 });
 
 test("a disk hit's read leaves next to nothing in V8's old generation, which only a full collection frees", async () => {
-  // Read as objects, node:sqlite's rows left 72 B each there: a full collection every few seconds
-  // at the rate of disk hits (docs/performance.md, "A disk hit's tail"). An old generation of
-  // 512 MiB keeps a full collection from running and hiding what the reads left.
+  // Read as objects, node:sqlite's rows left 72 B each there, and what reaches it sets the rate of
+  // full collections (docs/performance.md, "A disk hit's tail"). An old generation of 512 MiB
+  // keeps a full collection from running and hiding what the reads left.
   const child = spawn('node_modules/.bin/node', ['--initial-old-space-size=512', '--import', 'tsx', 'test/support/read-disk-tier.ts', tempDir()], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

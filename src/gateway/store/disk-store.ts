@@ -189,10 +189,9 @@ type ReadRow = readonly [id: number, value: Uint8Array, staleFrom: number | null
 
 /**
  * The statement a disk hit reads its row with, which returns the row as an array. As an object
- * (node:sqlite's default), every row read left 72 B in V8's old generation, allocated there
- * directly and freed only by a full collection: at the rate of disk hits, a full collection every
- * few seconds under the gateway's `--heap-growing-percent=10` (docs/performance.md, "A disk hit's
- * tail"). As an array, nothing outlives the request.
+ * (node:sqlite's default) every row read left 72 B in V8's old generation, allocated there
+ * directly and freed only by a full collection, whose rate what reaches the old generation sets
+ * under the gateway's V8 flags (docs/performance.md, "A disk hit's tail"); as an array, about 4 B.
  */
 function readStatement(db: DatabaseSync): StatementSync {
   const read = db.prepare('SELECT id, value, stale_from FROM entry WHERE key = ?');
@@ -516,11 +515,13 @@ export class DiskStore implements CacheTier {
   /** Writes the row of `key` again with the representations of `response`, unless it no longer holds `value` or they would not fit. */
   #rewrite(key: CacheKey, { value, response, mark }: Addition): void {
     const row = readRow(this.#s.read, key);
-    if (row === undefined || !value.equals(row[1])) return;
+    if (row === undefined) return;
+    const [id, stored] = row;
+    if (!value.equals(stored)) return;
     const added = encodeEntry(response, mark, true);
     const bytes = rowBytes(key, added, response.tags);
     if (bytes > this.#o.maxEntryBytes) return;
-    this.#s.rewrite.run(added, bytes, row[0]);
+    this.#s.rewrite.run(added, bytes, id);
     this.#o.metrics.written(added.length);
   }
 
