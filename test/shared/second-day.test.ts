@@ -133,7 +133,7 @@ for (const [which, path, stop] of [
   ['the system Node (the project Node as its child)', SYSTEM_PATH, 'SIGTERM'],
   ['the system Node, stopped by Ctrl-C (SIGINT to the whole group)', SYSTEM_PATH, 'Ctrl-C'],
 ] as const) {
-  test(`a server started through the bin's shebang on ${which} runs with the V8 flags and stops gracefully`, async (t) => {
+  test(`a server started through the bin's shebang on ${which} runs with the V8 flags and malloc's arena limit, and stops gracefully`, async (t) => {
     // A process group of its own, as a terminal's foreground job.
     const child = spawn(BIN, ['gateway', '--origin', 'http://127.0.0.1:1', '--port', '0', '--admin-port', '0'], {
       cwd: tempDir(),
@@ -150,6 +150,8 @@ for (const [which, path, stop] of [
     const { pid } = JSON.parse(lines.find((l) => l.includes('"msg":"listening"')) ?? '{}') as { pid: number };
     const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
     for (const flag of GATEWAY_NODE_FLAGS) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
+    // malloc's arena limit, which glibc reads from the environment only as a process starts.
+    assert.ok(readFileSync(`/proc/${String(pid)}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'));
     const exited = once(child, 'exit');
     if (stop === 'Ctrl-C') process.kill(-(child.pid ?? 0), 'SIGINT');
     else child.kill(stop);
