@@ -151,7 +151,11 @@ for (const [which, path, stop] of [
     const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
     for (const flag of GATEWAY_NODE_FLAGS) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
     // malloc's arena limit, which glibc reads from the environment only as a process starts.
-    assert.ok(readFileSync(`/proc/${String(pid)}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'));
+    assert.ok(
+      readFileSync(`/proc/${String(pid)}/environ`, 'utf8')
+        .split('\0')
+        .includes('MALLOC_ARENA_MAX=2'),
+    );
     const exited = once(child, 'exit');
     if (stop === 'Ctrl-C') process.kill(-(child.pid ?? 0), 'SIGINT');
     else child.kill(stop);
