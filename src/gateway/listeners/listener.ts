@@ -41,7 +41,7 @@ import { ConnectionGuard, type Connection, type GuardLimits } from './connection
 import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
 import { answerPlainHttp } from './plain-http.ts';
-import { StreamRequest, type StreamPeer } from './stream-request.ts';
+import { StreamRequest } from './stream-request.ts';
 import { keepTicketKeys, useTicketKeys } from './ticket-keys.ts';
 import { tlsPaths } from './tls-identity.ts';
 
@@ -63,28 +63,23 @@ function ignoreStreamError(): void {
   // One function for every stream: see `serveStream`.
 }
 
-/** What a stream is served with: its connection's peer, read once per connection, and the guard's watch over the connection. */
-interface StreamConnection {
-  readonly peer: StreamPeer;
-  readonly guarded: Connection;
-}
-
 /**
  * Hands each HTTP/2 stream of `server` to `serve`, with its connection as `guard` watches it. Node
  * attaches its compatibility API's own 'stream' listener (which makes an Http2ServerRequest and
  * Http2ServerResponse for every stream) as soon as the server has a 'request' listener, which a
  * TLS server has for its HTTP/1.1 clients; that listener is taken off, so that a stream's only
  * objects are Node's stream and the gateway's StreamRequest. One listener per connection both
- * hands a stream to the guard and serves it.
+ * hands a stream to the guard and serves it; the guard's Connection, which read the peer's address
+ * once, is the peer each stream's request names.
  */
 function servedFromStreams(
   server: Http2SecureServer | Http2Server,
   guard: ConnectionGuard,
-  serve: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: StreamConnection) => void,
+  serve: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: Connection) => void,
 ): void {
   for (const listener of server.listeners('stream')) server.removeListener('stream', listener as (...args: unknown[]) => void);
   server.on('session', (session: ServerHttp2Session) => {
-    const connection: StreamConnection = { peer: { remoteAddress: session.socket.remoteAddress }, guarded: guard.watch(session) };
+    const connection = guard.watch(session);
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
       serve(stream, headers, rawHeaders, connection);
     });
@@ -144,13 +139,13 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   const guard = new ConnectionGuard(guardLimits(deps.limits), new Http2Refusals(metrics, deps.logger), () => {
     metrics.rapidReset();
   });
-  const serveStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: StreamConnection): void => {
+  const serveStream = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[], connection: Connection): void => {
     // Node destroys a stream with an error (a write after the client's reset, say) by emitting it,
     // which with no listener would end the process; what the stream's answer became is read from
     // its state (../../shared/access-log.ts, `clientGone`).
     stream.on('error', ignoreStreamError);
-    if (!guard.admits(connection.guarded, stream)) return;
-    const req = new StreamRequest(stream, headers, rawHeaders, connection.peer);
+    if (!guard.admits(connection, stream)) return;
+    const req = new StreamRequest(stream, headers, rawHeaders, connection);
     // The limit is a setting the client learns from the first SETTINGS frame, and nghttp2 holds a
     // client to it only once the client has acknowledged it: the requests a client sends before
     // that are held to it here.
