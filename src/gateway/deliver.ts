@@ -143,7 +143,7 @@ export function deliver(res: Reply, response: StoredResponse, representation: Re
   const body = context.isHead ? undefined : representation.body;
   const { text } = representation.shape;
   if (text !== undefined && canSendHeadText && !isStream(res))
-    sendHeadText(res, response.status, sendText(text, response, representation, context), text.dated, representation.body.length, body);
+    sendHeadText(res, response.status, sendText(text, response, representation, context), text.dated, representation.bodyLength, body);
   else sendWhole(res, response.status, sendFields(response, representation, context), body);
   return { status: response.status, bytes: body?.length ?? 0, encoding: representation.coding };
 }

@@ -348,7 +348,6 @@ export class RecordReader {
   /** The text of the variant being read, and where its next string begins. */
   #text = '';
   #textAt = 0;
-  readonly #values: string[] = [];
   /** Handed to the StoredResponse constructor, which copies them. */
   readonly #facts = { lifetimeMs: 0, initialAgeMs: 0, storedAt: 0 };
   readonly #terms: { -readonly [K in keyof Terms]: Terms[K] } = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustRevalidate: false, noCache: false };
@@ -483,11 +482,13 @@ export class RecordReader {
     return text;
   }
 
-  /** The next `count` strings, in a list the reader reuses: the Representation constructor copies them. */
+  /**
+   * The next `count` strings, in a list of their own, which the Representation keeps: a list reused
+   * from read to read, copied by the constructor, cost more than making one.
+   */
   #strings(count: number): readonly string[] {
     if (count === 0) return NO_VALUES;
-    const texts = this.#values;
-    texts.length = count;
+    const texts = new Array<string>(count);
     for (let i = 0; i < count; i++) texts[i] = this.#string();
     return texts;
   }

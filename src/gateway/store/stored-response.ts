@@ -31,12 +31,6 @@ export interface SecondaryKey {
 const NO_SECONDARY_KEY: SecondaryKey = { vary: [], selecting: [] };
 
 /**
- * How many of a representation's own values are fields of it rather than a list: the usual three
- * or four (a date, a length, an entity tag, a link) then cost no list each time a cache reads it.
- */
-const OWN_INLINE = 4;
-
-/**
  * One form of a stored response: its body in one content coding, and the fields it is sent with.
  * Its body is `bodyLength` bytes of `bodyStore` from `bodyOffset`: the Buffer a fill made, or the
  * record a cache keeps it in (record-slabs.ts), so that reading an entry makes no view of the body
@@ -50,15 +44,8 @@ export class Representation {
    * them): their names and the values it shares with other representations (field-shapes.ts)…
    */
   readonly shape: FieldShape;
-  /**
-   * …and, in order, the values where the shape has none: up to OWN_INLINE of them as fields of
-   * the representation; with more, all of them in a list.
-   */
-  readonly #own0: string | undefined;
-  readonly #own1: string | undefined;
-  readonly #own2: string | undefined;
-  readonly #own3: string | undefined;
-  readonly #ownList: readonly string[] | undefined;
+  /** …and, in order, the values where the shape has none (the list given, not a copy). */
+  readonly own: readonly string[];
   readonly bodyStore: Buffer;
   readonly bodyOffset: number;
   readonly bodyLength: number;
@@ -68,12 +55,7 @@ export class Representation {
   constructor(coding: string, shape: FieldShape, own: readonly string[], bodyStore: Buffer, bodyOffset: number, bodyLength: number, shapeBytes: number) {
     this.coding = coding;
     this.shape = shape;
-    const inline = own.length <= OWN_INLINE;
-    this.#own0 = inline ? own[0] : undefined;
-    this.#own1 = inline ? own[1] : undefined;
-    this.#own2 = inline ? own[2] : undefined;
-    this.#own3 = inline ? own[3] : undefined;
-    this.#ownList = inline ? undefined : own.slice();
+    this.own = own;
     this.bodyStore = bodyStore;
     this.bodyOffset = bodyOffset;
     this.bodyLength = bodyLength;
@@ -89,18 +71,7 @@ export class Representation {
 
   /** The `i`-th of its own values (a send reads them in order, in the shape's gaps). */
   ownValue(i: number): string {
-    if (this.#ownList !== undefined) return this.#ownList[i] ?? '';
-    if (i === 0) return this.#own0 ?? '';
-    if (i === 1) return this.#own1 ?? '';
-    return (i === 2 ? this.#own2 : this.#own3) ?? '';
-  }
-
-  /** Its own values as a list, made for the caller (off the hit path). */
-  get own(): readonly string[] {
-    if (this.#ownList !== undefined) return this.#ownList;
-    const own: string[] = [];
-    for (const value of [this.#own0, this.#own1, this.#own2, this.#own3]) if (value !== undefined) own.push(value);
-    return own;
+    return this.own[i] ?? '';
   }
 
   /** The fields it is sent with, as a flat `[name, value, …]` list made for the caller (off the hit path). */
@@ -185,7 +156,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     terms: Terms,
     key: SecondaryKey,
     tagText: string,
-    made: readonly Representation[] = [],
+    made: readonly Representation[] = NONE_MADE,
     serial = 0,
   ) {
     this.status = status;
@@ -200,7 +171,8 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
     this.#tagText = tagText;
     this.serial = serial;
-    this.#made = made.length === 0 ? undefined : [...made];
+    // Every caller hands a list no one changes after: kept, not copied.
+    this.#made = made.length === 0 ? undefined : made;
   }
 
   get staleWhileRevalidateMs(): number {
