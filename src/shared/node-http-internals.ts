@@ -21,13 +21,20 @@
  *   TLS socket `_parent`         the TCP socket under a TLS one     plain HTTP sent to the TLS
  *                                whose handshake failed, to answer  port is closed without the
  *                                plain HTTP in cleartext            400 that says to use https
+ *   HTTP/2 session's state       its open streams kept in slots,    Node's Map: nearly every
+ *     (`kState`) `streams`       not in a Map (slot-table.ts)       stream reaches the old
+ *                                                                   generation
+ *
+ * The HTTP/2 session's field is looked for on a session made over a socket that never connects.
  */
 import type { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { performServerHandshake, type ServerHttp2Session } from 'node:http2';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from './logger.ts';
+import { SlotTable } from './slot-table.ts';
 
 interface PrivateRequest {
   /** The stream's record of a 'readable' event already scheduled or emitted; set, none is scheduled. */
@@ -59,6 +66,38 @@ export interface NodeHttpInternals {
   readonly drain: boolean;
   readonly headText: boolean;
   readonly inFlight: boolean;
+  readonly streamTable: boolean;
+}
+
+/**
+ * The part of an HTTP/2 session's private state (under a symbol named `state`) that holds its
+ * open streams by id: a Map that Node reads with `get`, `set`, `delete`, `size` and `forEach`.
+ */
+interface StreamTable {
+  readonly size: number;
+  get(id: number): unknown;
+  set(id: number, stream: unknown): unknown;
+  delete(id: number): boolean;
+  forEach(visit: (stream: unknown) => void): void;
+}
+
+function isEmptyMap(value: unknown): value is StreamTable {
+  return Object.prototype.toString.call(value) === '[object Map]' && (value as StreamTable).size === 0;
+}
+
+/** The symbol of an HTTP/2 session's private state, where that state holds its streams in a Map. */
+function sessionStateSymbol(): symbol | undefined {
+  const socket = new Socket();
+  const session = performServerHandshake(socket);
+  try {
+    const symbol = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
+    if (symbol === undefined) return undefined;
+    const state = (session as unknown as Record<symbol, { streams?: unknown } | undefined>)[symbol];
+    return isEmptyMap(state?.streams) ? symbol : undefined;
+  } finally {
+    session.destroy();
+    socket.destroy();
+  }
 }
 
 function probe(): NodeHttpInternals {
@@ -74,12 +113,16 @@ function probe(): NodeHttpInternals {
     drain: typeof req._dumped === 'boolean',
     headText: typeof res._storeHeader === 'function' && typeof res._expect_continue === 'boolean' && typeof res._sent100 === 'boolean',
     inFlight,
+    streamTable: sessionState !== undefined,
   };
 }
 
-const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false };
+const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false, streamTable: false };
 
-export const internals: NodeHttpInternals = process.env.GATEWAY_NODE_HTTP === 'public' ? NONE : probe();
+const forcePublic = process.env.GATEWAY_NODE_HTTP === 'public';
+const sessionState = forcePublic ? undefined : sessionStateSymbol();
+
+export const internals: NodeHttpInternals = forcePublic ? NONE : probe();
 
 /** One warning per field missing, once a logger exists. */
 export function reportNodeHttpInternals(logger: Logger): void {
@@ -153,4 +196,15 @@ export function tcpSocketUnder(tls: TLSSocket): Socket | undefined {
   if (internals === NONE) return undefined;
   const parent = (tls as TLSSocket & { _parent?: unknown })._parent;
   return parent instanceof Socket ? parent : undefined;
+}
+
+/**
+ * Keeps `session`'s open streams in a SlotTable instead of Node's Map, whose given-up hash tables
+ * kept streams reachable for the young collector long after they closed (slot-table.ts). Called as
+ * the session starts, before its first stream; where the field is missing, Node's Map stays.
+ */
+export function keepStreamsInSlots(session: ServerHttp2Session): void {
+  if (sessionState === undefined) return;
+  const state = (session as unknown as Record<symbol, { streams: unknown } | undefined>)[sessionState];
+  if (state !== undefined && isEmptyMap(state.streams)) state.streams = new SlotTable<number, unknown>();
 }

@@ -1,0 +1,67 @@
+/**
+ * A small table of the entries a long-lived owner holds for a short while each (a connection's
+ * open streams), kept in two arrays of slots that never shrink: an entry deleted empties its slot,
+ * and the next one added takes the first empty slot.
+ *
+ * Why not a Map or a Set: V8 keeps a Map's entries in a hash table that it rebuilds every few
+ * additions once deletions have filled it, and a table it gives up keeps the entries it held (for
+ * an iterator that may still walk it) until the next full collection. A connection's Map lives in
+ * the old generation, so each table it gives up is there too, dead but not yet collected, and the
+ * young collector takes every stream it still names as live: nearly every stream, with its request
+ * and everything they refer to, was copied into the old generation, and a full collection ran
+ * every few thousand requests (docs/performance.md, "HTTP/2 streams kept out of the old
+ * generation"). Slots hold an entry only while it is in the table; the arrays are reallocated only
+ * to grow, up to the most entries held at once.
+ *
+ * A lookup is a linear search, as cheap as a hash's for the few tens of entries a connection holds
+ * at once (nghttp2 bounds them to `http.http2.maxConcurrentStreams`).
+ */
+export class SlotTable<K, V> {
+  /** `undefined` marks an empty slot: no key is undefined. */
+  readonly #keys: (K | undefined)[] = [];
+  readonly #values: (V | undefined)[] = [];
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(key: K): V | undefined {
+    const at = this.#keys.indexOf(key);
+    return at === -1 ? undefined : this.#values[at];
+  }
+
+  has(key: K): boolean {
+    return this.#keys.indexOf(key) !== -1;
+  }
+
+  set(key: K, value: V): this {
+    let at = this.#keys.indexOf(key);
+    if (at === -1) {
+      at = this.#keys.indexOf(undefined);
+      if (at === -1) at = this.#keys.length;
+      this.#keys[at] = key;
+      this.#size++;
+    }
+    this.#values[at] = value;
+    return this;
+  }
+
+  delete(key: K): boolean {
+    const at = this.#keys.indexOf(key);
+    if (at === -1) return false;
+    this.#keys[at] = undefined;
+    this.#values[at] = undefined;
+    this.#size--;
+    return true;
+  }
+
+  /** Calls `visit` for each entry, in slot order; entries deleted meanwhile are skipped, and those added may be visited. */
+  forEach(visit: (value: V, key: K) => void): void {
+    const keys = this.#keys;
+    for (let at = 0; at < keys.length; at++) {
+      const key = keys[at];
+      if (key !== undefined) visit(this.#values[at] as V, key);
+    }
+  }
+}
