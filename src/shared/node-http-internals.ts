@@ -21,9 +21,9 @@
  *   TLS socket `_parent`         the TCP socket under a TLS one     plain HTTP sent to the TLS
  *                                whose handshake failed, to answer  port is closed without the
  *                                plain HTTP in cleartext            400 that says to use https
- *   HTTP/2 session's state       its open streams kept in slots,    Node's Map: nearly every
- *     (`kState`) `streams`       not in a Map (slot-table.ts)       stream reaches the old
- *                                                                   generation
+ *   HTTP/2 session's state       its streams kept in slots, not in  Node's Map and Set: nearly
+ *     (`kState`) `streams`,      a Map and a Set (slot-table.ts)    every stream reaches the old
+ *     `pendingStreams`                                              generation
  *
  * The HTTP/2 session's field is looked for on a session made over a socket that never connects.
  */
@@ -70,30 +70,33 @@ export interface NodeHttpInternals {
 }
 
 /**
- * The part of an HTTP/2 session's private state (under a symbol named `state`) that holds its
- * open streams by id: a Map that Node reads with `get`, `set`, `delete`, `size` and `forEach`.
+ * The parts of an HTTP/2 session's private state (under a symbol named `state`) that hold its
+ * streams: `streams`, the open ones by id, a Map that Node reads with `get`, `set`, `delete`, `size`
+ * and `forEach`; `pendingStreams`, a Set that each new stream enters and, on the server, leaves in
+ * its constructor, read with `add`, `delete`, `size` and `forEach`.
  */
-interface StreamTable {
-  readonly size: number;
-  get(id: number): unknown;
-  set(id: number, stream: unknown): unknown;
-  delete(id: number): boolean;
-  forEach(visit: (stream: unknown) => void): void;
+interface SessionStreams {
+  streams?: unknown;
+  pendingStreams?: unknown;
 }
 
-function isEmptyMap(value: unknown): value is StreamTable {
-  return Object.prototype.toString.call(value) === '[object Map]' && (value as StreamTable).size === 0;
+/** Whether `value` is an empty Map (`kind` 'Map') or Set ('Set') of the session's own realm. */
+function isEmpty(value: unknown, kind: 'Map' | 'Set'): boolean {
+  return Object.prototype.toString.call(value) === `[object ${kind}]` && (value as { size?: unknown }).size === 0;
 }
 
-/** The symbol of an HTTP/2 session's private state, where that state holds its streams in a Map. */
+function holdsStreams(state: SessionStreams | undefined): state is SessionStreams {
+  return state !== undefined && isEmpty(state.streams, 'Map') && isEmpty(state.pendingStreams, 'Set');
+}
+
+/** The symbol of an HTTP/2 session's private state, where that state holds its streams in a Map and a Set. */
 function sessionStateSymbol(): symbol | undefined {
   const socket = new Socket();
   const session = performServerHandshake(socket);
   try {
     const symbol = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
     if (symbol === undefined) return undefined;
-    const state = (session as unknown as Record<symbol, { streams?: unknown } | undefined>)[symbol];
-    return isEmptyMap(state?.streams) ? symbol : undefined;
+    return holdsStreams((session as unknown as Record<symbol, SessionStreams | undefined>)[symbol]) ? symbol : undefined;
   } finally {
     session.destroy();
     socket.destroy();
@@ -199,12 +202,16 @@ export function tcpSocketUnder(tls: TLSSocket): Socket | undefined {
 }
 
 /**
- * Keeps `session`'s open streams in a SlotTable instead of Node's Map, whose given-up hash tables
- * kept streams reachable for the young collector long after they closed (slot-table.ts). Called as
- * the session starts, before its first stream; where the field is missing, Node's Map stays.
+ * Keeps `session`'s streams in SlotTables instead of Node's Map and Set: the Map's given-up hash
+ * tables kept streams reachable for the young collector long after they closed, and the Set, which
+ * every stream enters and leaves at once, gave up a table in the old generation every few streams
+ * (slot-table.ts). Called as the session starts, before its first stream; where the fields are
+ * missing, Node's own stay.
  */
 export function keepStreamsInSlots(session: ServerHttp2Session): void {
   if (sessionState === undefined) return;
-  const state = (session as unknown as Record<symbol, { streams: unknown } | undefined>)[sessionState];
-  if (state !== undefined && isEmptyMap(state.streams)) state.streams = new SlotTable<number, unknown>();
+  const state = (session as unknown as Record<symbol, SessionStreams | undefined>)[sessionState];
+  if (!holdsStreams(state)) return;
+  state.streams = new SlotTable<number, unknown>();
+  state.pendingStreams = new SlotTable<unknown, unknown>();
 }

@@ -1,17 +1,17 @@
 /**
  * A small table of the entries a long-lived owner holds for a short while each (a connection's
- * open streams), kept in two arrays of slots that never shrink: an entry deleted empties its slot,
- * and the next one added takes the first empty slot.
+ * streams), kept in two arrays of slots that never shrink: an entry deleted empties its slot, and
+ * the next one added takes the first empty slot. It reads as a Map, or as a Set with `add`.
  *
- * Why not a Map or a Set: V8 keeps a Map's entries in a hash table that it rebuilds every few
+ * Why not a Map or a Set: V8 keeps their entries in a hash table that it rebuilds every few
  * additions once deletions have filled it, and a table it gives up keeps the entries it held (for
  * an iterator that may still walk it) until the next full collection. A connection's Map lives in
- * the old generation, so each table it gives up is there too, dead but not yet collected, and the
- * young collector takes every stream it still names as live: nearly every stream, with its request
- * and everything they refer to, was copied into the old generation, and a full collection ran
- * every few thousand requests (docs/performance.md, "HTTP/2 streams kept out of the old
- * generation"). Slots hold an entry only while it is in the table; the arrays are reallocated only
- * to grow, up to the most entries held at once.
+ * the old generation, and so does each table it makes and gives up, dead but not yet collected:
+ * the young collector takes every stream such a table still names as live. Nearly every stream,
+ * with its request and everything they refer to, was copied into the old generation, and a full
+ * collection ran every few thousand requests (docs/performance.md, "HTTP/2 streams kept out of the
+ * old generation"). Slots hold an entry only while it is in the table; the arrays are reallocated
+ * only to grow, up to the most entries held at once.
  *
  * A lookup is a linear search, as cheap as a hash's for the few tens of entries a connection holds
  * at once (nghttp2 bounds them to `http.http2.maxConcurrentStreams`).
@@ -45,6 +45,11 @@ export class SlotTable<K, V> {
     }
     this.#values[at] = value;
     return this;
+  }
+
+  /** Adds `key` as its own value: the table as a Set. */
+  add(this: SlotTable<K, K>, key: K): SlotTable<K, K> {
+    return this.set(key, key);
   }
 
   delete(key: K): boolean {

@@ -39,16 +39,22 @@ test('the pinned Node has every private field the gateway uses', () => {
   assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true, streamTable: true });
 });
 
-test("an HTTP/2 session's open streams go into slots in place of Node's Map", () => {
+test("an HTTP/2 session's streams go into slots in place of Node's Map and Set", () => {
   const socket = new Socket();
   const session = performServerHandshake(socket);
   try {
     const state = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
     assert.ok(state !== undefined);
-    const table = (): unknown => (session as unknown as Record<symbol, { streams: unknown }>)[state]?.streams;
-    assert.equal(Object.prototype.toString.call(table()), '[object Map]');
+    const tables = (): unknown[] => {
+      const own = (session as unknown as Record<symbol, { streams: unknown; pendingStreams: unknown }>)[state];
+      return [own?.streams, own?.pendingStreams];
+    };
+    assert.deepEqual(
+      tables().map((table) => Object.prototype.toString.call(table)),
+      ['[object Map]', '[object Set]'],
+    );
     keepStreamsInSlots(session);
-    assert.ok(table() instanceof SlotTable);
+    assert.ok(tables().every((table) => table instanceof SlotTable));
   } finally {
     session.destroy();
     socket.destroy();

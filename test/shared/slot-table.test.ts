@@ -66,3 +66,13 @@ test('values may be undefined, which is no empty slot', () => {
   assert.equal(table.size, 1);
   assert.deepEqual(entries(table), [[key, undefined]]);
 });
+
+test('add keeps a key as its own value, for a table read as a Set', () => {
+  const table = new SlotTable<string, string>();
+  table.add('a').add('b');
+  table.delete('a');
+  const seen: string[] = [];
+  table.forEach((value) => seen.push(value));
+  assert.deepEqual(seen, ['b']);
+  assert.equal(table.size, 1);
+});
