@@ -71,8 +71,8 @@ function ignoreStreamError(): void {
  * TLS server has for its HTTP/1.1 clients; that listener is taken off, so that a stream's only
  * objects are Node's stream and the gateway's StreamRequest. One listener per connection both
  * hands a stream to the guard and serves it; the guard's Connection, which read the peer's address
- * once, is the peer each stream's request names. Node's own table of the session's open streams
- * is replaced by slots before the first stream (../../shared/slot-table.ts).
+ * once, is the peer each stream's request names. Node's own tables of the session's streams are
+ * replaced by slots before the first stream (../../shared/slot-table.ts).
  */
 function servedFromStreams(
   server: Http2SecureServer | Http2Server,
