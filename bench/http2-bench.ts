@@ -12,7 +12,9 @@
  *               resumes no session), make one request and go, for --duration seconds
  *
  * Each figure is the gateway's over nginx's (or the bare server's) in the same round, then the
- * median over rounds; a hit's p99 comes from h2load's per-request log. With --cpu-prof the
+ * median over rounds; a hit's p99 comes from h2load's per-request log, and the gateway's and the
+ * bare server's collections in each run from V8's `--trace-gc` lines (gc-trace.ts): a full
+ * collection stops every request in flight, and those are a hit's tail. With --cpu-prof the
  * gateway and the bare server are profiled and only hits are run: the report then gives each
  * one's busy CPU per hit by stage (profile-stages.ts), side by side.
  */
@@ -24,6 +26,7 @@ import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 import { Fleet, REPO_ROOT } from './fleet.ts';
+import { GcTrace } from './gc-trace.ts';
 import { H2LOAD_WARM_UP_SECONDS, h2loadHandshakes, h2loadSustained, type H2loadResult, type H2loadRun } from './h2load.ts';
 import { startNginx, type NginxProcess } from './nginx.ts';
 import { CORES, cpuSeconds, pin } from './process-cpu.ts';
@@ -70,6 +73,10 @@ export interface Http2Run {
   readonly p99Ms: number;
   /** The server's CPU time per request (per handshake in the handshake workload), µs. */
   readonly serverCpuUs: number;
+  /** Full collections during the run; NaN for nginx. */
+  readonly fullCollections: number;
+  /** V8's pauses (and the full collections' marking steps) per request, µs; NaN for nginx. */
+  readonly gcPauseUs: number;
   readonly non2xx: number;
   readonly errors: number;
   /** The TLS version and cipher h2load negotiated. */
@@ -82,6 +89,8 @@ export interface Http2ScenarioResult extends Scenario {
   readonly meanMs: Spread;
   readonly p99Ms: Spread;
   readonly serverCpuUs: Spread;
+  readonly fullCollections: Spread;
+  readonly gcPauseUs: Spread;
 }
 
 /** With --cpu-prof: a server's busy CPU per hit served, by stage. */
@@ -140,10 +149,14 @@ async function handshakeRun(target: H2loadRun, seconds: number): Promise<H2loadR
   };
 }
 
-async function measure(scenario: Scenario, target: H2loadRun, pid: number, seconds: number, round: number): Promise<Http2Run> {
+async function measure(scenario: Scenario, target: H2loadRun, pid: number, gc: GcTrace | undefined, seconds: number, round: number): Promise<Http2Run> {
+  const gcBefore = gc?.read();
   const cpuBefore = cpuSeconds(pid);
   const result = scenario.workload === 'handshakes' ? await handshakeRun(target, seconds) : await h2loadSustained(target, CONNECTIONS, STREAMS, seconds);
   const cpu = cpuSeconds(pid) - cpuBefore;
+  const gcAfter = gc?.read();
+  const collected =
+    gcBefore === undefined || gcAfter === undefined ? undefined : { full: gcAfter.full - gcBefore.full, ms: gcAfter.totalMs - gcBefore.totalMs };
   return {
     round,
     requests: result.requests,
@@ -151,6 +164,8 @@ async function measure(scenario: Scenario, target: H2loadRun, pid: number, secon
     meanMs: result.meanMs,
     p99Ms: result.p99Ms,
     serverCpuUs: result.requests === 0 ? Number.NaN : (cpu * 1e6) / result.requests,
+    fullCollections: collected?.full ?? Number.NaN,
+    gcPauseUs: collected === undefined || result.requests === 0 ? Number.NaN : (collected.ms * 1000) / result.requests,
     non2xx: result.non2xx,
     errors: result.errors,
     tls: result.tls,
@@ -173,7 +188,11 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
   const profileRoot = join(LOCAL_DIR, 'profiles', `http2-${startedAt.replace(/[:.]/g, '-')}`);
-  const profiling = (server: 'gateway' | 'bare'): string[] => (options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, server)}`] : []);
+  // Both Node servers print their collections (gc-trace.ts); with --cpu-prof, their profiles.
+  const nodeFlags = (server: 'gateway' | 'bare'): string[] => [
+    '--trace-gc',
+    ...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(profileRoot, server)}`] : []),
+  ];
   // A profile of hits alone: the handshakes would add the TLS set-up of thousands of connections.
   const scenarioList = options.cpuProf ? SCENARIOS.filter((s) => s.workload !== 'handshakes') : SCENARIOS;
   const served = new Map<Server, number>();
@@ -198,7 +217,7 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
         CATALOG_HTTP_TLS_CERT: files.cert,
         CATALOG_HTTP_TLS_KEY: files.key,
       },
-      profiling('gateway'),
+      nodeFlags('gateway'),
     );
     nginx = await startNginx(join(fleet.logDir, 'nginx-h2'), origin.url, 1, { files, dispatcher: trusting });
     const hotTarget = await findHotTarget(origin.url, space, authorization);
@@ -218,9 +237,10 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
       'bare-h2-server',
       'bare-h2-server.ts',
       [responseFile, files.cert, files.key],
-      [...GATEWAY_NODE_FLAGS, ...profiling('bare')],
+      [...GATEWAY_NODE_FLAGS, ...nodeFlags('bare')],
     );
     const servers: Readonly<Record<Server, { readonly url: string; readonly pid: number }>> = { gateway, nginx, bare };
+    const gcTraces: Readonly<Partial<Record<Server, GcTrace>>> = { gateway: new GcTrace(gateway.logFile), bare: new GcTrace(bare.logFile) };
     for (const server of Object.values(servers)) pin(server.pid, CORES?.server);
     const urlFiles = new Map<Server, string>();
     for (const [server, { url }] of Object.entries(servers) as [Server, { url: string }][]) {
@@ -236,7 +256,7 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
     });
 
     const measured = async (s: Scenario, seconds: number, round: number): Promise<Http2Run> => {
-      const run = await measure(s, target(s), servers[s.server].pid, seconds, round);
+      const run = await measure(s, target(s), servers[s.server].pid, gcTraces[s.server], seconds, round);
       served.set(s.server, (served.get(s.server) ?? 0) + run.requests + run.requestsPerSecond * H2LOAD_WARM_UP_SECONDS);
       return run;
     };
@@ -280,6 +300,8 @@ export async function http2Bench(options: BenchOptions, command: string, log: (m
         meanMs: spread(own.map((r) => r.meanMs)),
         p99Ms: spread(own.map((r) => r.p99Ms)),
         serverCpuUs: spread(own.map((r) => r.serverCpuUs)),
+        fullCollections: spread(own.map((r) => r.fullCollections)),
+        gcPauseUs: spread(own.map((r) => r.gcPauseUs)),
       };
     });
     return {
@@ -325,12 +347,13 @@ export function http2Markdown(report: Http2Report): string {
   const rows = report.scenarios.map((s) => {
     const failures = s.runs.reduce((n, r) => n + r.non2xx + r.errors, 0);
     const p99 = Number.isNaN(s.p99Ms.median) ? '—' : range(s.p99Ms, (n) => n.toFixed(2));
-    return `| ${s.label} | ${range(s.requestsPerSecond, whole)} | ${s.meanMs.median.toFixed(2)} | ${p99} | ${s.serverCpuUs.median.toFixed(0)} | ${failures} | ${s.runs[0]?.tls ?? ''} |`;
+    const gc = Number.isNaN(s.gcPauseUs.median) ? '— | —' : `${range(s.fullCollections, whole)} | ${s.gcPauseUs.median.toFixed(1)}`;
+    return `| ${s.label} | ${range(s.requestsPerSecond, whole)} | ${s.meanMs.median.toFixed(2)} | ${p99} | ${s.serverCpuUs.median.toFixed(0)} | ${gc} | ${failures} | ${s.runs[0]?.tls ?? ''} |`;
   });
   const v = report.vsNginx;
   return `${[
-    '| scenario | req/s median (min–max) | mean ms | p99 ms (min–max) | server CPU µs/req | non-2xx + errors | TLS |',
-    '|---|---:|---:|---:|---:|---:|---|',
+    '| scenario | req/s median (min–max) | mean ms | p99 ms (min–max) | server CPU µs/req | full GCs a run (min–max) | GC pause µs/req | non-2xx + errors | TLS |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows,
     '',
     `Gateway over nginx, same round: hits over TLS + HTTP/2 req/s ${ratio(v.hitRps)}, server CPU per hit ${ratio(v.hitCpu)}; new TLS handshakes per second ${ratio(v.handshakesPerSecond)}, server CPU per handshake ${ratio(v.handshakeCpu)}.`,

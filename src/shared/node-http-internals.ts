@@ -21,13 +21,20 @@
  *   TLS socket `_parent`         the TCP socket under a TLS one     plain HTTP sent to the TLS
  *                                whose handshake failed, to answer  port is closed without the
  *                                plain HTTP in cleartext            400 that says to use https
+ *   HTTP/2 session's state       its streams kept in slots, not in  Node's Map and Set: nearly
+ *     (`kState`) `streams`,      a Map and a Set (slot-table.ts)    every stream reaches the old
+ *     `pendingStreams`                                              generation
+ *
+ * The HTTP/2 session's field is looked for on a session made over a socket that never connects.
  */
 import type { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { performServerHandshake, type ServerHttp2Session } from 'node:http2';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from './logger.ts';
+import { SlotTable } from './slot-table.ts';
 
 interface PrivateRequest {
   /** The stream's record of a 'readable' event already scheduled or emitted; set, none is scheduled. */
@@ -59,6 +66,41 @@ export interface NodeHttpInternals {
   readonly drain: boolean;
   readonly headText: boolean;
   readonly inFlight: boolean;
+  readonly streamTable: boolean;
+}
+
+/**
+ * The parts of an HTTP/2 session's private state (under a symbol named `state`) that hold its
+ * streams: `streams`, the open ones by id, a Map that Node reads with `get`, `set`, `delete`, `size`
+ * and `forEach`; `pendingStreams`, a Set that each new stream enters and, on the server, leaves in
+ * its constructor, read with `add`, `delete`, `size` and `forEach`.
+ */
+interface SessionStreams {
+  streams?: unknown;
+  pendingStreams?: unknown;
+}
+
+/** Whether `value` is an empty Map (`kind` 'Map') or Set ('Set') of the session's own realm. */
+function isEmpty(value: unknown, kind: 'Map' | 'Set'): boolean {
+  return Object.prototype.toString.call(value) === `[object ${kind}]` && (value as { size?: unknown }).size === 0;
+}
+
+function holdsStreams(state: SessionStreams | undefined): state is SessionStreams {
+  return state !== undefined && isEmpty(state.streams, 'Map') && isEmpty(state.pendingStreams, 'Set');
+}
+
+/** The symbol of an HTTP/2 session's private state, where that state holds its streams in a Map and a Set. */
+function sessionStateSymbol(): symbol | undefined {
+  const socket = new Socket();
+  const session = performServerHandshake(socket);
+  try {
+    const symbol = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
+    if (symbol === undefined) return undefined;
+    return holdsStreams((session as unknown as Record<symbol, SessionStreams | undefined>)[symbol]) ? symbol : undefined;
+  } finally {
+    session.destroy();
+    socket.destroy();
+  }
 }
 
 function probe(): NodeHttpInternals {
@@ -74,12 +116,16 @@ function probe(): NodeHttpInternals {
     drain: typeof req._dumped === 'boolean',
     headText: typeof res._storeHeader === 'function' && typeof res._expect_continue === 'boolean' && typeof res._sent100 === 'boolean',
     inFlight,
+    streamTable: sessionState !== undefined,
   };
 }
 
-const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false };
+const NONE: NodeHttpInternals = { endSignal: false, drain: false, headText: false, inFlight: false, streamTable: false };
 
-export const internals: NodeHttpInternals = process.env.GATEWAY_NODE_HTTP === 'public' ? NONE : probe();
+const forcePublic = process.env.GATEWAY_NODE_HTTP === 'public';
+const sessionState = forcePublic ? undefined : sessionStateSymbol();
+
+export const internals: NodeHttpInternals = forcePublic ? NONE : probe();
 
 /** One warning per field missing, once a logger exists. */
 export function reportNodeHttpInternals(logger: Logger): void {
@@ -153,4 +199,19 @@ export function tcpSocketUnder(tls: TLSSocket): Socket | undefined {
   if (internals === NONE) return undefined;
   const parent = (tls as TLSSocket & { _parent?: unknown })._parent;
   return parent instanceof Socket ? parent : undefined;
+}
+
+/**
+ * Keeps `session`'s streams in SlotTables instead of Node's Map and Set: the Map's given-up hash
+ * tables kept streams reachable for the young collector long after they closed, and the Set, which
+ * every stream enters and leaves at once, gave up a table in the old generation every few streams
+ * (slot-table.ts). Called as the session starts, before its first stream; where the fields are
+ * missing, Node's own stay.
+ */
+export function keepStreamsInSlots(session: ServerHttp2Session): void {
+  if (sessionState === undefined) return;
+  const state = (session as unknown as Record<symbol, SessionStreams | undefined>)[sessionState];
+  if (!holdsStreams(state)) return;
+  state.streams = new SlotTable<number, unknown>();
+  state.pendingStreams = new SlotTable<unknown, unknown>();
 }

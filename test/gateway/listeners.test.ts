@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { connect as h2connect, constants, sensitiveHeaders, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { startGatewayFixture, type GatewayFixture } from '../support/gateway-fix
 import { metricValue, until } from '../support/harness.ts';
 import type { CertificateFiles } from '../../src/cli/local-certificate.ts';
 import { LOGGED_PROTO, makeCertificate, PROTOCOLS, protocolOverrides } from '../support/protocols.ts';
+import { SlotTable } from '../../src/shared/slot-table.ts';
 
 const TARGET = '/v1/books?q=listener';
 
@@ -242,6 +244,36 @@ describe('rapid reset (CVE-2023-44487)', () => {
       attacker.destroy();
     }
   });
+});
+
+test("an HTTP/2 connection's streams are kept in slots, not in Node's Map and Set, and leave them as they close", async () => {
+  const origin = await startFaultOrigin();
+  const fx = await startGatewayFixture(origin.url, protocolOverrides('h2c'));
+  const session = h2connect(fx.gateway.url);
+  // The server's side of each stream, as Node announces it made.
+  const sessions = new Set<object>();
+  const created = (message: unknown): void => {
+    sessions.add((message as { stream: { session: object } }).stream.session);
+  };
+  subscribe('http2.server.stream.created', created);
+  try {
+    const token = await fx.token();
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => h2get(session, TARGET, token)));
+    assert.deepEqual(new Set(statuses), new Set([200]));
+    assert.equal(sessions.size, 1);
+    const [served] = sessions;
+    const state = Object.getOwnPropertySymbols(served).find((s) => s.description === 'state');
+    assert.ok(state !== undefined);
+    const tables = (served as Record<symbol, { streams: unknown; pendingStreams: unknown }>)[state];
+    assert.ok(tables?.streams instanceof SlotTable && tables.pendingStreams instanceof SlotTable);
+    await until(() => Promise.resolve((tables.streams as SlotTable<number, unknown>).size === 0));
+    assert.equal((tables.pendingStreams as SlotTable<unknown, unknown>).size, 0);
+  } finally {
+    unsubscribe('http2.server.stream.created', created);
+    session.close();
+    await fx.stop();
+    await origin.close();
+  }
 });
 
 test('RFC 9113 §8.3.1: a Host field naming another authority than :authority is a malformed request (400); the same one in another case is not', async () => {

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { performServerHandshake } from 'node:http2';
+import { Socket } from 'node:net';
 import { test } from 'node:test';
-import { internals } from '../../src/shared/node-http-internals.ts';
+import { internals, keepStreamsInSlots } from '../../src/shared/node-http-internals.ts';
+import { SlotTable } from '../../src/shared/slot-table.ts';
 import { NODE } from '../support/cli-process.ts';
 
 const SUITES = [
@@ -16,6 +19,7 @@ const SUITES = [
   'test/gateway/http-routes.test.ts',
   'test/gateway/edge.test.ts',
   'test/gateway/caching.test.ts',
+  'test/gateway/listeners.test.ts',
 ];
 
 /** `node args` with every private field replaced; its exit code and output. */
@@ -32,7 +36,29 @@ async function publicOnly(args: readonly string[]): Promise<{ code: number | nul
 }
 
 test('the pinned Node has every private field the gateway uses', () => {
-  assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true });
+  assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true, streamTable: true });
+});
+
+test("an HTTP/2 session's streams go into slots in place of Node's Map and Set", () => {
+  const socket = new Socket();
+  const session = performServerHandshake(socket);
+  try {
+    const state = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
+    assert.ok(state !== undefined);
+    const tables = (): unknown[] => {
+      const own = (session as unknown as Record<symbol, { streams: unknown; pendingStreams: unknown }>)[state];
+      return [own?.streams, own?.pendingStreams];
+    };
+    assert.deepEqual(
+      tables().map((table) => Object.prototype.toString.call(table)),
+      ['[object Map]', '[object Set]'],
+    );
+    keepStreamsInSlots(session);
+    assert.ok(tables().every((table) => table instanceof SlotTable));
+  } finally {
+    session.destroy();
+    socket.destroy();
+  }
 });
 
 test('each field replaced is reported by a warning', async () => {
@@ -45,7 +71,7 @@ test('each field replaced is reported by a warning', async () => {
     .map((line) => JSON.parse(line) as { use: string; level: number });
   assert.deepEqual(
     uses.map((u) => u.use),
-    ['endSignal', 'drain', 'headText', 'inFlight'],
+    ['endSignal', 'drain', 'headText', 'inFlight', 'streamTable'],
   );
   assert.ok(uses.every((u) => u.level === 40));
 });

@@ -30,13 +30,16 @@
  * So a client that stops reading costs a bounded number of bytes for a bounded time. Progress is
  * read from a stream's unsent bytes (its `writableLength`, which falls as each write goes whole to
  * the connection), the bytes its socket holds unwritten and the bytes it has read and written, by a
- * sweep a few times per deadline: the request path only adds its stream to a set.
+ * sweep a few times per deadline: the request path only adds its stream to the connection's table,
+ * slots rather than a Set (../../shared/slot-table.ts), so that a stream is not kept for the young
+ * collector by a hash table the Set gave up.
  */
 import { constants, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { Http2Refusal, Http2Refusals } from './http2-refusals.ts';
 import { calmDown, endedEarly, ResetRate } from './rapid-reset.ts';
 import { unwrittenBytes } from '../../shared/node-http-internals.ts';
+import { SlotTable } from '../../shared/slot-table.ts';
 
 /**
  * nghttp2's errors (the `errno` of the error Node destroys a session with; not among
@@ -70,9 +73,11 @@ interface Stall {
 export class Connection {
   readonly session: ServerHttp2Session;
   readonly remoteAddress: string | undefined;
-  /** Open streams; one the guard itself resets is taken out first, so that its reset is not the client's. */
-  readonly streams = new Set<ServerHttp2Stream>();
-  readonly stalls = new Map<ServerHttp2Stream, Stall>();
+  /**
+   * Open streams, each with its stall while its answer has bytes unsent at a sweep; one the guard
+   * itself resets is taken out first, so that its reset is not the client's.
+   */
+  readonly streams = new SlotTable<ServerHttp2Stream, Stall | undefined>();
   readonly resets: ResetRate;
   /** Over its byte budget at the last sweep: new streams are refused. */
   overBudget = false;
@@ -102,9 +107,8 @@ export class Connection {
     this.resets = new ResetRate(maxResetsPerSecond);
     this.writtenAt = now;
     this.movedAt = now;
-    const { streams, stalls, resets } = this;
+    const { streams, resets } = this;
     this.onStreamClose = function (this: ServerHttp2Stream): void {
-      stalls.delete(this);
       if (!streams.delete(this) || session.destroyed || !endedEarly(this)) return;
       if (resets.exceeded(performance.now())) tooManyResets(session, remoteAddress);
     };
@@ -145,7 +149,7 @@ export class ConnectionGuard {
       stream.close(constants.NGHTTP2_REFUSED_STREAM);
       return false;
     }
-    connection.streams.add(stream);
+    connection.streams.set(stream, undefined);
     // 'close' comes once: `on` spares every stream the wrapper `once` would make.
     stream.on('close', connection.onStreamClose);
     return true;
@@ -204,7 +208,6 @@ export class ConnectionGuard {
   /** Resets `stream`, whose answer sent nothing for the send deadline. */
   #cut(connection: Connection, stream: ServerHttp2Stream): void {
     connection.streams.delete(stream);
-    connection.stalls.delete(stream);
     this.#refusals.refused('send-timeout', 'stream', connection.remoteAddress);
     stream.close(constants.NGHTTP2_CANCEL);
   }
@@ -235,19 +238,19 @@ export class ConnectionGuard {
       }
       let queued = 0;
       const expired: ServerHttp2Stream[] = [];
-      for (const stream of connection.streams) {
+      const { streams } = connection;
+      streams.forEach((stall, stream) => {
         const pending = stream.writableLength;
         queued += pending;
-        const stall = connection.stalls.get(stream);
         if (pending === 0) {
-          if (stall !== undefined) connection.stalls.delete(stream);
+          if (stall !== undefined) streams.set(stream, undefined);
         } else if (stall === undefined || pending < stall.pending) {
-          connection.stalls.set(stream, { pending, since: now });
+          streams.set(stream, { pending, since: now });
         } else {
           stall.pending = pending;
           if (now - stall.since >= sendTimeoutMs) expired.push(stream);
         }
-      }
+      });
       connection.overBudget = queued > maxQueuedBytes;
       for (const stream of expired) this.#cut(connection, stream);
     }

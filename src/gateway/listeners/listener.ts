@@ -36,6 +36,7 @@ import { baseUrl, drain, listen } from '../../shared/lifecycle.ts';
 import { problem, sendProblem } from '../../shared/problem.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Reply, RequestHead } from '../../shared/message-seam.ts';
+import { keepStreamsInSlots } from '../../shared/node-http-internals.ts';
 import { CertificateReload } from './certificate-reload.ts';
 import { ConnectionGuard, type Connection, type GuardLimits } from './connection-guard.ts';
 import { Http2Refusals } from './http2-refusals.ts';
@@ -70,7 +71,8 @@ function ignoreStreamError(): void {
  * TLS server has for its HTTP/1.1 clients; that listener is taken off, so that a stream's only
  * objects are Node's stream and the gateway's StreamRequest. One listener per connection both
  * hands a stream to the guard and serves it; the guard's Connection, which read the peer's address
- * once, is the peer each stream's request names.
+ * once, is the peer each stream's request names. Node's own tables of the session's streams are
+ * replaced by slots before the first stream (../../shared/slot-table.ts).
  */
 function servedFromStreams(
   server: Http2SecureServer | Http2Server,
@@ -79,6 +81,7 @@ function servedFromStreams(
 ): void {
   for (const listener of server.listeners('stream')) server.removeListener('stream', listener as (...args: unknown[]) => void);
   server.on('session', (session: ServerHttp2Session) => {
+    keepStreamsInSlots(session);
     const connection = guard.watch(session);
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
       serve(stream, headers, rawHeaders, connection);
