@@ -4,9 +4,10 @@
  * one promoted; the same with admission), each asked the same 1,000 URLs in a cycle by an
  * open-loop client (fixed-rate-client.ts) on the other core, in interleaved rounds. Each run is
  * read against the gateway's own `--trace-gc` lines, placed in time by the process's time origin:
- * of the requests at or above the run's p99, how many were in flight during a full collection's
- * pause, during its marking (which on a pinned core takes the core from the requests), or during
- * a scavenge. Prints a markdown table; the figures are medians over the rounds.
+ * which requests a full collection overlapped, from its marking's start (on a pinned core the
+ * marking threads take the core from the requests) to its pause's end, the share of the slowest
+ * hundredth among them, and the p99 of the others, which is what the tail would be without full
+ * collections. Prints a markdown table; the figures are medians over the rounds.
  *
  *   node --import tsx bench/disk-tail.ts [rate=3000] [seconds=10] [rounds=4] [accept-encoding='']
  */
@@ -15,6 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Fleet, REPO_ROOT } from './fleet.ts';
 import { CORES, cpuSeconds, pin } from './process-cpu.ts';
+import { scrapeMetrics } from '../src/loadtest/server-metrics.ts';
 import { warmCache } from './throughput.ts';
 
 const MIB = 1024 * 1024;
@@ -118,25 +120,33 @@ try {
     });
   for (const gateway of gateways) await ask(gateway.url, '2');
 
-  const rows = kinds.map(
-    () =>
-      [] as {
-        p50: number;
-        p99: number;
-        p999: number;
-        full: number;
-        scavenges: number;
-        cpuUs: number;
-        inPause: number;
-        inMarking: number;
-        inScavenge: number;
-      }[],
-  );
+  interface Row {
+    readonly p50: number;
+    readonly p99: number;
+    readonly p999: number;
+    /** The p99 of the requests that no full collection overlapped, from its marking's start to its pause's end. */
+    readonly p99Clear: number;
+    readonly full: number;
+    readonly scavenges: number;
+    readonly cpuUs: number;
+    /** Of the requests at or above the p99, the share a full collection overlapped. */
+    readonly slowInFull: number;
+    /** Of the requests, the share the disk tier answered, and its writes (each a transaction on the event loop) per 1,000 requests. */
+    readonly fromDisk: number;
+    readonly writes: number;
+  }
+  const disk = async (adminUrl: string | undefined): Promise<{ hits: number; writes: number }> => {
+    const samples = await scrapeMetrics(adminUrl ?? '');
+    return { hits: samples.value('catalog_gateway_disk_reads_total', { result: 'hit' }) ?? 0, writes: samples.value('catalog_gateway_disk_writes_total') ?? 0 };
+  };
+  const rows = kinds.map((): Row[] => []);
   for (let round = 0; round < Number(rounds); round++)
     for (const [i, gateway] of gateways.entries()) {
+      const diskBefore = await disk(gateway.adminUrl);
       const cpuBefore = cpuSeconds(gateway.pid);
       const run = await ask(gateway.url, seconds);
       const cpu = cpuSeconds(gateway.pid) - cpuBefore;
+      const diskAfter = await disk(gateway.adminUrl);
       const requests = run.latencyMs.length;
       const sorted = [...run.latencyMs].sort((a, b) => a - b);
       const p99 = percentile(sorted, 0.99);
@@ -144,18 +154,25 @@ try {
       const to = (run.dueAt[requests - 1] ?? 0) + (sorted[requests - 1] ?? 0);
       const during = collections(gateway.logFile).filter((c) => c.end >= from && c.markingFrom <= to);
       const full = during.filter((c) => c.full);
-      const slow = run.latencyMs.flatMap((ms, j) => (ms >= p99 ? [[run.dueAt[j] ?? 0, ms] as const] : []));
-      const share = (overlaps: (at: number, ms: number) => boolean): number => slow.filter(([at, ms]) => overlaps(at, ms)).length / Math.max(1, slow.length);
+      const inFull = run.latencyMs.map((ms, j) => {
+        const at = run.dueAt[j] ?? 0;
+        return full.some((c) => c.markingFrom < at + ms && c.end > at);
+      });
+      const slow = inFull.filter((_, j) => (run.latencyMs[j] ?? 0) >= p99);
       rows[i]?.push({
         p50: percentile(sorted, 0.5),
         p99,
         p999: percentile(sorted, 0.999),
+        p99Clear: percentile(
+          run.latencyMs.filter((_, j) => inFull[j] !== true).sort((a, b) => a - b),
+          0.99,
+        ),
         full: (full.length * 100_000) / requests,
         scavenges: ((during.length - full.length) * 100_000) / requests,
         cpuUs: (cpu * 1e6) / requests,
-        inPause: share((at, ms) => full.some((c) => c.start < at + ms && c.end > at)),
-        inMarking: share((at, ms) => full.some((c) => c.markingFrom < at + ms && c.end > at)),
-        inScavenge: share((at, ms) => during.some((c) => !c.full && c.start < at + ms && c.end > at)),
+        slowInFull: slow.filter(Boolean).length / Math.max(1, slow.length),
+        fromDisk: (diskAfter.hits - diskBefore.hits) / requests,
+        writes: ((diskAfter.writes - diskBefore.writes) * 1000) / requests,
       });
       console.error(`round ${round + 1}, ${kinds[i]?.id ?? ''}: p99 ${p99.toFixed(2)} ms, ${full.length} full collections, ${run.failed} failed`);
     }
@@ -163,15 +180,14 @@ try {
     `\n${rate} requests a second for ${seconds} s, ${rounds} interleaved rounds, 1,000 URLs in a cycle${acceptEncoding === '' ? '' : `, Accept-Encoding: ${acceptEncoding}`}; medians over the rounds\n`,
   );
   console.log(
-    '| gateway | p50 ms | p99 ms | p99.9 ms | full GCs per 100k requests | scavenges per 100k | CPU µs a request | ≥ p99 in a full GC pause | in its marking | in a scavenge |',
+    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | CPU µs a request | ≥ p99 overlapped by a full GC | from disk | disk writes per 1k |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, kind] of kinds.entries()) {
     const r = rows[i] ?? [];
-    const m = (pick: (x: (typeof r)[number]) => number, digits = 1): string => median(r.map(pick)).toFixed(digits);
-    const pct = (pick: (x: (typeof r)[number]) => number): string => `${(median(r.map(pick)) * 100).toFixed(0)} %`;
+    const m = (pick: (row: Row) => number, digits = 1): string => median(r.map(pick)).toFixed(digits);
     console.log(
-      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.cpuUs)} | ${pct((x) => x.inPause)} | ${pct((x) => x.inMarking)} | ${pct((x) => x.inScavenge)} |`,
+      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
     );
   }
 } finally {
