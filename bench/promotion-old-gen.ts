@@ -1,6 +1,6 @@
 /**
  * What a disk hit promoted into a full memory leaves in V8's old generation, in-process: 1,000
- * entries of 3 KB with 21 tags on the real disk tier, asked in a cycle through the tiers (memory,
+ * entries of 3 KB (or BODY_BYTES) with 21 tags on the real disk tier, asked in a cycle through the tiers (memory,
  * then disk, a disk hit promoted) into a 1 MiB memory, plain LRU and with admission, a turn of the
  * event loop every 64 requests. Measured after a warm-up pass, in an old generation large enough
  * that no full collection runs and frees what the requests left (run with
@@ -9,7 +9,7 @@
  * key Map is the index of every segment, and what reaches the old generation sets how often full
  * collections run (docs/performance.md, "A disk hit's tail").
  *
- *   node --initial-old-space-size=512 --max-semi-space-size=8 --no-allocation-site-pretenuring --import tsx bench/promotion-old-gen.ts
+ *   node --initial-old-space-size=512 --max-semi-space-size=8 --no-allocation-site-pretenuring --import tsx bench/promotion-old-gen.ts [BODY_BYTES]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,8 @@ import { openDiskTier } from '../test/support/disk-tier.ts';
 import { freshFacts } from '../test/support/entry-facts.ts';
 
 const ENTRIES = 1000;
+/** An answer's bytes (the first argument; 3,000 by default): smaller ones leave more of the cycle in the memory. */
+const BODY_BYTES = Number(process.argv[2] ?? 3000);
 const REQUESTS = 100_000;
 
 function oldGeneration(): number {
@@ -60,7 +62,7 @@ async function measure(admission: boolean): Promise<Record<string, number | bool
     for (let i = 0; i < ENTRIES; i++) {
       const key = cacheKey(`/v1/books?q=cycle${i}&limit=20`);
       keys.push(key);
-      const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(3000, 'x') + '"}');
+      const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(BODY_BYTES, 'x') + '"}');
       const tags = Array.from({ length: 21 }, (_, j) => `bk_${(i * 7 + j * 13) % 5000}`);
       const stored = memory.maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, facts, undefined, [], tags);
       void disk.put(key, stored, { generation: 0, mark: '' });
