@@ -12,17 +12,17 @@ import { cacheKey, type CacheKey } from '../../src/gateway/store/response-cache.
 import { openDiskTier } from './disk-tier.ts';
 import { freshFacts } from './entry-facts.ts';
 
-const ENTRIES = 1000;
-const READS = 50_000;
-
-const [dir = ''] = process.argv.slice(2);
+/** argv: DIR, then how many entries (of how many bytes each) and how many reads: 1,000 of 3,000 B read 50,000 times by default. */
+const [dir = '', entries = '1000', bodyBytes = '3000', reads = '50000'] = process.argv.slice(2);
+const ENTRIES = Number(entries);
+const READS = Number(reads);
 const { disk, maker } = openDiskTier(dir);
 const facts = freshFacts(3_600_000, Date.now());
 const keys: CacheKey[] = [];
 for (let i = 0; i < ENTRIES; i++) {
   const key = cacheKey(`/v1/books?q=cycle${i}`);
   keys.push(key);
-  const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(3000, 'x') + '"}');
+  const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(Number(bodyBytes), 'x') + '"}');
   void disk.put(key, maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, facts, undefined, [], [`bk_${i}`]), {
     generation: 0,
     mark: '',

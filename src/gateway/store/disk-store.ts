@@ -112,8 +112,12 @@ const TAG_BYTES = 24;
  */
 const PAGE_BYTES = 16 * 1024;
 
-/** Rows read since they were last looked at for eviction, remembered by a process at the most. */
-const READ_REMEMBERED = 100_000;
+/**
+ * Bits of the read marks (`#reread`), a row's id taken modulo: 128 KiB outside V8's heap. Rows
+ * whose ids share a bit share their mark, which at most gives a row a second chance it did not
+ * earn, or takes one away after the other was looked at.
+ */
+const READ_MARK_BITS = 1 << 20;
 
 /** Rows looked at per step while over the bound, least recently used first. */
 const EVICT_BATCH = 256;
@@ -238,8 +242,12 @@ export class DiskStore implements CacheTier {
    * Rows read here since eviction last looked at them: the second chance of CLOCK. A read writes
    * nothing; eviction moves a row read meanwhile to the front instead of deleting it, so that hits
    * on a warm disk tier cost no transaction each. A row another worker read is evicted as unread.
+   * A bit per row rather than a Set of ids: a Set that fills and is cleared builds its tables anew
+   * in V8's old generation once it lives there, about 48 B a read over 150,000 rows read in turn,
+   * and what reaches the old generation sets how often full collections run (docs/performance.md,
+   * "A disk hit's tail").
    */
-  readonly #reread = new Set<number>();
+  readonly #reread = new Uint32Array(READ_MARK_BITS / 32);
   #flushing: NodeJS.Immediate | undefined;
   /**
    * Set while the turn's reads share a read transaction, which ends at the end of the turn, before
@@ -363,8 +371,8 @@ export class DiskStore implements CacheTier {
       this.#guard(() => this.#s.deleteKey.run(key));
       return undefined;
     }
-    if (this.#reread.size >= READ_REMEMBERED) this.#reread.clear();
-    this.#reread.add(id);
+    const bit = id & (READ_MARK_BITS - 1);
+    this.#reread[bit >>> 5] = (this.#reread[bit >>> 5] ?? 0) | (1 << (bit & 31));
     const served = staleAt === null ? entry.response : staleFrom(entry.response, staleAt);
     this.#lastRead = { key, value: bytes, entry, served };
     return served;
@@ -538,7 +546,7 @@ export class DiskStore implements CacheTier {
       for (const row of rows) {
         if (over <= 0) break;
         const id = row.id as number;
-        if (this.#reread.delete(id)) {
+        if (this.#readSince(id)) {
           this.#s.touch.run(++clock.at, id);
           continue;
         }
@@ -548,6 +556,15 @@ export class DiskStore implements CacheTier {
       }
       this.#o.metrics.evicted(evicted);
     }
+  }
+
+  /** Whether the row was read here since eviction last looked at it; its mark is cleared. */
+  #readSince(id: number): boolean {
+    const bit = id & (READ_MARK_BITS - 1);
+    const word = this.#reread[bit >>> 5] ?? 0;
+    const mask = 1 << (bit & 31);
+    this.#reread[bit >>> 5] = word & ~mask;
+    return (word & mask) !== 0;
   }
 
   /**

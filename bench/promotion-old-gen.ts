@@ -1,0 +1,102 @@
+/**
+ * What a disk hit promoted into a full memory leaves in V8's old generation, in-process: 1,000
+ * entries of 3 KB (or BODY_BYTES) with 21 tags on the real disk tier, asked in a cycle through the tiers (memory,
+ * then disk, a disk hit promoted) into a 1 MiB memory, plain LRU and with admission, a turn of the
+ * event loop every 64 requests. Measured after a warm-up pass, in an old generation large enough
+ * that no full collection runs and frees what the requests left (run with
+ * `--initial-old-space-size=512`, as below). Also measured: the old generation's growth across
+ * each `Map.prototype.set` that adds a key, and how many such adds a request makes: lru-cache's
+ * key Map is the index of every segment, and what reaches the old generation sets how often full
+ * collections run (docs/performance.md, "A disk hit's tail").
+ *
+ *   node --initial-old-space-size=512 --max-semi-space-size=8 --no-allocation-site-pretenuring --import tsx bench/promotion-old-gen.ts [BODY_BYTES]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
+import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
+import { Tiers } from '../src/gateway/store/tiers.ts';
+import { Codec } from '../src/shared/encoding/codec.ts';
+import { openDiskTier } from '../test/support/disk-tier.ts';
+import { freshFacts } from '../test/support/entry-facts.ts';
+
+const ENTRIES = 1000;
+/** An answer's bytes (the first argument; 3,000 by default): smaller ones leave more of the cycle in the memory. */
+const BODY_BYTES = Number(process.argv[2] ?? 3000);
+const REQUESTS = 100_000;
+
+function oldGeneration(): number {
+  return getHeapSpaceStatistics()
+    .filter((space) => space.space_name === 'old_space' || space.space_name === 'large_object_space')
+    .reduce((sum, space) => sum + space.space_used_size, 0);
+}
+
+/** While on, each Map.prototype.set that adds a key is counted, with the old generation's growth across it. */
+const adds = { on: false, count: 0, bytes: 0 };
+const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (
+  this: Map<unknown, unknown>,
+  key: unknown,
+  value: unknown,
+) => Map<unknown, unknown>;
+Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K, V> {
+  if (!adds.on || this.has(key)) return mapSet.call(this, key, value) as Map<K, V>;
+  const before = oldGeneration();
+  mapSet.call(this, key, value);
+  adds.bytes += oldGeneration() - before;
+  adds.count++;
+  return this;
+};
+
+async function measure(admission: boolean): Promise<Record<string, number | boolean>> {
+  const dir = mkdtempSync(join(tmpdir(), 'promotion-old-gen-'));
+  const purges = new PurgeLog();
+  const memory = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 20, purges, admission, codec: new Codec({ gzip: 6, br: 5, zstd: 3 }) });
+  const { disk } = openDiskTier(dir, { purges, maker: memory.maker });
+  try {
+    const tiers = new Tiers(memory, disk, purges);
+    const facts = freshFacts(3_600_000, Date.now());
+    const keys: CacheKey[] = [];
+    for (let i = 0; i < ENTRIES; i++) {
+      const key = cacheKey(`/v1/books?q=cycle${i}&limit=20`);
+      keys.push(key);
+      const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(BODY_BYTES, 'x') + '"}');
+      const tags = Array.from({ length: 21 }, (_, j) => `bk_${(i * 7 + j * 13) % 5000}`);
+      const stored = memory.maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, facts, undefined, [], tags);
+      void disk.put(key, stored, { generation: 0, mark: '' });
+    }
+    disk.flush();
+    let fromDisk = 0;
+    const ask = async (): Promise<void> => {
+      for (let i = 0; i < REQUESTS; i++) {
+        const found = tiers.lookup(keys[i % ENTRIES] as CacheKey, {});
+        if (found.kind !== 'found') throw new Error(`${keys[i % ENTRIES] ?? ''} was not found`);
+        if (found.fromDisk === true) fromDisk++;
+        if (i % 64 === 63) await turn();
+      }
+    };
+    await ask();
+    fromDisk = 0;
+    const before = oldGeneration();
+    await ask();
+    const grown = oldGeneration() - before;
+    fromDisk = 0;
+    Object.assign(adds, { on: true, count: 0, bytes: 0 });
+    await ask();
+    adds.on = false;
+    return {
+      admission,
+      fromDisk: fromDisk / REQUESTS,
+      oldGenerationPerRequest: Number((grown / REQUESTS).toFixed(1)),
+      mapAddsPerRequest: Number((adds.count / REQUESTS).toFixed(2)),
+      oldGenerationInMapAddsPerRequest: Number((adds.bytes / REQUESTS).toFixed(1)),
+    };
+  } finally {
+    disk.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (const admission of [false, true]) process.stdout.write(`${JSON.stringify(await measure(admission))}\n`);
