@@ -250,10 +250,10 @@ export class WindowTuner {
       this.#counts.forget();
     }
     this.#settled = 0;
-    // Down in one move: stepping down sixteenfold from the top left the window at 6.25 % for most of some of
-    // `phases`' Zipf stretches at 256 MiB, which then ended 0.12 points below LRU and 1.35 below ARC
-    // (0.11 above and 1.13 below in one move; the shift at 64 MiB 0.23 points higher, `phases` at
-    // 64 MiB 0.05 lower, every other trace the same).
+    // Down in one move: stepping down sixteenfold from the top left the window at 6.25 % for most
+    // of some of `phases`' Zipf stretches at 256 MiB, which then ended 0.12 points below LRU and
+    // 1.35 below ARC (0.11 above and 1.13 below in one move; the shift at 64 MiB 0.23 points
+    // higher, `phases` at 64 MiB 0.05 lower, every other trace the same).
     if (!lruAhead) return this.#move(MIN_WINDOW_SHARE);
     // Until counts have won a verdict, LRU's lead says the requests are recency-biased, and every
     // step short of the top costs what the top would hit (`recency` at 16 MiB: 0.05 of the 0.13
