@@ -15,7 +15,7 @@ import { ZipfSampler } from '../../src/loadtest/zipf.ts';
 
 /** The top of the window's share (all of the bound), and a move's factor. */
 const TOP = MAX_WINDOW_SHARE;
-const STEP = 16;
+const STEP = 8;
 /** The tuner's cache: 200 entries of 1,000 B, every key in its sample; its W-TinyLFU miniature's window holds 2. */
 const TUNED_BOUND = 200_000;
 const TUNED_ENTRY = 1000;
@@ -63,9 +63,13 @@ const isHot = (keys: Set<number>) => (h: number) => keys.has(h);
 function hotSet(): Set<number> {
   return new Set(Array.from({ length: 50 }, (_, i) => keyHash(`/hot/${i}`)));
 }
-function scanWithHotSet(t: WindowTuner, requests: number, from = 0): number {
+function scanWithHotSet(t: WindowTuner, requests: number, from = 0, shares?: number[]): number {
   let moves = 0;
-  for (let i = from; i < from + requests; i++) if (ask(t, i % 5 === 0 ? `/hot/${(i / 5) % 50}` : `/scan/${i}`)) moves++;
+  for (let i = from; i < from + requests; i++) {
+    if (!ask(t, i % 5 === 0 ? `/hot/${(i / 5) % 50}` : `/scan/${i}`)) continue;
+    moves++;
+    if (shares?.at(-1) !== t.share) shares?.push(t.share);
+  }
   return moves;
 }
 
@@ -119,8 +123,35 @@ describe('the window tuner', () => {
     const shares: number[] = [];
     recency(t, 6000, 2_000_000, shares);
     assert.equal(reversals, 1);
-    // Counts having won before, LRU's lead may be a passing one: the window climbs in steps, 1 % to 16 % to the top.
-    assert.deepEqual(shares, [MIN_WINDOW_SHARE * STEP, TOP]);
+    // Counts having won before, LRU's lead may be a passing one: the window climbs in steps, 1 % to 8, 64 % and the top.
+    assert.deepEqual(shares, [MIN_WINDOW_SHARE * STEP, MIN_WINDOW_SHARE * STEP * STEP, TOP]);
+  });
+
+  test('counts winning a verdict take the window back to 1 % in one move, from the top as from a step above 1 %', () => {
+    let hot = false;
+    const hotKeys = hotSet();
+    const t = tuner(
+      (h) => hot && hotKeys.has(h),
+      () => undefined,
+    );
+    recency(t, 20_000);
+    assert.equal(t.share, TOP);
+    hot = true;
+    const fromTop: number[] = [];
+    scanWithHotSet(t, 20_000, 1_000_000, fromTop);
+    assert.deepEqual(fromTop, [MIN_WINDOW_SHARE]);
+    // Counts having won, LRU's lead climbs a step at a time: stop at the first, 8 %.
+    hot = false;
+    const moved = (): boolean => t.share !== MIN_WINDOW_SHARE;
+    for (let i = 0; i < 20_000 && !moved(); i++) {
+      ask(t, `/new/${2_000_000 + i}`);
+      if (i >= 20) ask(t, `/new/${2_000_000 + i - 20}`);
+    }
+    assert.equal(t.share, MIN_WINDOW_SHARE * STEP);
+    hot = true;
+    const fromStep: number[] = [];
+    scanWithHotSet(t, 20_000, 3_000_000, fromStep);
+    assert.deepEqual(fromStep, [MIN_WINDOW_SHARE]);
   });
 
   test('a shift the detector saw takes the window back to 1 %, and the next two verdicts for LRU are ignored', () => {
@@ -295,9 +326,11 @@ describe('W-TinyLFU with the tuned window', () => {
     });
     const shares = new Set<number>();
     let n = 0;
-    // Recency first (the window grows), then a small hot set under a scan that plain LRU loses
-    // whole (it shrinks again, as the W-TinyLFU miniature keeps the hot set).
-    const keys = [...recencyBiased(60_000, 11), ...Array.from({ length: 60_000 }, (_, i) => (i % 5 === 0 ? `/hot/${(i / 5) % 60}` : `/scan/${i}`))];
+    // Recency first (the window grows to the top), then a small hot set under a scan that plain LRU
+    // loses whole (it shrinks again, as the W-TinyLFU miniature keeps the hot set), then both again
+    // (counts having won, it grows a step at a time).
+    const hotUnderScan = (from: number): string[] => Array.from({ length: 60_000 }, (_, i) => (i % 5 === 0 ? `/hot/${(i / 5) % 60}` : `/scan/${from + i}`));
+    const keys = [...recencyBiased(60_000, 11), ...hotUnderScan(0), ...recencyBiased(60_000, 13), ...hotUnderScan(60_000)];
     for (const key of keys) {
       if (n++ % 7 === 0) cache.delete(`/new/${n % 5000}`);
       if (cache.get(key) === undefined) {
@@ -310,7 +343,7 @@ describe('W-TinyLFU with the tuned window', () => {
       assert.equal(cache.size, held.size);
     }
     assert.deepEqual(new Set(cache.keys()), new Set(held.keys()));
-    // Up to the top on recency and down past 16 % on the hot set: 1 %, the top, 6.25 % at least.
+    // 1 %, the top, and the steps on the way up the second time.
     assert.ok(shares.size >= 3, `the window moved through ${[...shares].join(', ')}`);
     assert.equal(cache.windowShare < 0.1, true, `back to a small window on the hot set: ${cache.windowShare}`);
   });

@@ -18,9 +18,11 @@
  * and Modha, FAST 2003); Caffeine hill-climbs its own hit ratio, which replayed here as noise on
  * stationary traces (it cannot tell a worse step from a worse minute).
  *
- * The window moves sixteenfold (1 %, 16 %, the top), except that until counts have won a verdict, LRU's first lead takes
+ * The window grows eightfold (1 %, 8 %, 64 %, the top), except that until counts have won a verdict, LRU's first lead takes
  * it straight to the top: nothing says the requests were ever frequency-biased, and every step
- * short of the top costs what LRU would hit. At the top the cache is LRU, and once settled there
+ * short of the top costs what LRU would hit. It shrinks to 1 % at once: counts winning a verdict
+ * say frequency decides again, and a step short of 1 % lets the window's one-off entries push out
+ * what counts would keep. At the top the cache is LRU, and once settled there
  * (SETTLED verdicts) it pays for the policy only this tuner's memory and a sketch of the sample's
  * keys (`settledAtTop`, windowed-lru.ts), which is what a recency-biased workload loses to LRU.
  *
@@ -44,12 +46,14 @@ export const MIN_WINDOW_SHARE = 0.01;
  */
 export const MAX_WINDOW_SHARE = 1;
 /**
- * A move multiplies or divides the share by this: 1 %, 16 %, the top. A turn to recency-biased
- * requests costs hits until the window has grown, and 4 took four verdicts to the top where 16
- * takes two (`phases` at 64 MiB 0.28 points below LRU with 4, 0.22 with 16, 0.18 with 32; the
- * shift at 256 MiB, which a window jumping straight to the top lost 0.5 points on, within 0.03).
+ * A move up multiplies the share by this: 1 %, 8 %, 64 %, the top. Stepping down a step at a time
+ * too, 16 did better than 4 (`phases` at 64 MiB 0.28 points below LRU with 4, 0.22 with 16). Going
+ * down to 1 % in one move, 8 did better than 16 on eight of the ten cells of `phases` and the shift
+ * at 16, 32, 64, 128 and 256 MiB, by up to 0.11 points, and lost at most 0.05 on two. 4 did
+ * better still on some (the shift at 64 MiB 0.50 points above 8) and worse on others (`phases`
+ * and the shift at 128 MiB 0.18 and 0.26 below 8); 2 took `phases` at 64 MiB to 0.13 below LRU.
  */
-const STEP = 16;
+const STEP = 8;
 /**
  * At most this many keys in each miniature: enough for its hit ratio to follow the full cache's
  * closely (SHARDS).
@@ -246,7 +250,11 @@ export class WindowTuner {
       this.#counts.forget();
     }
     this.#settled = 0;
-    if (!lruAhead) return this.#move(this.#share / STEP);
+    // Down in one move: stepping down sixteenfold from the top left the window at 6.25 % for most
+    // of some of `phases`' Zipf stretches at 256 MiB, which then ended 0.12 points below LRU and
+    // 1.35 below ARC (0.11 above and 1.13 below in one move; the shift at 64 MiB 0.23 points
+    // higher, `phases` at 64 MiB 0.05 lower, every other trace the same).
+    if (!lruAhead) return this.#move(MIN_WINDOW_SHARE);
     // Until counts have won a verdict, LRU's lead says the requests are recency-biased, and every
     // step short of the top costs what the top would hit (`recency` at 16 MiB: 0.05 of the 0.13
     // points it stayed below LRU with fourfold steps up from the start). Once counts have won, LRU's
