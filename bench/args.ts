@@ -1,6 +1,7 @@
 /** `npm run bench` flags, checked like the load test's: a bad value names its flag and exits 2. */
 import { parseArgs } from 'node:util';
 import { UsageError } from '../src/cli/args.ts';
+import { CERTIFICATE_KEYS, type CertificateKey } from '../src/cli/local-certificate.ts';
 import { SCENARIO_IDS } from './throughput-bench.ts';
 import { SYNTHETIC_TRACE_NAMES } from './traces.ts';
 
@@ -25,6 +26,8 @@ export interface BenchOptions {
   readonly tls: boolean;
   /** `--tls`: openssl s_time processes run at once (1, the issue's method: one connection at a time). */
   readonly clients: number;
+  /** `--tls`: the bench certificate's key (P-256, as the gateway makes its own, or RSA 2048). */
+  readonly tlsKey: CertificateKey;
   /** The hit-ratio replay instead: LRU, the gateway's policy, ARC, S3-FIFO and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
   /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
@@ -94,6 +97,8 @@ Flags:
                        s_time: new TLS connections against resumed ones (session tickets), TLS
                        1.2 and 1.3, with s_time's own CPU per connection
   --clients N          in --tls mode, N s_time at once (default 1: one connection at a time)
+  --tls-key KEY        in --tls mode, the certificate's key: p256 (the default, as the gateway
+                       makes its own) or rsa2048 (what most sites serve)
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
                        and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
                        S3-FIFO, perfect LFU and Bélády's offline optimum (MIN), and report
@@ -161,6 +166,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         http2: { type: 'boolean' },
         tls: { type: 'boolean' },
         clients: { type: 'string' },
+        'tls-key': { type: 'string' },
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
@@ -215,6 +221,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     http2: values.http2 === true,
     tls: values.tls === true,
     clients: integer('clients', text('clients'), 1, 1, 64),
+    tlsKey: oneOf('tls-key', text('tls-key'), CERTIFICATE_KEYS, 'p256'),
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,
@@ -228,7 +235,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     boundEntries: text('bound-entries') === undefined ? [] : integers('bound-entries', text('bound-entries') ?? '', 1, 1_000_000_000),
     entries: integer('entries', text('entries'), 1_000_000, 1000, 100_000_000),
     cacheMib: integer('cache-mib', text('cache-mib'), 256, 1, 65_536),
-    client: memoryClient(text('client')),
+    client: oneOf('client', text('client'), MEMORY_CLIENTS, 'gzip'),
     books: integer('books', text('books'), 3, 1, 100),
     save: values['no-save'] !== true,
     updateCommitted: values['update-committed'] === true,
@@ -238,9 +245,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   };
 }
 
-function memoryClient(value: string | undefined): MemoryClient {
-  if (value === undefined) return 'gzip';
-  const known = MEMORY_CLIENTS.find((client) => client === value);
-  if (known === undefined) throw new UsageError(`--client: unknown client "${value}"; known: ${MEMORY_CLIENTS.join(', ')}`);
-  return known;
+/** `value` of `--flag` when it is one of `known`; `fallback` when it is not given. */
+function oneOf<T extends string>(flag: string, value: string | undefined, known: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  const found = known.find((name) => name === value);
+  if (found === undefined) throw new UsageError(`--${flag}: unknown value "${value}"; known: ${known.join(', ')}`);
+  return found;
 }

@@ -183,7 +183,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   const tlsDir = join(fleet.logDir, 'tls');
   mkdirSync(tlsDir);
   const files = { cert: join(tlsDir, 'cert.pem'), key: join(tlsDir, 'key.pem') };
-  makeSelfSignedCertificate(files, 'catalog-gateway bench', 2);
+  makeSelfSignedCertificate(files, 'catalog-gateway bench', 2, undefined, options.tlsKey);
   const trusting = new Agent({ connect: { ca: readFileSync(files.cert) } });
   try {
     log('starting the origin and a gateway of two workers on TLS…');
@@ -239,7 +239,13 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
       startedAt,
       command,
       machine: machineInfo(),
-      settings: { duration: options.duration, rounds: options.rounds, workers: 2, certificate: 'self-signed ECDSA P-256', clients: options.clients },
+      settings: {
+        duration: options.duration,
+        rounds: options.rounds,
+        workers: 2,
+        certificate: options.tlsKey === 'rsa2048' ? 'self-signed RSA 2048' : 'self-signed ECDSA P-256',
+        clients: options.clients,
+      },
       scenarios,
       resumedOverNew: { gateway: byVersion('gateway'), bare: byVersion('bare') },
     };

@@ -27,8 +27,17 @@ function addressesOf(host: string): readonly string[] {
   return isIP(host) === 0 ? [] : [host];
 }
 
-/** A P-256 key and a certificate for it valid `days` from now, for localhost and a listener on `host`. */
-export function makeSelfSignedCertificate(files: CertificateFiles, commonName: string, days: number, host = '127.0.0.1'): void {
+/** The kinds of key a certificate made here may have: P-256 by default, RSA 2048 for a bench of what most sites serve. */
+export const CERTIFICATE_KEYS = ['p256', 'rsa2048'] as const;
+export type CertificateKey = (typeof CERTIFICATE_KEYS)[number];
+
+const NEW_KEY: Readonly<Record<CertificateKey, readonly string[]>> = {
+  p256: ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'],
+  rsa2048: ['-newkey', 'rsa:2048'],
+};
+
+/** A `key` (P-256 unless said) and a certificate for it valid `days` from now, for localhost and a listener on `host`. */
+export function makeSelfSignedCertificate(files: CertificateFiles, commonName: string, days: number, host = '127.0.0.1', key: CertificateKey = 'p256'): void {
   const names = [
     'DNS:localhost',
     ...(isIP(host) === 0 && host !== '' && host !== 'localhost' ? [`DNS:${host}`] : []),
@@ -40,10 +49,7 @@ export function makeSelfSignedCertificate(files: CertificateFiles, commonName: s
       [
         'req',
         '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
+        ...NEW_KEY[key],
         '-nodes',
         '-keyout',
         files.key,

@@ -189,6 +189,17 @@ test('bench flags: the memory mode takes a client, a page size and the disk tier
   );
 });
 
+test("bench flags: the TLS mode's certificate key is P-256 unless RSA 2048 is asked for, and nothing else", () => {
+  const defaults = parseBenchArgs(['--tls']);
+  const rsa = parseBenchArgs(['--tls', '--tls-key', 'rsa2048']);
+  assert.ok(defaults !== 'help' && rsa !== 'help');
+  assert.deepEqual([defaults.tlsKey, rsa.tlsKey], ['p256', 'rsa2048']);
+  assert.throws(
+    () => parseBenchArgs(['--tls', '--tls-key', 'ed25519']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--tls-key') && e.message.includes('rsa2048'),
+  );
+});
+
 test("the memory bench's identity client asks each target twice, the second ask a block after the first, and every target twice in all", () => {
   const order = askedTwice(10, 4);
   const sent = Array.from({ length: 20 }, (_, i) => order(i));
