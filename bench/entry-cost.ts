@@ -21,14 +21,14 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
-import { Codec } from '../src/shared/encoding/codec.ts';
 import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { Fetcher } from '../src/gateway/fill/fetch.ts';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { NO_DIRECTIVES } from '../src/gateway/rules/reuse.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
-import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
+import { cacheKey } from '../src/gateway/store/response-cache.ts';
+import { memoryTier } from '../src/gateway/gateway.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
 import { Fleet } from './fleet.ts';
 import { QuerySpace } from './query-space.ts';
@@ -83,13 +83,7 @@ async function main(entries: number, boundBytes: number, limit: string, identity
       overrides: { dataDir: fleet.logDir, 'log.level': 'silent', 'gateway.origin': origin.url, 'gateway.cache.maxBytes': boundBytes },
     });
     const purges = new PurgeLog();
-    const cache = new ResponseCache({
-      maxBytes: config['gateway.cache.maxBytes'],
-      maxEntryBytes: config['gateway.cache.maxEntryBytes'],
-      purges,
-      admission: config['gateway.cache.admission'],
-      codec: new Codec(compressionPolicy(config).levels),
-    });
+    const cache = memoryTier(config, purges);
     const client = new OriginClient(config);
     const metrics = new GatewayMetrics(
       new Registry(),

@@ -21,14 +21,14 @@ import { createServer } from 'node:http';
 import { loadConfig } from '../src/config/load.ts';
 import { cacheStatus } from '../src/gateway/cache-outcome.ts';
 import { deliver } from '../src/gateway/deliver.ts';
-import { Codec } from '../src/shared/encoding/codec.ts';
 import { compressionPolicy } from '../src/shared/encoding/policy.ts';
 import { Fetcher } from '../src/gateway/fill/fetch.ts';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { ttlSeconds } from '../src/gateway/rules/freshness.ts';
 import { NO_DIRECTIVES, reuse } from '../src/gateway/rules/reuse.ts';
-import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
+import { cacheKey } from '../src/gateway/store/response-cache.ts';
+import { memoryTier } from '../src/gateway/gateway.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
 import { ArrivalFields, createAccessLog, roundMs } from '../src/shared/access-log.ts';
 import { parseCredentialNames, redactTarget } from '../src/shared/credentials.ts';
@@ -45,13 +45,7 @@ if (level < 0 || originUrl === '' || target === '')
 
 const config = loadConfig({ env: {}, overrides: { dataDir, 'gateway.origin': originUrl, 'log.destination': logFile } });
 const purges = new PurgeLog();
-const cache = new ResponseCache({
-  maxBytes: config['gateway.cache.maxBytes'],
-  maxEntryBytes: config['gateway.cache.maxEntryBytes'],
-  purges,
-  admission: config['gateway.cache.admission'],
-  codec: new Codec(compressionPolicy(config).levels),
-});
+const cache = memoryTier(config, purges);
 const origin = new OriginClient(config);
 const metrics = new GatewayMetrics(
   new Registry(),

@@ -68,6 +68,17 @@ interface Built {
   stop(): Promise<void>;
 }
 
+/** The memory tier as configured: the gateway's own, and what the benches that measure it build. */
+export function memoryTier(config: Config, purges: PurgeLog): ResponseCache {
+  return new ResponseCache({
+    maxBytes: config['gateway.cache.maxBytes'],
+    maxEntryBytes: config['gateway.cache.maxEntryBytes'],
+    purges,
+    admission: config['gateway.cache.admission'],
+    codec: new Codec(compressionPolicy(config).levels),
+  });
+}
+
 /**
  * The composition root's second half: the cache, the fleet, the single flight, the purger and the
  * request path of a process that serves the API. Each part is made after what it uses.
@@ -77,13 +88,7 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
   const { config, logger, registry, now, live, verifier, health, credentialNames } = parts;
   const purges = new PurgeLog();
   const compression = compressionPolicy(config);
-  const memory = new ResponseCache({
-    maxBytes: config['gateway.cache.maxBytes'],
-    maxEntryBytes: config['gateway.cache.maxEntryBytes'],
-    purges,
-    admission: config['gateway.cache.admission'],
-    codec: new Codec(compression.levels),
-  });
+  const memory = memoryTier(config, purges);
   const disk: DiskStore | undefined = config['gateway.cache.disk.enabled']
     ? new DiskStore({
         dir: diskPath(config),
