@@ -35,10 +35,6 @@ export class SlotTable<K, V> {
     return at === -1 ? undefined : this.#values[at];
   }
 
-  has(key: K): boolean {
-    return this.#keys.indexOf(key) !== -1;
-  }
-
   set(key: K, value: V): this {
     let at = this.#keys.indexOf(key);
     if (at === -1) {
