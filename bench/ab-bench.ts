@@ -60,7 +60,7 @@ export interface AbReport {
   readonly settings: { readonly duration: number; readonly connections: number; readonly rounds: number };
   readonly ab: readonly ScenarioResult[];
   /** This gateway's req/s and p99 over the base's, round by round: one URL, then 1,000 URLs. */
-  readonly versus: { readonly workload: Workload; readonly rps: Spread; readonly p99: Spread }[];
+  readonly versus: { readonly workload: Workload; readonly rps: Spread; readonly p99: Spread; readonly cpu: Spread }[];
   readonly tiers: readonly ScenarioResult[];
   /**
    * Disk hits over memory hits, round by round, for an identity client and a gzip one, from the
@@ -187,6 +187,8 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       workload,
       rps: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.requestsPerSecond),
       p99: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.p99Ms),
+      // The server's CPU a request moves far less with the machine's noise than req/s.
+      cpu: ratioByRound(runsOf(ab, `gateway-${workload}`), runsOf(ab, `base-${workload}`), (r) => r.serverCpuUs),
     }));
 
     const tierScenarios: Scenario[] = [
@@ -272,7 +274,7 @@ export function abMarkdown(r: AbReport): string {
           '',
           ...r.versus.map(
             (v) =>
-              `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)} (median and range of ${r.settings.rounds} rounds)`,
+              `- this gateway over the base, ${v.workload === 'hot' ? 'one URL' : '1,000 URLs'}: req/s ${f2(v.rps)}, p99 ${f2(v.p99)}, server CPU a request ${f2(v.cpu)} (median and range of ${r.settings.rounds} rounds)`,
           ),
           '',
         ];
