@@ -101,8 +101,9 @@ Flags:
                        makes its own) or rsa2048 (what most sites serve)
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
                        and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
-                       S3-FIFO, perfect LFU and Bélády's offline optimum (MIN), and report
-                       request and byte hit ratios per trace and bound
+                       S3-FIFO, perfect LFU, LFU on exact counts so far (online LFU) and
+                       Bélády's offline optimum (MIN), and report request and byte hit ratios
+                       per trace and bound
   --trace FILE         in --hit-ratio mode, replay FILE (one request per line: key [size]; may be
                        repeated; FILE.gz and FILE.zst are decompressed) instead of the synthetic
                        Zipf, crawler, shift, recency, phases and loop traces

@@ -3,9 +3,10 @@
  * no HTTP: look up, and on a miss store an entry of the trace's size) at several byte bounds,
  * with plain LRU (`gateway.cache.admission: false`) and with the gateway's policy (adaptive
  * W-TinyLFU, the default), next to two published policies simulated on the same trace and bound
- * (ARC, arc.ts; S3-FIFO, s3-fifo.ts), Bélády's offline optimum (belady.ts) and the best a policy
- * knowing only popularity can do (static-optimum.ts). Reports request and byte hit ratios, and
- * how much of LRU's gap to each optimum the policy closes.
+ * (ARC, arc.ts; S3-FIFO, s3-fifo.ts), Bélády's offline optimum (belady.ts), the best a policy
+ * knowing only popularity can do (static-optimum.ts) and what exact counts of the requests so far
+ * reach (online-lfu.ts). Reports request and byte hit ratios, and how much of LRU's gap to each
+ * optimum the policy closes.
  */
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { heldBytes } from '../src/gateway/store/entry-size.ts';
@@ -19,6 +20,7 @@ import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { arcHits } from './arc.ts';
 import { beladyHits, type Hits } from './belady.ts';
+import { onlineLfuHits } from './online-lfu.ts';
 import { s3FifoHits } from './s3-fifo.ts';
 import { staticOptimumHits } from './static-optimum.ts';
 import { machineLine } from './table.ts';
@@ -56,6 +58,8 @@ export interface ReplayRow {
   readonly belady: PolicyResult;
   /** Perfect LFU: the entries with the most requests per byte over the whole trace, kept from the start. */
   readonly staticOptimum: PolicyResult;
+  /** LFU with exact counts of every request so far, nothing forgotten: what learning popularity from the requests reaches. */
+  readonly onlineLfu: PolicyResult;
   /** (policy − LRU) / (MIN − LRU), request hit ratio: the share of LRU's gap to the optimum closed. */
   readonly gapClosed: number;
   /** (policy − LRU) / (perfect LFU − LRU): the same against the popularity-only optimum. */
@@ -149,7 +153,7 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
       described.set(info.description, info);
       let totalBytes = 0;
       for (const id of trace.requests) totalBytes += trace.sizes[id] ?? 0;
-      log(`${trace.name} at ${(boundBytes / MIB).toFixed(1)} MiB: LRU, the policy, ARC, S3-FIFO, MIN…`);
+      log(`${trace.name} at ${(boundBytes / MIB).toFixed(1)} MiB: LRU, the policy, ARC, S3-FIFO, MIN, perfect and online LFU…`);
       const lru = replay(trace, boundBytes, false);
       const policy = replay(trace, boundBytes, true);
       const lruRatio = ratio(lru, trace, totalBytes);
@@ -170,6 +174,7 @@ export async function hitRatioBench(options: BenchOptions, command: string, log:
         s3fifo: ratio(s3FifoHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes),
         belady: minRatio,
         staticOptimum: lfu,
+        onlineLfu: ratio(onlineLfuHits(trace, boundBytes, MAX_ENTRY_BYTES), trace, totalBytes),
         gapClosed: closed(minRatio),
         staticGapClosed: closed(lfu),
       });
@@ -185,8 +190,8 @@ export function hitRatioMarkdown(r: HitRatioReport): string {
     `${(row.boundBytes / MIB).toFixed(row.boundBytes < 10 * MIB ? 1 : 0)} MiB (~${row.boundEntries.toLocaleString('en-US')} entries)`;
   const points = (a: PolicyResult, b: PolicyResult): string => ((a.requestHitRatio - b.requestHitRatio) * 100).toFixed(2);
   const lines = [
-    '| trace | bound | LRU | policy | ARC | S3-FIFO | MIN | perfect LFU | policy − LRU (points) | policy − ARC (points) | gap to MIN closed | refused / admitted |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| trace | bound | LRU | policy | ARC | S3-FIFO | MIN | perfect LFU | online LFU | policy − LRU (points) | policy − ARC (points) | gap to MIN closed | refused / admitted |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.rows
       .map((row) =>
         [
@@ -198,6 +203,7 @@ export function hitRatioMarkdown(r: HitRatioReport): string {
           percent(row.s3fifo.requestHitRatio),
           percent(row.belady.requestHitRatio),
           percent(row.staticOptimum.requestHitRatio),
+          percent(row.onlineLfu.requestHitRatio),
           points(row.admission, row.lru),
           points(row.admission, row.arc),
           percent(row.gapClosed),

@@ -1,10 +1,11 @@
-/** The hit-ratio replay's own parts (bench/): Bélády's MIN on a trace worked by hand, and the trace file format. */
+/** The hit-ratio replay's own parts (bench/): Bélády's MIN, perfect and online LFU on traces worked by hand, and the trace file format. */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { beladyHits } from '../../bench/belady.ts';
+import { onlineLfuHits } from '../../bench/online-lfu.ts';
 import { staticOptimumHits } from '../../bench/static-optimum.ts';
 import { KeyIds, leastEntryBytes, readTrace, type Trace } from '../../bench/traces.ts';
 import { tempDir } from '../support/config.ts';
@@ -44,6 +45,28 @@ test('with sizes, MIN evicts the entry holding the most byte-time until its next
     requests: Uint32Array.from([0, 1, 1, 2, 2, 0, 1]),
   };
   assert.deepEqual(beladyHits(sized, 30, 1000), { hits: 3, hitBytes: 30 });
+});
+
+test('online LFU admits a key once it has been asked more often than what it would push out, ties refused', () => {
+  // Room for two: a (asked 3 times) and b (2) are held when c comes. c's first two requests do not
+  // beat b, the less asked (1 < 2, then a tie); its third does, and b goes: a hit 2 + 1, b 1, c 1.
+  assert.deepEqual(onlineLfuHits(trace('aaabbcccca', 10), 20, 1000), { hits: 5, hitBytes: 50 });
+  assert.equal(onlineLfuHits(trace('aaaa', 10), 20, 5).hits, 0, 'larger than the largest entry allowed');
+});
+
+test('online LFU weighs requests per byte: a newcomer pushes out the least dense entries, their counts summed', () => {
+  // Room for 30: a (20 B, asked twice) and b (10 B, twice) are held. c (10 B) asked three times
+  // beats the less dense a (2 / 20) and takes its place. a, asked a third time, needs 10 B: b
+  // (2 / 10) is now the least dense of b and c, and goes. b, asked a third time, would push out a
+  // (3 / 20), asked as often: refused. c hits: a, b and c once each.
+  const sized: Trace = {
+    name: 'sized',
+    description: 'sized',
+    keys: ['a', 'b', 'c'],
+    sizes: Uint32Array.from([20, 10, 10]),
+    requests: Uint32Array.from([0, 0, 1, 1, 2, 2, 2, 0, 1, 2]),
+  };
+  assert.deepEqual(onlineLfuHits(sized, 30, 1000), { hits: 3, hitBytes: 40 });
 });
 
 test('perfect LFU keeps the most requests per byte from the start, each paying its first miss', () => {
