@@ -190,8 +190,9 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
     const origin = await fleet.origin();
     const gateway = await fleet.gateway('gateway-tls-2w', origin, {
       CATALOG_GATEWAY_WORKERS: '2',
-      // Each worker accepts its own connections: the primary's hand-off is no part of a handshake's cost.
-      CATALOG_GATEWAY_WORKER_ACCEPT: 'workers',
+      // Each worker accepts its own connections from a socket of its own: neither the primary's
+      // hand-off nor the other worker's wake-up is part of a connection's cost.
+      CATALOG_GATEWAY_WORKER_ACCEPT: 'reuseport',
       CATALOG_GATEWAY_ACCESS_LOG: 'true',
       CATALOG_HTTP_TLS_CERT: files.cert,
       CATALOG_HTTP_TLS_KEY: files.key,
