@@ -2,6 +2,9 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../src/cli/args.ts';
 import { CERTIFICATE_KEYS, type CertificateKey } from '../src/cli/local-certificate.ts';
+import { SCHEMA } from '../src/config/schema.ts';
+
+type WorkerAccept = (typeof SCHEMA)['gateway.workerAccept']['values'][number];
 import { SCENARIO_IDS } from './throughput-bench.ts';
 import { SYNTHETIC_TRACE_NAMES } from './traces.ts';
 
@@ -28,6 +31,8 @@ export interface BenchOptions {
   readonly clients: number;
   /** `--tls`: the bench certificate's key (P-256, as the gateway makes its own, or RSA 2048). */
   readonly tlsKey: CertificateKey;
+  /** `--tls`: the gateway's `gateway.workerAccept` (reuseport: a socket per worker, one woken a connection). */
+  readonly workerAccept: WorkerAccept;
   /** The hit-ratio replay instead: LRU, the gateway's policy, ARC, S3-FIFO and Bélády's MIN on request traces. */
   readonly hitRatio: boolean;
   /** The tiers' replay instead: memory over disk against memory alone and an unbounded cache. */
@@ -99,6 +104,8 @@ Flags:
   --clients N          in --tls mode, N s_time at once (default 1: one connection at a time)
   --tls-key KEY        in --tls mode, the certificate's key: p256 (the default, as the gateway
                        makes its own) or rsa2048 (what most sites serve)
+  --worker-accept M    in --tls mode, the gateway's gateway.workerAccept: reuseport (the
+                       default: a socket per worker), workers (one shared socket) or primary
   --hit-ratio          instead: replay request traces through the store (no HTTP) with plain LRU
                        and with the gateway's policy (adaptive W-TinyLFU), beside simulated ARC,
                        S3-FIFO, perfect LFU, LFU on exact counts so far (online LFU) and
@@ -168,6 +175,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         tls: { type: 'boolean' },
         clients: { type: 'string' },
         'tls-key': { type: 'string' },
+        'worker-accept': { type: 'string' },
         'hit-ratio': { type: 'boolean' },
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
@@ -223,6 +231,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     tls: values.tls === true,
     clients: integer('clients', text('clients'), 1, 1, 64),
     tlsKey: oneOf('tls-key', text('tls-key'), CERTIFICATE_KEYS, 'p256'),
+    workerAccept: oneOf('worker-accept', text('worker-accept'), SCHEMA['gateway.workerAccept'].values, 'reuseport'),
     hitRatio: values['hit-ratio'] === true,
     tiers: values.tiers === true,
     restart: values.restart === true,

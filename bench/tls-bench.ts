@@ -94,6 +94,8 @@ export interface TlsReport {
     readonly duration: number;
     readonly rounds: number;
     readonly workers: 2;
+    /** `gateway.workerAccept`. */
+    readonly workerAccept: string;
     readonly certificate: string;
     /** s_time processes at once. */
     readonly clients: number;
@@ -190,8 +192,9 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
     const origin = await fleet.origin();
     const gateway = await fleet.gateway('gateway-tls-2w', origin, {
       CATALOG_GATEWAY_WORKERS: '2',
-      // Each worker accepts its own connections: the primary's hand-off is no part of a handshake's cost.
-      CATALOG_GATEWAY_WORKER_ACCEPT: 'workers',
+      // By default each worker accepts its own connections from a socket of its own: neither the
+      // primary's hand-off nor the other worker's wake-up is part of a connection's cost.
+      CATALOG_GATEWAY_WORKER_ACCEPT: options.workerAccept,
       CATALOG_GATEWAY_ACCESS_LOG: 'true',
       CATALOG_HTTP_TLS_CERT: files.cert,
       CATALOG_HTTP_TLS_KEY: files.key,
@@ -243,6 +246,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
         duration: options.duration,
         rounds: options.rounds,
         workers: 2,
+        workerAccept: options.workerAccept,
         certificate: options.tlsKey === 'rsa2048' ? 'self-signed RSA 2048' : 'self-signed ECDSA P-256',
         clients: options.clients,
       },
@@ -283,7 +287,7 @@ export function tlsMarkdown(report: TlsReport): string {
     '|---|---|---:|---:|---:|',
     ...ratioRows,
     '',
-    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers and the bare server (one process) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
+    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`) and the bare server (one process) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;
 }

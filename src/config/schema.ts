@@ -266,8 +266,8 @@ export const SCHEMA = {
   },
   'gateway.workerAccept': {
     type: 'enum',
-    values: ['workers', 'primary'],
-    doc: "With workers, who accepts the API port's connections: `primary`, which accepts every connection and hands it to the next worker in turn over its IPC channel (node:cluster's round robin), or `workers`, each from the one listening socket the primary opened (the kernel's shared accept queue). Round robin spreads connections evenly, a few long keep-alive clients too; the shared queue spares each connection the hand-off, 15–20 % of a resumed TLS connection's CPU, for a host that takes many short TLS connections (docs/fleet.md).",
+    values: ['workers', 'primary', 'reuseport'],
+    doc: "With workers, who accepts the API port's connections: `primary`, which accepts every connection and hands it to the next worker in turn over its IPC channel (node:cluster's round robin); `workers`, each from the one listening socket the primary opened (the kernel's shared accept queue); or `reuseport`, each from a listening socket of its own on the port (Linux `SO_REUSEPORT`), the kernel choosing one per connection. Round robin spreads connections evenly, a few long keep-alive clients too; the shared queue spares each connection the hand-off, 15–20 % of a resumed TLS connection's CPU, for a host that takes many short TLS connections; `reuseport` also wakes one worker per connection instead of all of them, but a worker that drains (a rolling restart) resets the connections still queued on its socket unless the host sets `net.ipv4.tcp_migrate_req` to 1 (docs/fleet.md).",
   },
   'gateway.cache.maxBytes': {
     type: 'integer',

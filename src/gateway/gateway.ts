@@ -39,6 +39,7 @@ import { Tiers } from './store/tiers.ts';
 import { OriginClient } from './upstream/origin-client.ts';
 import { answerPrimary, relayToSiblings } from './workers/purge-relay.ts';
 import { isConfigOrder } from './workers/messages.ts';
+import { listenOnOwnSocket } from './workers/reuse-port.ts';
 
 export type { GatewayDeps } from './process-parts.ts';
 
@@ -217,6 +218,9 @@ async function build(parts: ProcessParts, group: string | undefined, owner: numb
       await resume?.atStart((disk?.size().entries ?? 0) > 0);
       // Workers leave the poll to their primary, which answers the events for all of them.
       if (group === undefined) resume?.poll();
+      // A worker of `gateway.workerAccept: reuseport` listens where its primary holds the port.
+      if (group !== undefined && config['gateway.workerAccept'] === 'reuseport')
+        return listenOnOwnSocket((host, port, reusePort) => api.listen(host, port, reusePort));
       return api.listen(config['gateway.host'], config['gateway.port']);
     },
     async stop() {

@@ -9,11 +9,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import { reopenLogFiles } from './log-sink.ts';
 
-/** Binds a listener. */
-export async function listen(server: NetServer, host: string, port: number): Promise<AddressInfo> {
+/** Binds a listener; with `reusePort`, on a socket of its own beside others on the port (Linux `SO_REUSEPORT`). */
+export async function listen(server: NetServer, host: string, port: number, reusePort = false): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, reusePort }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,7 +1,8 @@
 /**
  * TLS session resumption across the workers of one host (listeners/ticket-keys.ts): a session
  * ticket one worker issued resumes a handshake the other worker takes, still does after the
- * certificate has been reloaded, and stops at the key's rotation, which all workers make at once.
+ * certificate has been reloaded, and stops at the key's rotation, which all workers make at once;
+ * with workers on sockets of their own too (workers/reuse-port.ts).
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, renameSync } from 'node:fs';
@@ -170,6 +171,18 @@ describe('TLS session resumption across two workers', () => {
     trust(renewed.cert);
     const after = await visitBoth(first.ticket);
     assert.ok(after.holder.resumed && after.other.resumed, 'the ticket from before the reload resumes on both workers');
+  });
+});
+
+describe('TLS session resumption across two workers on sockets of their own (gateway.workerAccept: reuseport)', () => {
+  const workers = useTwoWorkers({ CATALOG_GATEWAY_WORKER_ACCEPT: 'reuseport' });
+
+  test('a worker that listens on its own socket gets the host ticket key: a session one worker issued resumes on the other', async () => {
+    const { visit, visitBoth } = workers();
+    const first = await visit(undefined, true);
+    assert.ok(first.ticket !== undefined, 'the server issued a ticket');
+    const { holder, other } = await visitBoth(first.ticket);
+    assert.ok(holder.resumed && other.resumed, 'resumed on both workers');
   });
 });
 

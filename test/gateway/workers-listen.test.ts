@@ -32,7 +32,10 @@ function processesWith(marker: string): number[] {
   return pids;
 }
 
-async function gatewayWithWorkers(ports: { api: number; admin: number }): Promise<{ code: number | null; stderr: string; left: number[] }> {
+async function gatewayWithWorkers(
+  ports: { api: number; admin: number },
+  more: readonly string[] = [],
+): Promise<{ code: number | null; stderr: string; left: number[] }> {
   const dataDir = tempDir();
   const args = [
     'bin/catalog-gateway.js',
@@ -45,6 +48,7 @@ async function gatewayWithWorkers(ports: { api: number; admin: number }): Promis
     String(ports.api),
     '--admin-port',
     String(ports.admin),
+    ...more,
   ];
   const child = spawn(NODE, args, { env: { ...process.env, CATALOG_DATA_DIR: dataDir, CATALOG_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -80,16 +84,27 @@ test('with workers, an admin port in use stops the whole gateway before any work
   assert.deepEqual(left, [], 'no worker left behind');
 });
 
-/** The pids whose open files include the socket listening on TCP `port` (IPv4), from /proc. */
-function holdersOfListeningSocket(port: number, pids: readonly number[]): number[] {
+/** The inodes of the sockets listening on TCP `port` (IPv4), from /proc/net/tcp: `sl local_address rem_address st … inode`, state 0A is LISTEN. */
+function listeningSockets(port: number): string[] {
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  // /proc/net/tcp: `sl local_address rem_address st … inode`; state 0A is LISTEN.
-  const inode = readFileSync('/proc/net/tcp', 'latin1')
+  return readFileSync('/proc/net/tcp', 'latin1')
     .split('\n')
     .map((row) => row.trim().split(/\s+/))
-    .find((cols) => cols[1]?.endsWith(`:${hexPort}`) === true && cols[3] === '0A')?.[9];
-  assert.ok(inode !== undefined, `nothing listens on port ${port}`);
+    .filter((cols) => cols[1]?.endsWith(`:${hexPort}`) === true && cols[3] === '0A')
+    .map((cols) => cols[9] ?? '');
+}
+
+/** Those of `pids` whose open files include the socket `inode`. */
+function holders(inode: string, pids: readonly number[]): number[] {
   return pids.filter((pid) => readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`));
+}
+
+/** The pids holding the one socket listening on TCP `port`. */
+function holdersOfListeningSocket(port: number, pids: readonly number[]): number[] {
+  const [inode, ...more] = listeningSockets(port);
+  assert.ok(inode !== undefined, `nothing listens on port ${port}`);
+  assert.deepEqual(more, [], 'one listening socket');
+  return holders(inode, pids);
 }
 
 for (const accept of ['workers', 'primary'] as const) {
@@ -107,3 +122,41 @@ for (const accept of ['workers', 'primary'] as const) {
     assert.equal((await get(`${url}/v1/books?q=accept`)).status, 401, 'a worker answers a connection it took: no token, 401');
   });
 }
+
+test('with gateway.workerAccept reuseport, each worker listens on a socket of its own while the primary holds the port, through a rolling restart too', async (t) => {
+  const dataDir = tempDir();
+  const file = join(dataDir, 'accept.json');
+  writeFileSync(file, JSON.stringify({ gateway: { workerAccept: 'reuseport' } }));
+  const { gw, url } = await runGateway(t, dataDir, ['--workers', '2', '--config', file]);
+  const workers = (): number[] => gw.seen.filter((l) => l.includes('"msg":"worker listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid);
+  await gw.line(() => workers().length === 2);
+  const primary = gw.child.pid ?? 0;
+  const port = Number(new URL(url).port);
+  /** Who holds each socket listening on the port, in the order of `pids`. */
+  const owners = (pids: readonly number[]): number[][] =>
+    listeningSockets(port)
+      .map((inode) => holders(inode, [primary, ...pids]))
+      .sort((a, b) => pids.indexOf(a[0] ?? 0) - pids.indexOf(b[0] ?? 0));
+  assert.deepEqual(owners(workers()), [[workers()[0]], [workers()[1]]], 'a socket per worker, none the primary');
+  assert.equal((await get(`${url}/v1/books?q=accept`)).status, 401, 'a worker answers a connection it took: no token, 401');
+
+  // The primary's socket keeps the port from anyone else, another gateway of this mode included.
+  const other = createServer();
+  other.listen(port, '127.0.0.1');
+  const [err] = (await once(other, 'error')) as [NodeJS.ErrnoException];
+  assert.equal(err.code, 'EADDRINUSE');
+  const second = await gatewayWithWorkers({ api: port, admin: 0 }, ['--config', file]);
+  assert.equal(second.code, 1, second.stderr);
+  assert.deepEqual(refusals(second.stderr), [
+    `catalog-gateway gateway: cannot listen on 127.0.0.1:${port} for the gateway's API listener (--port): the address is already in use (choose another with the port flags or CATALOG_*_PORT)`,
+  ]);
+  assert.deepEqual(second.left, [], 'no worker left behind');
+
+  // The new workers ask the primary where to listen and are seen listening: the restart goes through.
+  gw.child.kill('SIGUSR2');
+  await gw.line((l) => l.includes('"msg":"rolling restart done"'));
+  await gw.line(() => workers().length === 4);
+  const replaced = workers().slice(2);
+  assert.deepEqual(owners(replaced), [[replaced[0]], [replaced[1]]], 'the new workers hold the sockets');
+  assert.equal((await get(`${url}/v1/books?q=accept`)).status, 401);
+});

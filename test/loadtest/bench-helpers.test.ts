@@ -69,6 +69,13 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
   assert.equal(parseBenchArgs(['--help']), 'help');
   const ladder = parseBenchArgs(['--ladder', '--rounds', '7']);
   assert.ok(ladder !== 'help' && ladder.ladder && ladder.rounds === 7 && !defaults.ladder);
+  assert.equal(defaults.workerAccept, 'reuseport', '--tls runs a socket per worker unless told');
+  const shared = parseBenchArgs(['--tls', '--worker-accept', 'workers']);
+  assert.ok(shared !== 'help' && shared.workerAccept === 'workers');
+  assert.throws(
+    () => parseBenchArgs(['--tls', '--worker-accept', 'kernel']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--worker-accept') && e.message.includes('reuseport'),
+  );
 });
 
 test('bench flags: --traces picks synthetic traces by name and refuses an unknown one', () => {

@@ -99,8 +99,11 @@ export interface ListenerDeps {
 }
 
 export interface Listener {
-  /** Binds and returns the URL clients use (`https://` with TLS). */
-  listen(host: string, port: number): Promise<string>;
+  /**
+   * Binds and returns the URL clients use (`https://` with TLS); with `reusePort`, on a socket of
+   * its own among the workers' (../workers/reuse-port.ts).
+   */
+  listen(host: string, port: number, reusePort?: boolean): Promise<string>;
   /**
    * Stops accepting, lets in-flight requests finish (HTTP/2 connections get GOAWAY, HTTP/1.1
    * ones close once idle) and closes what is left after `deadlineMs`.
@@ -116,7 +119,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
   if (paths === undefined && !config['http.h2c']) {
     const server = createHttpServer(handler, deps.limits, deps.onRefused);
     return {
-      listen: async (host, port) => baseUrl(await listen(server, host, port)),
+      listen: async (host, port, reusePort) => baseUrl(await listen(server, host, port, reusePort)),
       drain: (deadlineMs) => drain(server, deadlineMs),
       // Node reads these server fields per connection and per timeout sweep, so assigning them is enough.
       applyLimits(limits) {
@@ -228,8 +231,8 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     socket.once('close', () => sockets.delete(socket));
   });
   return {
-    async listen(host, port) {
-      const address = await listen(server, host, port);
+    async listen(host, port, reusePort) {
+      const address = await listen(server, host, port, reusePort);
       reload?.start();
       return baseUrl(address, reload === undefined ? 'http' : 'https');
     },

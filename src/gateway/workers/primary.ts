@@ -7,7 +7,8 @@
  * from it (`SCHED_NONE`, the kernel's shared accept queue), which spares each connection the
  * hand-off, 15–20 % of a resumed TLS connection's CPU (docs/benchmarks.md, "TLS session
  * resumption"). A worker that drains closes its copy of the socket, and the connections still
- * queued go to the others.
+ * queued go to the others. With `reuseport` each worker listens on a socket of its own while the
+ * primary holds the port (reuse-port.ts), so a connection wakes one worker instead of all.
  * On SIGHUP it loads and validates the configuration and hands it to them (reload/live-config.ts);
  * on SIGUSR2 it replaces them one at a time (rolling-restart.ts).
  * It answers the admin port for all of them: `/metrics` sums their metrics (prom-client's
@@ -30,6 +31,7 @@ import { shareTicketKeys } from '../listeners/ticket-keys.ts';
 import { Asker, isListenFailure, isPurgeMessage, type ConfigOrder, type ListenFailure, type Purged, type Question } from './messages.ts';
 import { HOST_LOCK_MS, HostLocks } from './host-locks.ts';
 import { retire, rollWorkers } from './rolling-restart.ts';
+import { answerOwnSocketWorker, holdApiPort, migratesQueuedConnections, type HeldPort } from './reuse-port.ts';
 
 export function workerCount(setting: number | 'auto'): number {
   return setting === 'auto' ? availableParallelism() : setting;
@@ -173,6 +175,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
   };
   cluster.on('message', (from, message: unknown) => {
     if (hostLocks?.heard(from, message) === true) return;
+    if (ownSockets !== undefined && answerOwnSocketWorker(ownSockets, from, message)) return;
     if (isListenFailure(message)) cannotListen ??= message;
     if (!isPurgeMessage(message) || message.type !== 'catalog-gateway:relay') return;
     const others = connected().filter((w) => w !== from);
@@ -201,6 +204,21 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     // The admin listener's refusals are logged; the refusal counter is the workers', for the API port.
     countRefusal: () => undefined,
   });
+  // Workers that listen on sockets of their own listen where the primary holds the port (reuse-port.ts).
+  let ownSockets: HeldPort | undefined;
+  if (config['gateway.workerAccept'] === 'reuseport') {
+    ownSockets = await holdApiPort(config['gateway.host'], config['gateway.port']).catch(async (err: unknown) => {
+      await admin.stop();
+      hostLocks?.stop();
+      releaseDisk?.();
+      throw err;
+    });
+    if (!migratesQueuedConnections())
+      logger.warn(
+        { port: ownSockets.port },
+        'gateway.workerAccept is reuseport and net.ipv4.tcp_migrate_req is not 1: a worker that drains (a rolling restart) resets the connections still queued on its socket',
+      );
+  }
   const drainDeadlineMs = config['http.shutdownTimeoutMs'] + 5000;
   // One TLS session ticket key for all the workers (listeners/ticket-keys.ts).
   const ticketKeys = config['http.tls.cert'] === null ? undefined : shareTicketKeys(config['http.tls.ticketKeyRotationMs']);
@@ -212,6 +230,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
     await Promise.all([admin.stop(), health.close()]);
     ticketKeys?.stop();
     hostLocks?.stop();
+    ownSockets?.release();
     releaseDisk?.();
     throw err;
   });
@@ -255,6 +274,7 @@ export async function startPrimary(config: Config, count: number, workerArgs?: r
       await Promise.all([...live].map((worker) => retire(worker, drainDeadlineMs)));
       await Promise.all([admin.stop(), health.close(), resume?.stop()]);
       hostLocks?.stop();
+      ownSockets?.release();
       releaseDisk?.();
       logger.info('stopped');
       logger.flush();
