@@ -4,7 +4,7 @@
  * segments here, so that an entry moving between them changes a few numbers and no key is added to
  * any Map: every key a V8 `Map` adds may make it rebuild its table in the old generation, and what
  * reaches the old generation sets how often full collections run (docs/performance.md, "A disk
- * hit's tail"). The arrays double as slots are taken, 21 B a slot, and released slots are reused.
+ * hit's tail"). The arrays double as slots are taken, 17 B a slot, and released slots are reused.
  */
 
 /** No slot: the end of a list, or an empty one. */
