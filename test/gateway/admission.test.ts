@@ -198,6 +198,28 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.deepEqual(gone, ['/same:set']);
   });
 
+  test('in the main space a value set over itself keeps its size, and another value takes the size it comes with (as lru-cache does)', () => {
+    const gone: string[] = [];
+    const cache = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
+    const value = { key: '/main' };
+    cache.set('/main', value, { size: ENTRY });
+    // The window (1 % of the bound) holds one entry: the next pushes '/main' out, into a main space with room.
+    cache.set('/next', { key: '/next' }, { size: ENTRY });
+    assert.equal(cache.peek('/main'), value);
+    const held = cache.calculatedSize;
+    cache.set('/main', value, { size: 5 * ENTRY });
+    assert.equal(cache.calculatedSize, held);
+    assert.deepEqual(gone, []);
+    cache.set('/main', { key: '/main' }, { size: 5 * ENTRY });
+    assert.equal(cache.calculatedSize, held + 4 * ENTRY);
+    assert.deepEqual(gone, ['/main:set']);
+  });
+
   test('an entry adds its key to a Map once, entering memory: not when it moves between window, probation and protected', () => {
     const cache = windowed();
     const keys = Array.from({ length: 90 }, (_, i) => `/moves/${i}`);

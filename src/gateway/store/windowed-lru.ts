@@ -238,13 +238,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     let slot = this.#index.peek(key, this.#lookup);
     const old = slot === undefined ? undefined : this.#values[slot];
     if (slot !== undefined && this.#lists.listOf(slot) !== WINDOW) {
-      // As lru-cache does with an entry larger than its bound: the old value leaves, the new one is not kept.
-      if (size > this.#maxSize) this.#disposeAfter(this.#drop(slot), key, 'set');
-      else {
-        this.#values[slot] = value;
-        this.#lists.move(slot, this.#lists.listOf(slot), size);
-        if (old !== undefined && old !== value) this.#disposeAfter(old, key, 'set');
-      }
+      this.#replaceInMain(slot, key, value, size);
       this.#evictMain(0);
       return this;
     }
@@ -265,6 +259,27 @@ export class WindowedLru<K extends string, V extends number | object> implements
     // As lru-cache does: a value set again over itself has not left.
     if (old !== undefined && old !== value) this.#disposeAfter(old, key, 'set');
     return this;
+  }
+
+  /**
+   * A main-space entry set again, as its segment's own lru-cache did it: a value larger than the
+   * bound is not kept and the old one leaves; a value set over itself keeps its size; another
+   * takes the entry's place as its segment's newest, and the segment gives up its own oldest
+   * while it holds more than the whole bound.
+   */
+  #replaceInMain(slot: number, key: K, value: V, size: number): void {
+    const old = this.#values[slot] as V;
+    const segment = this.#lists.listOf(slot);
+    if (size > this.#maxSize) {
+      this.#disposeAfter(this.#drop(slot), key, 'set');
+    } else if (old === value) {
+      this.#lists.move(slot, segment);
+    } else {
+      this.#values[slot] = value;
+      this.#lists.move(slot, segment, size);
+      this.#disposeAfter(old, key, 'set');
+      while (this.#lists.bytes(segment) > this.#maxSize) this.#evict(this.#lists.oldest(segment));
+    }
   }
 
   delete(key: K): boolean {
