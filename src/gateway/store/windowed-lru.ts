@@ -1,5 +1,5 @@
 /**
- * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a window LRU
+ * W-TinyLFU (Caffeine's policy) built on one lru-cache under one byte bound: a window LRU
  * that takes every new entry, and the main space (the rest) that an entry pushed out of the
  * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
  * window is 1 % of the bound while counts decide well; it grows toward all of it while plain LRU
@@ -20,13 +20,16 @@
  * window tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch
  * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
- * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
- * to its share here, so the sum never exceeds the bound, and the memory of the sketch, the shift
- * detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
+ * lru-cache stays the store's index, of every entry whatever its segment; the window's and the
+ * two segments' LRU orders and each entry's size are kept by slot in typed arrays (slot-lists.ts),
+ * so that an entry moving between segments adds no key to any Map (each key a V8 Map adds may
+ * rebuild its table in the old generation: docs/performance.md, "A disk hit's tail"). Each segment
+ * is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
+ * shift detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
  * has settled at the top (all of the bound: LRU) the sketch counts only the tuner's sample and the
  * shift detector holds nothing, and that memory (0.16–0.33 % left) goes to the entries, so that a
- * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the LRU ends
- * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
+ * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the oldest
+ * ends before anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
@@ -35,7 +38,7 @@ import { ShiftDetector } from './shift-detector.ts';
 import { NONE, SlotLists } from './slot-lists.ts';
 import { WindowTuner } from './window-tuner.ts';
 
-/** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
+/** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru over one. */
 export interface EntryLru<K, V> {
   get(key: K): V | undefined;
   peek(key: K): V | undefined;
