@@ -7,7 +7,10 @@
  * which requests a full collection overlapped, from its marking's start (on a pinned core the
  * marking threads take the core from the requests) to its pause's end, the share of the slowest
  * hundredth among them, and the p99 of the others, which is what the tail would be without full
- * collections. Prints a markdown table; the figures are medians over the rounds.
+ * collections; and, from `--trace-gc-verbose`, how fast the old generation grew between
+ * collections (what the requests allocated there directly and what scavenges promoted), which is
+ * what sets how often full collections start (docs/performance.md, "A disk hit's tail"). Prints a
+ * markdown table; the figures are medians over the rounds.
  *
  *   node --import tsx bench/disk-tail.ts [rate=3000] [seconds=10] [rounds=4] [accept-encoding='']
  */
@@ -31,7 +34,12 @@ interface Collection {
   readonly start: number;
   readonly end: number;
   readonly markingFrom: number;
+  /** Bytes used in the old generation (old space and large objects) after it. */
+  oldBytes: number;
 }
+
+/** `--trace-gc-verbose`'s line for an old-generation space, after each collection's own line. */
+const OLD_SPACE = /\] (?:Old space|Large object space),\s+used:\s+(\d+) KB/;
 
 const LINE =
   /^\[\d+:0x[0-9a-f]+\]\s+([\d.]+) ms: (Scavenge|Minor Mark-Sweep|Mark-Compact)\b.*? MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?:.*?walltime since start of marking ([\d.]+) ms)?/;
@@ -46,11 +54,14 @@ function collections(log: string): Collection[] {
       found = [];
       continue;
     }
+    const space = OLD_SPACE.exec(line);
+    const last = found.at(-1);
+    if (space !== null && last !== undefined) last.oldBytes += Number(space[1]) * 1024;
     const m = LINE.exec(line);
     if (m === null) continue;
     const end = origin + Number(m[1]);
     const start = end - Number(m[3]);
-    found.push({ full: m[2] === 'Mark-Compact', start, end, markingFrom: end - Number(m[4] ?? m[3]) });
+    found.push({ full: m[2] === 'Mark-Compact', start, end, markingFrom: end - Number(m[4] ?? m[3]), oldBytes: 0 });
   }
   return found;
 }
@@ -63,6 +74,22 @@ interface Run {
 
 function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+/**
+ * The old generation's growth per request, from one collection to the next scavenge (which frees
+ * nothing there), over the collections of a run at `perSecond` requests a second.
+ */
+function oldGrowthPerRequest(run: readonly Collection[], perSecond: number): number {
+  let grown = 0;
+  let ms = 0;
+  for (let i = 1; i < run.length; i++) {
+    const [before, after] = [run[i - 1], run[i]];
+    if (before === undefined || after === undefined || after.full) continue;
+    grown += after.oldBytes - before.oldBytes;
+    ms += after.end - before.end;
+  }
+  return ms === 0 ? 0 : (grown / ms) * (1000 / perSecond);
 }
 
 function median(values: readonly number[]): number {
@@ -88,7 +115,7 @@ try {
     { id: 'disk-admitting', label: 'disk hits, 1 MiB memory with admission', env: { ...log, CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB) } },
   ];
   const gateways = [];
-  for (const kind of kinds) gateways.push(await fleet.gateway(kind.id, origin, kind.env, ['--trace-gc', '--import', TIME_ORIGIN]));
+  for (const kind of kinds) gateways.push(await fleet.gateway(kind.id, origin, kind.env, ['--trace-gc', '--trace-gc-verbose', '--import', TIME_ORIGIN]));
   for (const gateway of gateways) await warmCache(gateway.url, targets, authorization);
   for (const server of [origin, ...gateways]) pin(server.pid, CORES?.server);
 
@@ -128,6 +155,8 @@ try {
     readonly p99Clear: number;
     readonly full: number;
     readonly scavenges: number;
+    /** Bytes a request added to the old generation, directly or promoted by scavenges. */
+    readonly oldGrowth: number;
     readonly cpuUs: number;
     /** Of the requests at or above the p99, the share a full collection overlapped. */
     readonly slowInFull: number;
@@ -169,6 +198,10 @@ try {
         ),
         full: (full.length * 100_000) / requests,
         scavenges: ((during.length - full.length) * 100_000) / requests,
+        oldGrowth: oldGrowthPerRequest(
+          during.filter((c) => c.start >= from && c.end <= to),
+          Number(rate),
+        ),
         cpuUs: (cpu * 1e6) / requests,
         slowInFull: slow.filter(Boolean).length / Math.max(1, slow.length),
         fromDisk: (diskAfter.hits - diskBefore.hits) / requests,
@@ -180,14 +213,14 @@ try {
     `\n${rate} requests a second for ${seconds} s, ${rounds} interleaved rounds, 1,000 URLs in a cycle${acceptEncoding === '' ? '' : `, Accept-Encoding: ${acceptEncoding}`}; medians over the rounds\n`,
   );
   console.log(
-    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | CPU µs a request | ≥ p99 overlapped by a full GC | from disk | disk writes per 1k |',
+    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | old-generation growth, B a request | CPU µs a request | ≥ p99 overlapped by a full GC | from disk | disk writes per 1k |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, kind] of kinds.entries()) {
     const r = rows[i] ?? [];
     const m = (pick: (row: Row) => number, digits = 1): string => median(r.map(pick)).toFixed(digits);
     console.log(
-      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
+      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.oldGrowth)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
     );
   }
 } finally {

@@ -198,6 +198,52 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.deepEqual(gone, ['/same:set']);
   });
 
+  test('in the main space a value set over itself keeps its size, and another value takes the size it comes with (as lru-cache does)', () => {
+    const gone: string[] = [];
+    const cache = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
+    const value = { key: '/main' };
+    cache.set('/main', value, { size: ENTRY });
+    // The window (1 % of the bound) holds one entry: the next pushes '/main' out, into a main space with room.
+    cache.set('/next', { key: '/next' }, { size: ENTRY });
+    assert.equal(cache.peek('/main'), value);
+    const held = cache.calculatedSize;
+    cache.set('/main', value, { size: 5 * ENTRY });
+    assert.equal(cache.calculatedSize, held);
+    assert.deepEqual(gone, []);
+    cache.set('/main', { key: '/main' }, { size: 5 * ENTRY });
+    assert.equal(cache.calculatedSize, held + 4 * ENTRY);
+    assert.deepEqual(gone, ['/main:set']);
+  });
+
+  test('an entry adds its key to a Map once, entering memory: not when it moves between window, probation and protected', () => {
+    const cache = windowed();
+    const keys = Array.from({ length: 90 }, (_, i) => `/moves/${i}`);
+    for (const key of keys) request(cache, key);
+    const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (
+      this: Map<unknown, unknown>,
+      key: unknown,
+      value: unknown,
+    ) => Map<unknown, unknown>;
+    let added = 0;
+    Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K, V> {
+      if (!this.has(key)) added++;
+      return mapSet.call(this, key, value) as Map<K, V>;
+    };
+    try {
+      // Hits on probation promote; the protected segment's oldest go back on probation.
+      for (let round = 0; round < 4; round++) for (const key of round % 2 === 0 ? keys : [...keys].reverse()) request(cache, key);
+    } finally {
+      Map.prototype.set = mapSet;
+    }
+    assert.equal(keys.filter((key) => cache.peek(key) === undefined).length, 0, 'every key is still held');
+    assert.equal(added, 0);
+  });
+
   test('the byte bound holds exactly, and every key that leaves is reported once', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('request' as const), key: fc.integer({ min: 0, max: 60 }), size: fc.integer({ min: 1, max: 9000 }) }),

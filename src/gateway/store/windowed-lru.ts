@@ -1,5 +1,5 @@
 /**
- * W-TinyLFU (Caffeine's policy) built from three lru-caches under one byte bound: a window LRU
+ * W-TinyLFU (Caffeine's policy) built on one lru-cache under one byte bound: a window LRU
  * that takes every new entry, and the main space (the rest) that an entry pushed out of the
  * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
  * window is 1 % of the bound while counts decide well; it grows toward all of it while plain LRU
@@ -20,21 +20,25 @@
  * window tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch
  * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
- * lru-cache stays the store: each segment is an LRUCache instance, the main space's two are kept
- * to its share here, so the sum never exceeds the bound, and the memory of the sketch, the shift
- * detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
+ * lru-cache stays the store's index, of every entry whatever its segment; the window's and the
+ * two segments' LRU orders and each entry's size are kept by slot in typed arrays (slot-lists.ts),
+ * so that an entry moving between segments adds no key to any Map (each key a V8 Map adds may
+ * rebuild its table in the old generation: docs/performance.md, "A disk hit's tail"). Each segment
+ * is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
+ * shift detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
  * has settled at the top (all of the bound: LRU) the sketch counts only the tuner's sample and the
  * shift detector holds nothing, and that memory (0.16–0.33 % left) goes to the entries, so that a
- * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the LRU ends
- * (`rkeys()`, `info()`) before anything is inserted, in the order in which they are then evicted.
+ * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the oldest
+ * ends before anything is inserted, in the order in which they are then evicted.
  */
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
+import { NONE, SlotLists } from './slot-lists.ts';
 import { WindowTuner } from './window-tuner.ts';
 
-/** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru in front of two of them. */
+/** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru over one. */
 export interface EntryLru<K, V> {
   get(key: K): V | undefined;
   peek(key: K): V | undefined;
@@ -93,15 +97,33 @@ const PROTECTED_SHARE = 0.8;
  */
 const SKETCH_BYTES_PER_ENTRY = 2048;
 
-/** A main-space entry that may make way, under the store's key type. */
+/** A main-space entry that may make way, under the store's key type, with its slot. */
 interface Victim<K extends string> extends Judged {
   readonly key: K;
+  readonly slot: number;
 }
 
+/** The segments, as lists of #lists. */
+const WINDOW = 0;
+const PROBATION = 1;
+const PROTECTED = 2;
+const SEGMENTS = 3;
+
+/** What an entry counts for in the index (see WindowedLru#index). */
+const ONE_ENTRY = { size: 1 };
+
 export class WindowedLru<K extends string, V extends number | object> implements EntryLru<K, V> {
-  readonly #window: LRUCache<K, V>;
-  readonly #probation: LRUCache<K, V>;
-  readonly #protected: LRUCache<K, V>;
+  /**
+   * Every entry's key, whatever its segment, to its slot in #lists: a key is added when it enters
+   * memory and removed when it leaves, never when it moves between segments. Its own order is not
+   * read; each entry stands for one byte of its bound, so it never evicts on its own.
+   */
+  readonly #index: LRUCache<K, number>;
+  /** The three segments' LRU orders and each entry's size, by slot. */
+  readonly #lists = new SlotLists(SEGMENTS);
+  /** Each slot's key and value. */
+  readonly #keys: (K | undefined)[] = [];
+  readonly #values: (V | undefined)[] = [];
   readonly #maxSize: number;
   #windowBytes = 0;
   #mainBytes = 0;
@@ -125,9 +147,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
    * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
    * writes its diagnostics `status` into them, so they cannot be frozen).
    */
-  readonly #lookup: LRUCache.GetOptions<K, V, unknown> & LRUCache.PeekOptions<K, V, unknown> = {};
-  /** Set while an entry moves between segments or is replaced or evicted here: no removal to report, or one reported here. */
-  #moving = false;
+  readonly #lookup: LRUCache.PeekOptions<K, number, unknown> = {};
 
   constructor(options: WindowedLruOptions<K, V>) {
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
@@ -147,32 +167,27 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#onAdmission = options.onAdmission;
     this.#onShift = options.onShift;
     this.#maxSize = options.maxSize;
-    const forward = (value: V, key: K, reason: LRUCache.DisposeReason): void => {
-      if (!this.#moving) this.#disposeAfter(value, key, reason);
-    };
-    // Every segment is bounded by the whole bound, as the window's share moves; what each may hold is kept here.
-    this.#window = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
-    this.#probation = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
-    this.#protected = new LRUCache<K, V>({ maxSize: this.#maxSize, disposeAfter: forward });
+    // An entry costs at least a byte of the bound, so counted as one the index holds no more than its bound.
+    this.#index = new LRUCache<K, number>({ maxSize: this.#maxSize });
     this.#windowMoved();
   }
 
   /**
-   * The window first: a working set smaller than it (a few hundred answers at the default
-   * bound) never leaves it, and a hit there is one lookup; then the protected segment, where a
-   * large cache's hits are; a hit on probation promotes the entry.
+   * A hit in the window or the protected segment makes the entry its segment's newest; a hit on
+   * probation promotes the entry.
    */
   get(key: K): V | undefined {
     const h = this.#admission.record(key);
-    const found = this.#window.get(key, this.#lookup) ?? this.#protected.get(key, this.#lookup);
-    if (found !== undefined) {
-      this.#counted(h, true);
-      return found;
+    const slot = this.#index.peek(key, this.#lookup);
+    if (slot === undefined) {
+      this.#counted(h, false);
+      return undefined;
     }
-    const proving = this.#probation.peek(key, this.#lookup);
-    if (proving !== undefined) this.#promote(key, proving);
-    this.#counted(h, proving !== undefined);
-    return proving;
+    const found = this.#values[slot];
+    if (this.#lists.listOf(slot) === PROBATION) this.#promote(slot);
+    else this.#lists.move(slot, this.#lists.listOf(slot));
+    this.#counted(h, true);
+    return found;
   }
 
   /** Counts a lookup for the shift detector and the window's tuner, and moves the window when the tuner says so. */
@@ -205,7 +220,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   peek(key: K): V | undefined {
-    return this.#protected.peek(key) ?? this.#probation.peek(key) ?? this.#window.peek(key);
+    const slot = this.#index.peek(key, this.#lookup);
+    return slot === undefined ? undefined : this.#values[slot];
   }
 
   /**
@@ -222,38 +238,69 @@ export class WindowedLru<K extends string, V extends number | object> implements
     }
     this.#sinceShift++;
     this.#tuner.stored(h, size);
-    const segment = this.#protected.has(key) ? this.#protected : this.#probation.has(key) ? this.#probation : undefined;
-    if (segment !== undefined) {
-      segment.set(key, value, { size });
+    let slot = this.#index.peek(key, this.#lookup);
+    const old = slot === undefined ? undefined : this.#values[slot];
+    if (slot !== undefined && this.#lists.listOf(slot) !== WINDOW) {
+      this.#replaceInMain(slot, key, value, size);
       this.#evictMain(0);
       return this;
     }
-    const old = this.#window.peek(key);
-    if (old !== undefined) this.#quietly(() => this.#window.delete(key));
+    // An entry replaced in the window keeps its slot, out of the window while room is made.
+    if (slot !== undefined) this.#lists.remove(slot);
     if (size <= this.#windowBytes) {
       this.#makeRoomInWindow(size);
-      this.#window.set(key, value, { size });
-    } else {
-      this.#offer(key, value, size);
+      slot ??= this.#enter(key);
+      this.#values[slot] = value;
+      this.#lists.push(WINDOW, slot, size);
+    } else if (this.#offer(key, size)) {
+      slot ??= this.#enter(key);
+      this.#values[slot] = value;
+      this.#lists.push(PROBATION, slot, size);
+    } else if (slot !== undefined) {
+      this.#drop(slot);
     }
     // As lru-cache does: a value set again over itself has not left.
     if (old !== undefined && old !== value) this.#disposeAfter(old, key, 'set');
     return this;
   }
 
-  delete(key: K): boolean {
-    this.#tuner.deleted(keyHash(key));
-    return this.#protected.delete(key) || this.#probation.delete(key) || this.#window.delete(key);
+  /**
+   * A main-space entry set again, as its segment's own lru-cache did it: a value larger than the
+   * bound is not kept and the old one leaves; a value set over itself keeps its size; another
+   * takes the entry's place as its segment's newest, and the segment gives up its own oldest
+   * while it holds more than the whole bound.
+   */
+  #replaceInMain(slot: number, key: K, value: V, size: number): void {
+    const old = this.#values[slot] as V;
+    const segment = this.#lists.listOf(slot);
+    if (size > this.#maxSize) {
+      this.#disposeAfter(this.#drop(slot), key, 'set');
+    } else if (old === value) {
+      this.#lists.move(slot, segment);
+    } else {
+      this.#values[slot] = value;
+      this.#lists.move(slot, segment, size);
+      this.#disposeAfter(old, key, 'set');
+      while (this.#lists.bytes(segment) > this.#maxSize) this.#evict(this.#lists.oldest(segment));
+    }
   }
 
+  delete(key: K): boolean {
+    this.#tuner.deleted(keyHash(key));
+    const slot = this.#index.peek(key, this.#lookup);
+    if (slot === undefined) return false;
+    this.#disposeAfter(this.#drop(slot), key, 'delete');
+    return true;
+  }
+
+  /** The protected segment's keys, then probation's, then the window's, each from its newest. */
   *keys(): Generator<K> {
-    yield* this.#protected.keys();
-    yield* this.#probation.keys();
-    yield* this.#window.keys();
+    for (const segment of [PROTECTED, PROBATION, WINDOW])
+      for (let slot = this.#lists.newest(segment); slot !== NONE; slot = this.#lists.older(slot)) yield this.#keys[slot] as K;
   }
 
   get size(): number {
-    return this.#protected.size + this.#probation.size + this.#window.size;
+    return this.#lists.count(WINDOW) + this.#lists.count(PROBATION) + this.#lists.count(PROTECTED);
   }
 
   /** What the sketch, the shift detector and the window's tuner hold in memory now, taken from the main space's share. */
@@ -267,28 +314,47 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   get calculatedSize(): number {
-    return this.#mainSize + this.#window.calculatedSize;
+    return this.#mainSize + this.#lists.bytes(WINDOW);
   }
 
   get #mainSize(): number {
-    return this.#protected.calculatedSize + this.#probation.calculatedSize;
+    return this.#lists.bytes(PROTECTED) + this.#lists.bytes(PROBATION);
+  }
+
+  /** A key entering memory: its slot, in no segment yet. */
+  #enter(key: K): number {
+    const slot = this.#lists.take();
+    this.#keys[slot] = key;
+    this.#index.set(key, slot, ONE_ENTRY);
+    return slot;
+  }
+
+  /** An entry leaving memory, reporting nothing: its value, for the caller to report. */
+  #drop(slot: number): V {
+    const value = this.#values[slot] as V;
+    this.#index.delete(this.#keys[slot] as K);
+    this.#keys[slot] = undefined;
+    this.#values[slot] = undefined;
+    this.#lists.release(slot);
+    return value;
+  }
+
+  #evict(slot: number): void {
+    const key = this.#keys[slot] as K;
+    this.#disposeAfter(this.#drop(slot), key, 'evict');
   }
 
   /** An entry on probation asked for again: it moves to the protected segment, whose oldest go back on probation. */
-  #promote(key: K, value: V): void {
-    const size = this.#probation.info(key)?.size ?? 0;
-    this.#quietly(() => {
-      this.#probation.delete(key);
-      this.#protected.set(key, value, { size });
-    });
+  #promote(slot: number): void {
+    this.#lists.move(slot, PROTECTED);
     this.#fitProtected();
   }
 
   #fitProtected(): void {
-    while (this.#protected.calculatedSize > this.#protectedBytes) {
-      const oldest = this.#takeOldest(this.#protected);
-      if (oldest === undefined) return;
-      this.#quietly(() => this.#probation.set(oldest.key, oldest.value, { size: oldest.size }));
+    while (this.#lists.bytes(PROTECTED) > this.#protectedBytes) {
+      const oldest = this.#lists.oldest(PROTECTED);
+      if (oldest === NONE) return;
+      this.#lists.move(oldest, PROBATION);
     }
   }
 
@@ -308,25 +374,35 @@ export class WindowedLru<K extends string, V extends number | object> implements
   #resize(share: number): void {
     this.#share(share);
     while (this.#mainSize > this.#mainBytes) {
-      const oldest = this.#takeOldest(this.#probation.size > 0 ? this.#probation : this.#protected);
-      if (oldest === undefined) break;
-      this.#quietly(() => this.#window.set(oldest.key, oldest.value, { size: oldest.size }));
+      const oldest = this.#oldestInMainSpace();
+      if (oldest === NONE) break;
+      this.#lists.move(oldest, WINDOW);
     }
     this.#fitProtected();
     this.#makeRoomInWindow(0);
   }
 
+  /** The main space's next to go: probation's oldest, or the protected segment's when probation is empty. */
+  #oldestInMainSpace(): number {
+    return this.#lists.oldest(this.#lists.count(PROBATION) > 0 ? PROBATION : PROTECTED);
+  }
+
   #makeRoomInWindow(size: number): void {
-    while (this.#window.calculatedSize + size > this.#windowBytes) {
-      const oldest = this.#takeOldest(this.#window);
-      if (oldest === undefined) return;
+    while (this.#lists.bytes(WINDOW) + size > this.#windowBytes) {
+      const oldest = this.#lists.oldest(WINDOW);
+      if (oldest === NONE) return;
+      this.#lists.remove(oldest);
       // With no main space (the window at the top) there is nothing to judge for: LRU evicts.
-      if (this.#mainBytes === 0 || !this.#offer(oldest.key, oldest.value, oldest.size)) this.#disposeAfter(oldest.value, oldest.key, 'evict');
+      if (this.#mainBytes === 0 || !this.#offer(this.#keys[oldest] as K, this.#lists.sizeOf(oldest))) this.#evict(oldest);
+      else this.#lists.push(PROBATION, oldest, this.#lists.sizeOf(oldest));
     }
   }
 
-  /** Judges a candidate for the main space and puts it on probation when admitted, evicting the victims judged. */
-  #offer(key: K, value: V, size: number): boolean {
+  /**
+   * Judges a candidate for the main space, evicting the victims judged when it is admitted: the
+   * caller then puts it on probation.
+   */
+  #offer(key: K, size: number): boolean {
     this.#sketch.resample(this.size);
     const needed = this.#mainSize + size - this.#mainBytes;
     const victims = needed > 0 && size <= this.#mainBytes ? this.#victims(needed) : [];
@@ -337,38 +413,19 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#onAdmission(admitted);
     if (!admitted) this.#shifts.refused(h, this.size);
     if (admitted) {
-      for (const victim of victims) this.#evictVictim(victim.key);
+      for (const victim of victims) this.#evict(victim.slot);
       this.#evictMain(size);
-      this.#probation.set(key, value, { size });
     }
     return admitted;
-  }
-
-  #evictVictim(key: K): void {
-    const segment = this.#probation.has(key) ? this.#probation : this.#protected;
-    const value = segment.peek(key, this.#lookup);
-    if (value === undefined) return;
-    this.#quietly(() => segment.delete(key));
-    this.#disposeAfter(value, key, 'evict');
   }
 
   /** Evicts from the main space, victims first, until `incoming` more bytes fit in its share. */
   #evictMain(incoming: number): void {
     while (this.#mainSize + incoming > this.#mainBytes) {
-      const oldest = this.#takeOldest(this.#probation.size > 0 ? this.#probation : this.#protected);
-      if (oldest === undefined) return;
-      this.#disposeAfter(oldest.value, oldest.key, 'evict');
+      const oldest = this.#oldestInMainSpace();
+      if (oldest === NONE) return;
+      this.#evict(oldest);
     }
-  }
-
-  /** Takes a segment's least recently used entry out of it, reporting nothing: the caller moves it or reports it. */
-  #takeOldest(segment: LRUCache<K, V>): { readonly key: K; readonly value: V; readonly size: number } | undefined {
-    const oldest = segment.rkeys().next();
-    if (oldest.done === true) return undefined;
-    const entry = segment.info(oldest.value);
-    if (entry === undefined) return undefined;
-    this.#quietly(() => segment.delete(oldest.value));
-    return { key: oldest.value, value: entry.value, size: entry.size ?? 0 };
   }
 
   /**
@@ -389,26 +446,30 @@ export class WindowedLru<K extends string, V extends number | object> implements
     }
     if (this.#sinceShift < AFTER_SHIFT_PER_ENTRY * this.size) {
       let taken = 0;
-      for (const key of this.#protected.rkeys()) {
+      for (let slot = this.#lists.oldest(PROTECTED); slot !== NONE; slot = this.#lists.newer(slot)) {
         if (taken++ >= VICTIM_SAMPLE) break;
-        if (!sample.some((s) => s.key === key)) sample.push(this.#sampled({ key, size: this.#protected.info(key)?.size ?? 0 }));
+        if (!sample.some((s) => s.slot === slot)) sample.push(this.#sampled(this.#victim(slot)));
       }
     }
     sample.sort((a, b) => a.density - b.density);
     const victims: Victim<K>[] = [];
     let freed = 0;
     const take = (victim: Victim<K>): boolean => {
-      victims.push({ key: victim.key, size: victim.size });
+      victims.push({ key: victim.key, size: victim.size, slot: victim.slot });
       freed += victim.size;
       return freed < needed;
     };
     for (const victim of sample) if (!take(victim)) return victims;
     for (let next = oldest.next(); next.done !== true; next = oldest.next()) {
-      const key = next.value.key;
-      if (sample.some((s) => s.key === key)) continue;
+      const slot = next.value.slot;
+      if (sample.some((s) => s.slot === slot)) continue;
       if (!take(next.value)) return victims;
     }
     return victims;
+  }
+
+  #victim(slot: number): Victim<K> {
+    return { key: this.#keys[slot] as K, size: this.#lists.sizeOf(slot), slot };
   }
 
   #sampled(victim: Victim<K>): Victim<K> & { readonly density: number } {
@@ -416,15 +477,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   *#oldestInMain(): Generator<Victim<K>, void, undefined> {
-    for (const segment of [this.#probation, this.#protected]) for (const key of segment.rkeys()) yield { key, size: segment.info(key)?.size ?? 0 };
-  }
-
-  #quietly(move: () => void): void {
-    this.#moving = true;
-    try {
-      move();
-    } finally {
-      this.#moving = false;
-    }
+    for (const segment of [PROBATION, PROTECTED])
+      for (let slot = this.#lists.oldest(segment); slot !== NONE; slot = this.#lists.newer(slot)) yield this.#victim(slot);
   }
 }
