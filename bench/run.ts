@@ -64,7 +64,11 @@ async function main(argv: readonly string[]): Promise<number> {
     if (options.ladder) return await run(ladderBench, ladderMarkdown, 'ladder-latest.json', 'ladder');
     if (options.sharedTier) return await run(sharedTierBench, sharedTierMarkdown, 'shared-tier-latest.json', 'shared-tier');
     if (options.http2) return await run(http2Bench, http2Markdown, 'http2-latest.json', 'http2');
-    if (options.tls) return await run(tlsBench, tlsMarkdown, 'tls-latest.json', 'tls');
+    if (options.tls) {
+      // Each certificate's runs keep a latest of their own: one run does not stand for the other.
+      const name = options.tlsKey === 'p256' ? 'tls' : `tls-${options.tlsKey}`;
+      return await run(tlsBench, tlsMarkdown, `${name}-latest.json`, name);
+    }
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
     if (options.diskHits) return await run(abBench, abMarkdown, 'disk-hits-latest.json', 'disk-hits');
     if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
