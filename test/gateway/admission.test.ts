@@ -56,6 +56,18 @@ function windowed(): WindowedLru<string, { key: string }> {
   return new WindowedLru<string, { key: string }>({ maxSize: BOUND, disposeAfter: () => undefined, onAdmission: () => undefined, onShift: () => undefined });
 }
 
+/** A windowed LRU that writes down each entry it reports gone, as `key:reason`. */
+function recording(): { readonly cache: WindowedLru<string, { key: string }>; readonly gone: string[] } {
+  const gone: string[] = [];
+  const cache = new WindowedLru<string, { key: string }>({
+    maxSize: BOUND,
+    disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
+    onAdmission: () => undefined,
+    onShift: () => undefined,
+  });
+  return { cache, gone };
+}
+
 function plain(): LRUCache<string, { key: string }> {
   return new LRUCache<string, { key: string }>({ maxSize: BOUND });
 }
@@ -167,13 +179,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
   });
 
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
-    const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({
-      maxSize: BOUND,
-      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
-      onAdmission: () => undefined,
-      onShift: () => undefined,
-    });
+    const { cache, gone } = recording();
     for (let round = 0; round < 3; round++) for (let i = 0; i < 200; i++) request(cache, `/warm/${i}`);
     request(cache, '/grows', 500);
     const grown = { key: '/grows' };
@@ -183,13 +189,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
   });
 
   test('a value set again over itself is not reported gone, in the window as in the main space (as lru-cache does)', () => {
-    const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({
-      maxSize: BOUND,
-      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
-      onAdmission: () => undefined,
-      onShift: () => undefined,
-    });
+    const { cache, gone } = recording();
     const value = { key: '/same' };
     cache.set('/same', value, { size: 100 });
     cache.set('/same', value, { size: 100 });
@@ -199,13 +199,7 @@ describe('W-TinyLFU in front of lru-cache', () => {
   });
 
   test('in the main space a value set over itself keeps its size, and another value takes the size it comes with (as lru-cache does)', () => {
-    const gone: string[] = [];
-    const cache = new WindowedLru<string, { key: string }>({
-      maxSize: BOUND,
-      disposeAfter: (v, k, reason) => gone.push(`${k}:${reason}`),
-      onAdmission: () => undefined,
-      onShift: () => undefined,
-    });
+    const { cache, gone } = recording();
     const value = { key: '/main' };
     cache.set('/main', value, { size: ENTRY });
     // The window (1 % of the bound) holds one entry: the next pushes '/main' out, into a main space with room.
