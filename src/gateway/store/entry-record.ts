@@ -32,7 +32,7 @@ import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
 import type { FieldShape } from './field-shapes.ts';
 import type { FreshnessFacts } from '../rules/freshness.ts';
-import { AS_SENT, NO_VALUES, Representation, StoredResponse, type EntryMaker, type SecondaryKey, type Terms } from './stored-response.ts';
+import { AS_SENT, NO_VALUES, NONE_MADE, Representation, StoredResponse, type EntryMaker, type SecondaryKey, type Terms } from './stored-response.ts';
 
 const MUST_REVALIDATE = 1;
 const NO_CACHE = 2;
@@ -327,8 +327,6 @@ export class RecordWriter {
 
 /** The secondary key of a response that does not vary; the StoredResponse shares its own instead. */
 const NOT_VARYING: SecondaryKey = { vary: [], selecting: [] };
-
-const NONE_MADE: readonly Representation[] = [];
 
 /** Reads records into StoredResponses; one per cache, reused by every read (reads are synchronous). */
 export class RecordReader {

@@ -92,7 +92,8 @@ export class Representation {
   }
 }
 
-const NONE_MADE: readonly Representation[] = [];
+/** No representation made from the kept one: shared by every response that has none. */
+export const NONE_MADE: readonly Representation[] = [];
 
 /**
  * The reuse facts that most stored responses share (no stale windows, no revalidation forced),
