@@ -160,6 +160,12 @@ try {
     readonly cpuUs: number;
     /** Of the requests at or above the p99, the share a full collection overlapped. */
     readonly slowInFull: number;
+    /** Of the requests at or above the p99, the share a scavenge's pause overlapped. */
+    readonly slowInScavenge: number;
+    /** The p99 of the requests that no collection overlapped, full or young. */
+    readonly p99NoGc: number;
+    /** Scavenges' pauses, ms per 100k requests. */
+    readonly scavengeMs: number;
     /** Of the requests, the share the disk tier answered, and its writes (each a transaction on the event loop) per 1,000 requests. */
     readonly fromDisk: number;
     readonly writes: number;
@@ -187,7 +193,13 @@ try {
         const at = run.dueAt[j] ?? 0;
         return full.some((c) => c.markingFrom < at + ms && c.end > at);
       });
+      const scavenges = during.filter((c) => !c.full);
+      const inScavenge = run.latencyMs.map((ms, j) => {
+        const at = run.dueAt[j] ?? 0;
+        return scavenges.some((c) => c.start < at + ms && c.end > at);
+      });
       const slow = inFull.filter((_, j) => (run.latencyMs[j] ?? 0) >= p99);
+      const slowInScavenge = inScavenge.filter((_, j) => (run.latencyMs[j] ?? 0) >= p99);
       rows[i]?.push({
         p50: percentile(sorted, 0.5),
         p99,
@@ -204,6 +216,12 @@ try {
         ),
         cpuUs: (cpu * 1e6) / requests,
         slowInFull: slow.filter(Boolean).length / Math.max(1, slow.length),
+        slowInScavenge: slowInScavenge.filter(Boolean).length / Math.max(1, slowInScavenge.length),
+        p99NoGc: percentile(
+          run.latencyMs.filter((_, j) => inFull[j] !== true && inScavenge[j] !== true).sort((a, b) => a - b),
+          0.99,
+        ),
+        scavengeMs: (scavenges.reduce((sum, c) => sum + c.end - c.start, 0) * 100_000) / requests,
         fromDisk: (diskAfter.hits - diskBefore.hits) / requests,
         writes: ((diskAfter.writes - diskBefore.writes) * 1000) / requests,
       });
@@ -213,14 +231,14 @@ try {
     `\n${rate} requests a second for ${seconds} s, ${rounds} interleaved rounds, 1,000 URLs in a cycle${acceptEncoding === '' ? '' : `, Accept-Encoding: ${acceptEncoding}`}; medians over the rounds\n`,
   );
   console.log(
-    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | old-generation growth, B a request | CPU µs a request | ≥ p99 overlapped by a full GC | from disk | disk writes per 1k |',
+    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | old-generation growth, B a request | CPU µs a request | ≥ p99 overlapped by a full GC | ≥ p99 overlapped by a scavenge | p99 of the requests no collection overlapped | scavenge pauses, ms per 100k | from disk | disk writes per 1k |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, kind] of kinds.entries()) {
     const r = rows[i] ?? [];
     const m = (pick: (row: Row) => number, digits = 1): string => median(r.map(pick)).toFixed(digits);
     console.log(
-      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.oldGrowth)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
+      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.oldGrowth)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.slowInScavenge)) * 100).toFixed(0)} % | ${m((x) => x.p99NoGc, 2)} | ${m((x) => x.scavengeMs)} | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
     );
   }
 } finally {

@@ -7,7 +7,7 @@ import { cacheKey, ResponseCache, type Lookup } from '../../src/gateway/store/re
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { decodeEntry, encodeEntry } from '../../src/gateway/store/entry-codec.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
-import { carriesTag, parseTags, TagIndex, tagHash } from '../../src/gateway/store/tag-index.ts';
+import { carriesTag, parseTags, TagIndex, tagCount, tagHash } from '../../src/gateway/store/tag-index.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 import { freshFacts } from '../support/entry-facts.ts';
@@ -39,11 +39,11 @@ test('parseTags splits on spaces and keeps each tag once', () => {
 test('the tag index finds each key under its tags, forgets a key wholly, and reindexes it on set', () => {
   const index = new TagIndex();
   const [a, b] = [cacheKey('/a'), cacheKey('/b')];
-  index.set(a, ['x', 'y']);
-  index.set(b, ['y']);
+  index.set(a, 'x y');
+  index.set(b, 'y');
   assert.deepEqual([...index.keys(['y'])].sort(), [a, b]);
   assert.deepEqual([...index.keys(['x', 'z'])], [a]);
-  index.set(a, ['z']);
+  index.set(a, 'z');
   assert.deepEqual([...index.keys(['x'])], [], 'a set replaces what the key was indexed under');
   assert.deepEqual([...index.keys(['z'])], [a]);
   index.remove(b);
@@ -51,9 +51,23 @@ test('the tag index finds each key under its tags, forgets a key wholly, and rei
   assert.equal(index.postings, 1);
 });
 
+test('the tag index reads tags from their text as parseTags splits them, and counts them as it indexes them', () => {
+  const index = new TagIndex();
+  const key = cacheKey('/a');
+  for (const text of ['bk_1 bk_22 avail_any', ' bk_1  bk_22 avail_any ', 'bk_1', '', ' ']) {
+    index.set(key, text);
+    const tags = parseTags(text);
+    assert.equal(tagCount(text), tags.length, JSON.stringify(text));
+    assert.equal(index.postings, tags.length, JSON.stringify(text));
+    for (const tag of tags) assert.deepEqual([...index.keys([tag])], [key], `${tag} in ${JSON.stringify(text)}`);
+  }
+  index.set(key, 'bk_1 bk_22 avail_any');
+  assert.deepEqual([...index.keys(['bk_2', 'bk_', 'k_1'])], [], 'only whole tags are indexed');
+});
+
 test('the tag index keeps every posting through growth and reuse of its nodes', () => {
   const index = new TagIndex();
-  const tags = (i: number): string[] => [`bk_${i}`, `bk_${i + 1}`, 'avail_any'];
+  const tags = (i: number): string => `bk_${i} bk_${i + 1} avail_any`;
   for (let round = 0; round < 3; round++) {
     for (let i = 0; i < 3000; i++) index.set(cacheKey(`/k${i}`), tags(i));
     for (let i = 0; i < 3000; i += 2) index.remove(cacheKey(`/k${i}`));
@@ -81,7 +95,7 @@ test('the tag index answers as a plain map of sets would, while removed nodes pi
       reference.delete(key);
     } else {
       const tags = new Set(Array.from({ length: 1 + random(30) }, () => `bk_${random(500)}`));
-      index.set(cacheKey(key), tags);
+      index.set(cacheKey(key), [...tags].join(' '));
       reference.set(key, tags);
     }
     if (i % 5000 === 4999) {
@@ -100,7 +114,7 @@ test('the tag index finds each key in its table after removals moved others back
   const seeded = new SeededRandom(7);
   const live = new Set<number>();
   for (let i = 0; i < 50_000; i++) {
-    index.set(cacheKey(`/q${i}`), [`t${i % 97}`]);
+    index.set(cacheKey(`/q${i}`), `t${i % 97}`);
     live.add(i);
   }
   for (let i = 0; i < 50_000; i++) {
@@ -109,7 +123,7 @@ test('the tag index finds each key in its table after removals moved others back
     live.delete(i);
   }
   // A key found again has its old postings replaced; one not found would keep them beside the new.
-  for (const i of live) index.set(cacheKey(`/q${i}`), [`u${i % 89}`]);
+  for (const i of live) index.set(cacheKey(`/q${i}`), `u${i % 89}`);
   assert.equal(index.postings, live.size);
   assert.equal(index.keys(['t5']).size, 0);
   assert.equal(index.keys(['u5']).size, [...live].filter((i) => i % 89 === 5).length);

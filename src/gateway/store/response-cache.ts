@@ -22,7 +22,7 @@ import { prepare, RecordReader, RecordWriter, type Prepared, type WrittenVariant
 import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
 import { RecordSlabs } from './record-slabs.ts';
 import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
-import { carriesTag, TagIndex } from './tag-index.ts';
+import { carriesTag, TagIndex, tagCount } from './tag-index.ts';
 import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
@@ -77,10 +77,13 @@ function sameVariant(a: StoredResponse, b: StoredResponse): boolean {
   return true;
 }
 
-function tagsOf(variants: readonly StoredResponse[]): Set<string> {
+/** The tags of every variant, each once, space-separated as one response's are (StoredResponse#tagText). */
+function tagTextOf(variants: readonly StoredResponse[]): string {
+  const [only] = variants;
+  if (variants.length === 1 && only !== undefined) return only.tagText;
   const tags = new Set<string>();
   for (const response of variants) for (const tag of response.tags) tags.add(tag);
-  return tags;
+  return [...tags].join(' ');
 }
 
 /** Whether any stored response at a key carries one of `tags`: the index may name keys that share only a tag's hash. */
@@ -182,7 +185,7 @@ export class ResponseCache implements CacheTier {
     const purgedSince = stamp.generation !== this.#purges.generation && this.#purges.sinceGeneration(stamp.generation, key, response.tags).kind !== 'intact';
     if (response.vary.length !== 0 || purgedSince) return this.put(key, response, stamp);
     const shapeBytes = variants.brought.reduce((sum, bytes) => sum + bytes, 0);
-    const kept = this.#keep(key, RecordWriter.copiedLength(variants), tagsOf([response]), shapeBytes, (into, at) => {
+    const kept = this.#keep(key, RecordWriter.copiedLength(variants), response.tagText, shapeBytes, (into, at) => {
       this.#writer.copy(variants, into, at, this.#number);
     });
     if (kept === 'too-large') this.#lru.delete(key);
@@ -276,7 +279,7 @@ export class ResponseCache implements CacheTier {
       this.#lru.delete(key);
       return 'too-large';
     }
-    const kept = this.#keep(key, RecordWriter.length(prepared), tagsOf(list), prepared.shapeBytes, (into, at) => {
+    const kept = this.#keep(key, RecordWriter.length(prepared), tagTextOf(list), prepared.shapeBytes, (into, at) => {
       this.#writer.write(prepared, into, at, this.#number);
     });
     if (kept !== 'too-large') return kept;
@@ -288,18 +291,19 @@ export class ResponseCache implements CacheTier {
   }
 
   /**
-   * Stores at `key` the record `write` writes, `length` bytes, carrying `tags` and holding shapes
-   * that cost `shapeBytes`; 'too-large' (nothing done) when it would take more than an entry may.
+   * Stores at `key` the record `write` writes, `length` bytes, carrying the tags of `tagText` and
+   * holding shapes that cost `shapeBytes`; 'too-large' (nothing done) when it would take more than
+   * an entry may.
    */
-  #keep(key: CacheKey, length: number, tags: Set<string>, shapeBytes: number, write: (into: Buffer, at: number) => void): NotKept | undefined {
-    const size = entryBytes(key, heldBytes(length, tags.size, shapeBytes));
+  #keep(key: CacheKey, length: number, tagText: string, shapeBytes: number, write: (into: Buffer, at: number) => void): NotKept | undefined {
+    const size = entryBytes(key, heldBytes(length, tagCount(tagText), shapeBytes));
     if (size > this.#maxEntryBytes) return 'too-large';
     const handle = this.#records.reserve(length);
     write(this.#records.store(handle), this.#records.offset(handle));
     // A record the filter turns away is released by disposeAfter, like one evicted.
     this.#lru.set(key, handle, { size });
     if (this.#lru.peek(key) !== handle) return 'refused';
-    this.#tags.set(key, tags);
+    this.#tags.set(key, tagText);
     this.#tidy();
     return undefined;
   }
