@@ -7,7 +7,10 @@
  * `--initial-old-space-size=512`, as below). Also measured: the old generation's growth across
  * each `Map.prototype.set` that adds a key, and how many such adds a request makes: lru-cache's
  * key Map is the index of every segment, and what reaches the old generation sets how often full
- * collections run (docs/performance.md, "A disk hit's tail").
+ * collections run (docs/performance.md, "A disk hit's tail"). And the young generation's bytes a
+ * request, read across each turn's 64 requests (a turn in which a scavenge ran is left out),
+ * against memory hits on the same entries (a memory that holds them all), which set how often
+ * scavenges run.
  *
  *   node --initial-old-space-size=512 --max-semi-space-size=8 --no-allocation-site-pretenuring --import tsx bench/promotion-old-gen.ts [BODY_BYTES]
  */
@@ -28,10 +31,14 @@ const ENTRIES = 1000;
 const BODY_BYTES = Number(process.argv[2] ?? 3000);
 const REQUESTS = 100_000;
 
-function oldGeneration(): number {
+function used(...names: string[]): number {
   return getHeapSpaceStatistics()
-    .filter((space) => space.space_name === 'old_space' || space.space_name === 'large_object_space')
+    .filter((space) => names.includes(space.space_name))
     .reduce((sum, space) => sum + space.space_used_size, 0);
+}
+
+function oldGeneration(): number {
+  return used('old_space', 'large_object_space');
 }
 
 /** While on, each Map.prototype.set that adds a key is counted, with the old generation's growth across it. */
@@ -50,10 +57,12 @@ Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K
   return this;
 };
 
-async function measure(admission: boolean): Promise<Record<string, number | boolean>> {
+/** `memoryHits`: a memory that holds every entry, so that no request reaches the disk tier. */
+async function measure(admission: boolean, memoryHits = false): Promise<Record<string, number | boolean>> {
   const dir = mkdtempSync(join(tmpdir(), 'promotion-old-gen-'));
   const purges = new PurgeLog();
-  const memory = new ResponseCache({ maxBytes: 1 << 20, maxEntryBytes: 1 << 20, purges, admission, codec: new Codec({ gzip: 6, br: 5, zstd: 3 }) });
+  const maxBytes = memoryHits ? 256 << 20 : 1 << 20;
+  const memory = new ResponseCache({ maxBytes, maxEntryBytes: 1 << 20, purges, admission, codec: new Codec({ gzip: 6, br: 5, zstd: 3 }) });
   const { disk } = openDiskTier(dir, { purges, maker: memory.maker });
   try {
     const tiers = new Tiers(memory, disk, purges);
@@ -66,29 +75,43 @@ async function measure(admission: boolean): Promise<Record<string, number | bool
       const tags = Array.from({ length: 21 }, (_, j) => `bk_${(i * 7 + j * 13) % 5000}`);
       const stored = memory.maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, facts, undefined, [], tags);
       void disk.put(key, stored, { generation: 0, mark: '' });
+      if (memoryHits) memory.put(key, stored, { generation: 0, mark: '' });
     }
     disk.flush();
     let fromDisk = 0;
+    /** Young-generation bytes a request, one figure a turn. */
+    const young: number[] = [];
     const ask = async (): Promise<void> => {
+      let turnStart = used('new_space');
       for (let i = 0; i < REQUESTS; i++) {
         const found = tiers.lookup(keys[i % ENTRIES] as CacheKey, {});
         if (found.kind !== 'found') throw new Error(`${keys[i % ENTRIES] ?? ''} was not found`);
         if (found.fromDisk === true) fromDisk++;
-        if (i % 64 === 63) await turn();
+        if (i % 64 === 63) {
+          const grown = used('new_space') - turnStart;
+          if (grown > 0) young.push(grown / 64);
+          await turn();
+          turnStart = used('new_space');
+        }
       }
     };
     await ask();
     fromDisk = 0;
+    young.length = 0;
     const before = oldGeneration();
     await ask();
     const grown = oldGeneration() - before;
+    // The third pass's counting allocates in the young generation itself.
+    const youngPerRequest = young.splice(0);
     fromDisk = 0;
     Object.assign(adds, { on: true, count: 0, bytes: 0 });
     await ask();
     adds.on = false;
     return {
       admission,
+      memoryHits,
       fromDisk: fromDisk / REQUESTS,
+      youngGenerationPerRequest: Math.round(youngPerRequest.reduce((sum, bytes) => sum + bytes, 0) / youngPerRequest.length),
       oldGenerationPerRequest: Number((grown / REQUESTS).toFixed(1)),
       mapAddsPerRequest: Number((adds.count / REQUESTS).toFixed(2)),
       oldGenerationInMapAddsPerRequest: Number((adds.bytes / REQUESTS).toFixed(1)),
@@ -99,4 +122,5 @@ async function measure(admission: boolean): Promise<Record<string, number | bool
   }
 }
 
+process.stdout.write(`${JSON.stringify(await measure(false, true))}\n`);
 for (const admission of [false, true]) process.stdout.write(`${JSON.stringify(await measure(admission))}\n`);
