@@ -63,10 +63,8 @@ export function encodeEntry(stored: StoredResponse, mark: string, made = false):
 }
 
 /** Whether `bytes` are a whole value of this codec version, as written. */
-export function intact(bytes: Uint8Array): boolean {
-  if (bytes.length < PREAMBLE) return false;
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  return view.readUInt32BE(0) === MAGIC && crc32(view.subarray(PREAMBLE)) === view.readUInt32BE(4);
+function intact(bytes: Buffer): boolean {
+  return bytes.length >= PREAMBLE && bytes.readUInt32BE(0) === MAGIC && crc32(bytes.subarray(PREAMBLE)) === bytes.readUInt32BE(4);
 }
 
 /** Fields as they can be sent: the value came from outside the process, and a hit writes them as text (field-shapes.ts). */
