@@ -36,13 +36,16 @@ interface Collection {
   readonly markingFrom: number;
   /** Bytes used in the old generation (old space and large objects) after it. */
   oldBytes: number;
+  /** The heap's objects before and after it (0.1 MB as printed). */
+  readonly heapBefore: number;
+  readonly heapAfter: number;
 }
 
 /** `--trace-gc-verbose`'s line for an old-generation space, after each collection's own line. */
 const OLD_SPACE = /\] (?:Old space|Large object space),\s+used:\s+(\d+) KB/;
 
 const LINE =
-  /^\[\d+:0x[0-9a-f]+\]\s+([\d.]+) ms: (Scavenge|Minor Mark-Sweep|Mark-Compact)\b.*? MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?:.*?walltime since start of marking ([\d.]+) ms)?/;
+  /^\[\d+:0x[0-9a-f]+\]\s+([\d.]+) ms: (Scavenge|Minor Mark-Sweep|Mark-Compact)\b[^\d]*([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?:.*?walltime since start of marking ([\d.]+) ms)?/;
 
 /** The collections of the last process that wrote `log` (the bin's launcher may exec once: its own lines come first). */
 function collections(log: string): Collection[] {
@@ -60,8 +63,16 @@ function collections(log: string): Collection[] {
     const m = LINE.exec(line);
     if (m === null) continue;
     const end = origin + Number(m[1]);
-    const start = end - Number(m[3]);
-    found.push({ full: m[2] === 'Mark-Compact', start, end, markingFrom: end - Number(m[4] ?? m[3]), oldBytes: 0 });
+    const start = end - Number(m[5]);
+    found.push({
+      full: m[2] === 'Mark-Compact',
+      start,
+      end,
+      markingFrom: end - Number(m[6] ?? m[5]),
+      oldBytes: 0,
+      heapBefore: Number(m[3]) * MIB,
+      heapAfter: Number(m[4]) * MIB,
+    });
   }
   return found;
 }
@@ -90,6 +101,21 @@ function oldGrowthPerRequest(run: readonly Collection[], perSecond: number): num
     ms += after.end - before.end;
   }
   return ms === 0 ? 0 : (grown / ms) * (1000 / perSecond);
+}
+
+/**
+ * What the requests allocated on the heap, young and old generation together, a request: the
+ * heap's growth from each collection to the next, over a run at `perSecond` requests a second.
+ * Scavenges come about as often as the young generation fills with it.
+ */
+function allocatedPerRequest(run: readonly Collection[], perSecond: number): number {
+  let allocated = 0;
+  for (let i = 1; i < run.length; i++) {
+    const [before, after] = [run[i - 1], run[i]];
+    if (before !== undefined && after !== undefined) allocated += after.heapBefore - before.heapAfter;
+  }
+  const ms = (run.at(-1)?.start ?? 0) - (run[0]?.end ?? 0);
+  return ms <= 0 ? 0 : (allocated / ms) * (1000 / perSecond);
 }
 
 function median(values: readonly number[]): number {
@@ -157,6 +183,8 @@ try {
     readonly scavenges: number;
     /** Bytes a request added to the old generation, directly or promoted by scavenges. */
     readonly oldGrowth: number;
+    /** Bytes a request allocated on the heap (allocatedPerRequest). */
+    readonly allocated: number;
     readonly cpuUs: number;
     /** Of the requests at or above the p99, the share a full collection overlapped. */
     readonly slowInFull: number;
@@ -214,6 +242,10 @@ try {
           during.filter((c) => c.start >= from && c.end <= to),
           Number(rate),
         ),
+        allocated: allocatedPerRequest(
+          during.filter((c) => c.start >= from && c.end <= to),
+          Number(rate),
+        ),
         cpuUs: (cpu * 1e6) / requests,
         slowInFull: slow.filter(Boolean).length / Math.max(1, slow.length),
         slowInScavenge: slowInScavenge.filter(Boolean).length / Math.max(1, slowInScavenge.length),
@@ -231,14 +263,14 @@ try {
     `\n${rate} requests a second for ${seconds} s, ${rounds} interleaved rounds, 1,000 URLs in a cycle${acceptEncoding === '' ? '' : `, Accept-Encoding: ${acceptEncoding}`}; medians over the rounds\n`,
   );
   console.log(
-    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | old-generation growth, B a request | CPU µs a request | ≥ p99 overlapped by a full GC | ≥ p99 overlapped by a scavenge | p99 of the requests no collection overlapped | scavenge pauses, ms per 100k | from disk | disk writes per 1k |',
+    '| gateway | p50 ms | p99 ms | p99.9 ms | p99 of the requests no full GC overlapped | full GCs per 100k requests | scavenges per 100k | old-generation growth, B a request | heap allocated, KB a request | CPU µs a request | ≥ p99 overlapped by a full GC | ≥ p99 overlapped by a scavenge | p99 of the requests no collection overlapped | scavenge pauses, ms per 100k | from disk | disk writes per 1k |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, kind] of kinds.entries()) {
     const r = rows[i] ?? [];
     const m = (pick: (row: Row) => number, digits = 1): string => median(r.map(pick)).toFixed(digits);
     console.log(
-      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.oldGrowth)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.slowInScavenge)) * 100).toFixed(0)} % | ${m((x) => x.p99NoGc, 2)} | ${m((x) => x.scavengeMs)} | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
+      `| ${kind.label} | ${m((x) => x.p50, 2)} | ${m((x) => x.p99, 2)} | ${m((x) => x.p999, 2)} | ${m((x) => x.p99Clear, 2)} | ${m((x) => x.full)} | ${m((x) => x.scavenges, 0)} | ${m((x) => x.oldGrowth)} | ${m((x) => x.allocated / 1024, 2)} | ${m((x) => x.cpuUs)} | ${(median(r.map((x) => x.slowInFull)) * 100).toFixed(0)} % | ${(median(r.map((x) => x.slowInScavenge)) * 100).toFixed(0)} % | ${m((x) => x.p99NoGc, 2)} | ${m((x) => x.scavengeMs)} | ${(median(r.map((x) => x.fromDisk)) * 100).toFixed(0)} % | ${m((x) => x.writes, 2)} |`,
     );
   }
 } finally {

@@ -2,7 +2,9 @@
  * What a disk hit promoted into a full memory leaves in V8's old generation, in-process: 1,000
  * entries of 3 KB (or BODY_BYTES) with 21 tags on the real disk tier, asked in a cycle through the tiers (memory,
  * then disk, a disk hit promoted) into a 1 MiB memory, plain LRU and with admission, a turn of the
- * event loop every 64 requests. Measured after a warm-up pass, in an old generation large enough
+ * event loop every 64 requests, each request's key a string of its own (canonicalBooksTarget, as
+ * the gateway makes it; a key memory holds may outlive two scavenges and be promoted with its
+ * entry). Measured after a warm-up pass, in an old generation large enough
  * that no full collection runs and frees what the requests left (run with
  * `--initial-old-space-size=512`, as below). Also measured: the old generation's growth across
  * each `Map.prototype.set` that adds a key, and how many such adds a request makes: lru-cache's
@@ -20,7 +22,8 @@ import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
-import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
+import { canonicalBooksTarget, type BooksQuery } from '../src/shared/request-target.ts';
 import { Tiers } from '../src/gateway/store/tiers.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
 import { openDiskTier } from '../test/support/disk-tier.ts';
@@ -67,10 +70,11 @@ async function measure(admission: boolean, memoryHits = false): Promise<Record<s
   try {
     const tiers = new Tiers(memory, disk, purges);
     const facts = freshFacts(3_600_000, Date.now());
-    const keys: CacheKey[] = [];
+    const queries: BooksQuery[] = [];
     for (let i = 0; i < ENTRIES; i++) {
-      const key = cacheKey(`/v1/books?q=cycle${i}&limit=20`);
-      keys.push(key);
+      const query = { q: `cycle${i}`, limit: 10 };
+      queries.push(query);
+      const key = cacheKey(canonicalBooksTarget(query));
       const body = Buffer.from(`{"q":"cycle${i}","results":"`.padEnd(BODY_BYTES, 'x') + '"}');
       const tags = Array.from({ length: 21 }, (_, j) => `bk_${(i * 7 + j * 13) % 5000}`);
       const stored = memory.maker.prepare(200, { 'content-type': 'application/json' }, body, { keep: 'identity', offered: [] }, facts, undefined, [], tags);
@@ -84,8 +88,10 @@ async function measure(admission: boolean, memoryHits = false): Promise<Record<s
     const ask = async (): Promise<void> => {
       let turnStart = used('new_space');
       for (let i = 0; i < REQUESTS; i++) {
-        const found = tiers.lookup(keys[i % ENTRIES] as CacheKey, {});
-        if (found.kind !== 'found') throw new Error(`${keys[i % ENTRIES] ?? ''} was not found`);
+        // Each request's key is a string of its own, as the gateway makes it from the target.
+        const key = cacheKey(canonicalBooksTarget(queries[i % ENTRIES] as BooksQuery));
+        const found = tiers.lookup(key, {});
+        if (found.kind !== 'found') throw new Error(`${key} was not found`);
         if (found.fromDisk === true) fromDisk++;
         if (i % 64 === 63) {
           const grown = used('new_space') - turnStart;
