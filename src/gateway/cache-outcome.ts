@@ -112,15 +112,22 @@ export function cacheStatus(o: CacheOutcome): string | undefined {
   return value;
 }
 
-/** Plain hits' `Cache-Status` values a pipeline keeps, by ttl: under load many hits share one. */
+/** Hits' `Cache-Status` values a pipeline keeps, by ttl, of memory and of the disk tier each: under load many hits share one. */
 const HIT_VALUES_KEPT = 1024;
 
-/** `cacheStatus`, with the values of plain hits kept per ttl, so that a hit makes no string of its own. */
+/**
+ * `cacheStatus`, with the values of hits kept per ttl, so that a hit, from memory or from the
+ * disk tier, makes no string of its own: a disk hit's allocation sets how often the young
+ * generation is collected (docs/performance.md, "A disk hit's tail").
+ */
 export class CacheStatusValues {
   readonly #hits = new BoundedMemo<number, string>(HIT_VALUES_KEPT);
+  readonly #diskHits = new BoundedMemo<number, string>(HIT_VALUES_KEPT);
 
   of(o: CacheOutcome): string | undefined {
-    if (o.kind !== 'hit' || o.fwd !== undefined || o.detail !== undefined || o.ttl === undefined) return cacheStatus(o);
-    return this.#hits.get(o.ttl) ?? this.#hits.keep(o.ttl, `${CACHE_NAME}; hit; ttl=${o.ttl}`);
+    if (o.kind !== 'hit' || o.fwd !== undefined || o.failure !== undefined || o.ttl === undefined) return cacheStatus(o);
+    const kept = o.detail === undefined ? this.#hits : o.detail === 'disk' ? this.#diskHits : undefined;
+    if (kept === undefined) return cacheStatus(o);
+    return kept.get(o.ttl) ?? kept.keep(o.ttl, cacheStatus(o) ?? '');
   }
 }

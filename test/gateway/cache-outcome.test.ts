@@ -11,6 +11,7 @@ import {
   CACHE_NAME,
   cacheLabel,
   cacheStatus,
+  CacheStatusValues,
   STALE_REASONS,
   type CacheOutcome,
   type Forward,
@@ -96,4 +97,18 @@ test('every reason to forward (RFC 9211 §2.2) is documented', () => {
 test('a refusal before the cache sends no Cache-Status and is labelled none', () => {
   assert.equal(cacheStatus({ kind: 'none' }), undefined);
   assert.equal(cacheLabel({ kind: 'none', collapsed: true }), 'none');
+});
+
+test('the values kept for hits are the values cacheStatus makes, per ttl, from memory and from the disk tier', () => {
+  const values = new CacheStatusValues();
+  const outcomes: CacheOutcome[] = [
+    { kind: 'hit', ttl: 60 },
+    { kind: 'hit', ttl: 60, detail: 'disk' },
+    { kind: 'hit', ttl: 59, detail: 'disk' },
+    { kind: 'hit', ttl: 59 },
+    { kind: 'hit', ttl: 60, detail: 'shared' },
+    { kind: 'hit', ttl: 60, failure: 'timeout' },
+  ];
+  for (let round = 0; round < 2; round++) for (const outcome of outcomes) assert.equal(values.of(outcome), cacheStatus(outcome), JSON.stringify(outcome));
+  assert.equal(values.of({ kind: 'hit', ttl: 60, detail: 'disk' }), `${CACHE_NAME}; hit; ttl=60; detail=disk`);
 });
