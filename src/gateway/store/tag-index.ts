@@ -142,8 +142,8 @@ export class TagIndex {
   /**
    * Indexes `key` under exactly the tags of `text` (space-separated, each once, as
    * StoredResponse#tagText keeps them), replacing what it was indexed under. Each tag is hashed
-   * where it stands in the text: a string made for each, and the Set that held them, were about
-   * 2 KB of V8's young generation for an entry of 21 tags, on every promotion from the disk tier
+   * where it stands in the text: a string for each and a Set to hold them would be about 2 KB of
+   * V8's young generation for an entry of 21 tags, on every promotion from the disk tier
    * (docs/performance.md, "A disk hit's tail").
    */
   set(key: CacheKey, text: string): void {
