@@ -12,8 +12,8 @@
  * callbacks, an HTTP/2 session and its streams), copied them and promoted them to the old
  * generation, where the next full collection marked and swept them. The listeners are most of
  * that graph; a closed socket emits nothing more, so once its 'close' has been emitted (to every
- * listener: an emitter calls a copy of its list) they are removed, and what survives a scavenge
- * per connection falls by about half (docs/performance.md, "Closed TLS connections let go of
+ * listener: an emitter calls a copy of its list) they are removed, and what a connection leaves
+ * to be promoted falls by a third to a half (docs/performance.md, "Closed TLS connections let go of
  * their listeners"). A socket's own state stays whole: Node may still read it.
  */
 import type { Socket } from 'node:net';
