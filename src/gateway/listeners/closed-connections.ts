@@ -2,19 +2,20 @@
  * The listener's open connections, for a drain to close what is left at its deadline, and a closed
  * connection's sockets made to let go of their listeners.
  *
- * Why the listeners go: a TLS connection's sockets stayed reachable after they closed until the
- * next full collection. Node keeps the JavaScript objects of a connection's native wraps (the TLS
- * wrap, and the TCP handle under it, which holds the TLS socket in a getter's closure) until V8
- * collects them, and a scavenge reclaims a wrapper nothing else reaches only when no property was
- * ever added to it (V8's `--reclaim-unmodified-wrappers`); Node adds several to both. So every
- * scavenge before the next full collection found the TLS socket, the TCP socket under it and all
- * their listeners close over alive (the HTTP server's per-connection state and its parser's
- * callbacks, an HTTP/2 session and its streams), copied them and promoted them to the old
- * generation, where the next full collection marked and swept them. The listeners are most of
- * that graph; a closed socket emits nothing more, so once its 'close' has been emitted (to every
- * listener: an emitter calls a copy of its list) they are removed, and what a connection leaves
- * to be promoted falls by a third to a half (docs/performance.md, "Closed TLS connections let go of
- * their listeners"). A socket's own state stays whole: Node may still read it.
+ * Why the listeners go: a TLS connection's sockets stay reachable after they close until the next
+ * full collection. Node keeps the JavaScript objects of a connection's native wraps (the TLS wrap,
+ * the TCP handle under it, whose `reading` getter closes over the TLS socket) until V8 collects
+ * them, and a scavenge reclaims a wrapper nothing else reaches only when no property was ever
+ * added to it (V8's `--reclaim-unmodified-wrappers`); Node adds several. So every scavenge before
+ * the next full collection found the TLS socket, the TCP socket under it and all their listeners
+ * close over alive (the HTTP server's per-connection state, an HTTP/2 session), copied them and
+ * promoted them to the old generation, where the next full collection marked and swept them.
+ * Which wrap holds the socket was not pinned down (emptying the TLS wrap's own references changed
+ * nothing); the listeners are a large part of what hangs from it, and a closed socket emits
+ * nothing more, so once its 'close' has been emitted (to every listener: an emitter calls a copy
+ * of its list) they are removed, and what a connection leaves to be promoted falls by a third to a
+ * half (docs/performance.md, "Closed TLS connections let go of their listeners"). The sockets'
+ * own state stays whole: Node may still read it.
  */
 import type { Socket } from 'node:net';
 
