@@ -124,7 +124,8 @@ Flags:
   --tiers              instead: replay the Zipf and crawler traces through memory (--cache-mib)
                        over the disk tier (--disk-mib), against memory alone and an unbounded cache
   --ab DIR             instead: this gateway against the one in checkout DIR (its own npm ci), one
-                       URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts)
+                       URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts);
+                       with --tls, DIR's gateway in the TLS rounds too, and CPU a connection over it
   --disk-hits          instead: --ab's disk-tier hits against memory hits alone, needing no DIR
   --restart            instead: the origin's offload in the --duration seconds before and after a
                        gateway restart (SIGTERM, SIGKILL, SIGUSR2 with 2 workers; SIGTERM without

@@ -20,10 +20,15 @@
  * bash's `times`), and what resumed over new would be if the server and the network took no time
  * at all (s_time's CPU alone), and if the client took none (the server's CPU alone, which is what
  * many clients in parallel on other machines would read). `--clients N` runs N s_time at once.
+ *
+ * With `--ab DIR` the gateway of another checkout (DIR, with its own `npm ci`), made and asked the
+ * same way, runs in the same rounds too, and the report gives this gateway's server CPU a
+ * connection over DIR's, round by round: a change's effect on a connection's cost, read beside a
+ * build without it on the same machine at the same time.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent } from 'undici';
 import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
@@ -34,13 +39,14 @@ import { ALL_CORES, cpuSeconds, pin } from './process-cpu.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { captureResponse } from './throughput.ts';
-import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
+import { cleanEnv, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
 
 const run = promisify(execFile);
 
 type Version = 'TLSv1.2' | 'TLSv1.3';
 type Handshake = 'new' | 'reuse';
-type Server = 'gateway' | 'bare';
+/** `base`: the gateway of the checkout `--ab` names. */
+type Server = 'gateway' | 'bare' | 'base';
 
 interface Scenario {
   readonly id: string;
@@ -49,11 +55,14 @@ interface Scenario {
   readonly handshake: Handshake;
 }
 
-const SCENARIOS: readonly Scenario[] = (['gateway', 'bare'] as const).flatMap((server) =>
-  (['TLSv1.2', 'TLSv1.3'] as const).flatMap((version) =>
-    (['new', 'reuse'] as const).map((handshake) => ({ id: `${server}-${version}-${handshake}`, server, version, handshake })),
-  ),
-);
+const VERSIONS = ['TLSv1.2', 'TLSv1.3'] as const;
+const HANDSHAKES = ['new', 'reuse'] as const;
+
+function scenariosOf(servers: readonly Server[]): readonly Scenario[] {
+  return servers.flatMap((server) =>
+    VERSIONS.flatMap((version) => HANDSHAKES.map((handshake) => ({ id: `${server}-${version}-${handshake}`, server, version, handshake }))),
+  );
+}
 
 export interface TlsRun {
   readonly round: number;
@@ -99,10 +108,14 @@ export interface TlsReport {
     readonly certificate: string;
     /** s_time processes at once. */
     readonly clients: number;
+    /** `--ab`: the other checkout, whose gateway is the `base` server. */
+    readonly base?: string;
   };
   readonly scenarios: readonly TlsScenarioResult[];
   /** Resumed over new, same server, version and round. */
-  readonly resumedOverNew: Readonly<Record<Server, Readonly<Record<Version, Ratios>>>>;
+  readonly resumedOverNew: Readonly<Partial<Record<Server, Readonly<Record<Version, Ratios>>>>>;
+  /** `--ab`: this gateway's server CPU a connection over the base's, same version, handshake and round. */
+  readonly cpuOverBase?: Readonly<Record<Version, Readonly<Record<Handshake, Spread>>>>;
 }
 
 /** s_time's summary: "N connections in Ts; …" then "N connections in T real seconds, …"; its marks, one a connection. */
@@ -162,6 +175,42 @@ async function measure(s: Scenario, host: string, ca: string, pid: number, secon
   };
 }
 
+/** This gateway's server CPU a connection over the base's, round by round. */
+export function cpuOverBase(scenarios: readonly TlsScenarioResult[], version: Version, handshake: Handshake): Spread {
+  const of = (server: Server): readonly TlsRun[] =>
+    scenarios.find((s) => s.server === server && s.version === version && s.handshake === handshake)?.runs ?? [];
+  const base = new Map(of('base').map((r) => [r.round, r.serverCpuUs]));
+  return spread(
+    of('gateway').flatMap((r) => {
+      const b = base.get(r.round);
+      return b === undefined ? [] : [r.serverCpuUs / b];
+    }),
+  );
+}
+
+/** The gateway of checkout `dir`, as `tlsBench` makes its own (its own disk tier in the run's directory). */
+function startBase(dir: string, fleet: Fleet, origin: ServerProcess, env: Record<string, string>): Promise<ServerProcess> {
+  return startServerProcess({
+    name: 'base',
+    args: [
+      join(dir, 'bin', 'catalog-gateway.js'),
+      'gateway',
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+      '--origin',
+      origin.url,
+      '--origin-probe',
+      `${origin.adminUrl ?? ''}/readyz`,
+    ],
+    env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_CACHE_DISK_PATH: join(fleet.logDir, 'base-cache'), ...env }),
+    cwd: dir,
+    nodeFlags: GATEWAY_NODE_FLAGS,
+    logFile: join(fleet.logDir, 'base.log'),
+  });
+}
+
 /** Resumed over new of one server and version, round by round, for each of a run's figures. */
 function ratios(scenarios: readonly TlsScenarioResult[], server: Server, version: Version): Ratios {
   const of = (handshake: Handshake): readonly TlsRun[] =>
@@ -187,10 +236,12 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   const files = { cert: join(tlsDir, 'cert.pem'), key: join(tlsDir, 'key.pem') };
   makeSelfSignedCertificate(files, 'catalog-gateway bench', 2, undefined, options.tlsKey);
   const trusting = new Agent({ connect: { ca: readFileSync(files.cert) } });
+  const baseDir = options.abBase === undefined ? undefined : resolve(options.abBase);
+  let base: ServerProcess | undefined;
   try {
     log('starting the origin and a gateway of two workers on TLS…');
     const origin = await fleet.origin();
-    const gateway = await fleet.gateway('gateway-tls-2w', origin, {
+    const env = {
       CATALOG_GATEWAY_WORKERS: '2',
       // By default each worker accepts its own connections from a socket of its own: neither the
       // primary's hand-off nor the other worker's wake-up is part of a connection's cost.
@@ -198,23 +249,29 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
       CATALOG_GATEWAY_ACCESS_LOG: 'true',
       CATALOG_HTTP_TLS_CERT: files.cert,
       CATALOG_HTTP_TLS_KEY: files.key,
-    });
+    };
+    const gateway = await fleet.gateway('gateway-tls-2w', origin, env);
+    if (baseDir !== undefined) base = await startBase(baseDir, fleet, origin, env);
     // What s_time's `GET /` gets (a problem: no such resource), for the bare server to send too.
     const answer = await captureResponse(`${gateway.url}/`, undefined, trusting);
     const answerFile = join(fleet.logDir, 'tls-answer.json');
     writeFileSync(answerFile, JSON.stringify(answer));
     const bare = await fleet.script('bare-https-server', 'bare-server.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
-    const servers: Readonly<Record<Server, { readonly host: string; readonly pid: number }>> = {
-      gateway: { host: new URL(gateway.url).host, pid: gateway.pid },
-      bare: { host: new URL(bare.url).host, pid: bare.pid },
+    const at = (server: ServerProcess): { readonly host: string; readonly pid: number } => ({ host: new URL(server.url).host, pid: server.pid });
+    const servers: Readonly<Partial<Record<Server, { readonly host: string; readonly pid: number }>>> = {
+      gateway: at(gateway),
+      bare: at(bare),
+      ...(base === undefined ? {} : { base: at(base) }),
     };
     for (const server of Object.values(servers)) pin(server.pid, ALL_CORES);
+    const SCENARIOS = scenariosOf(base === undefined ? ['gateway', 'bare'] : ['gateway', 'base', 'bare']);
     const runs = new Map<string, TlsRun[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
       for (const s of order) {
-        if (s === undefined) continue;
-        const { host, pid } = servers[s.server];
+        const server = s === undefined ? undefined : servers[s.server];
+        if (s === undefined || server === undefined) continue;
+        const { host, pid } = server;
         const result = await measure(s, host, files.cert, pid, options.duration, options.clients, round);
         runs.get(s.id)?.push(result);
         log(
@@ -249,17 +306,27 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
         workerAccept: options.workerAccept,
         certificate: options.tlsKey === 'rsa2048' ? 'self-signed RSA 2048' : 'self-signed ECDSA P-256',
         clients: options.clients,
+        ...(baseDir === undefined ? {} : { base: baseDir }),
       },
       scenarios,
-      resumedOverNew: { gateway: byVersion('gateway'), bare: byVersion('bare') },
+      resumedOverNew: { gateway: byVersion('gateway'), bare: byVersion('bare'), ...(base === undefined ? {} : { base: byVersion('base') }) },
+      ...(base === undefined
+        ? {}
+        : {
+            cpuOverBase: {
+              'TLSv1.2': { new: cpuOverBase(scenarios, 'TLSv1.2', 'new'), reuse: cpuOverBase(scenarios, 'TLSv1.2', 'reuse') },
+              'TLSv1.3': { new: cpuOverBase(scenarios, 'TLSv1.3', 'new'), reuse: cpuOverBase(scenarios, 'TLSv1.3', 'reuse') },
+            },
+          }),
     };
   } finally {
     await trusting.close();
+    await base?.stop();
     await fleet.close();
   }
 }
 
-const SERVER_LABELS: Readonly<Record<Server, string>> = { gateway: 'gateway, 2 workers', bare: 'bare node:https' };
+const SERVER_LABELS: Readonly<Record<Server, string>> = { gateway: 'gateway, 2 workers', base: "--ab checkout's gateway, 2 workers", bare: 'bare node:https' };
 
 export function tlsMarkdown(report: TlsReport): string {
   const range = (s: Spread, f: (n: number) => string): string => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
@@ -269,13 +336,25 @@ export function tlsMarkdown(report: TlsReport): string {
     const resumed = s.handshake === 'reuse' ? `${s.runs.reduce((n, r) => n + r.resumed, 0)} of ${s.runs.reduce((n, r) => n + r.connections, 0)}` : '—';
     return `| ${SERVER_LABELS[s.server]} | ${s.version} | ${s.handshake === 'new' ? 'new (full handshake)' : 'resumed (session ticket)'} | ${range(s.perSecond, whole)} | ${s.serverCpuUs.median.toFixed(0)} | ${s.clientCpuUs.median.toFixed(0)} | ${resumed} |`;
   });
-  const ratioRows = (['gateway', 'bare'] as const).flatMap((server) =>
-    (['TLSv1.2', 'TLSv1.3'] as const).map((version) => {
-      const r = report.resumedOverNew[server][version];
-      return `| ${SERVER_LABELS[server]} | ${version} | ${range(r.measured, times)} | ${range(r.clientAlone, times)} | ${range(r.serverAlone, times)} |`;
+  const ratioRows = (['gateway', 'base', 'bare'] as const).flatMap((server) =>
+    VERSIONS.flatMap((version) => {
+      const r = report.resumedOverNew[server]?.[version];
+      if (r === undefined) return [];
+      return [`| ${SERVER_LABELS[server]} | ${version} | ${range(r.measured, times)} | ${range(r.clientAlone, times)} | ${range(r.serverAlone, times)} |`];
     }),
   );
-  const { settings } = report;
+  const { settings, cpuOverBase: overBase } = report;
+  const baseRows =
+    overBase === undefined
+      ? []
+      : [
+          '',
+          `This gateway's server CPU a connection over the gateway of ${settings.base ?? 'the --ab checkout'}, same round, median (min–max):`,
+          '',
+          '| TLS | new | resumed |',
+          '|---|---:|---:|',
+          ...VERSIONS.map((version) => `| ${version} | ${range(overBase[version].new, times)} | ${range(overBase[version].reuse, times)} |`),
+        ];
   return `${[
     '| server | TLS | connection | connections/s median (min–max) | server CPU µs/connection | s_time CPU µs/connection | resumed |',
     '|---|---|---|---:|---:|---:|---:|',
@@ -286,6 +365,7 @@ export function tlsMarkdown(report: TlsReport): string {
     '| server | TLS | connections/s | s_time CPU alone | server CPU alone |',
     '|---|---|---:|---:|---:|',
     ...ratioRows,
+    ...baseRows,
     '',
     `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`) and the bare server (one process) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,

@@ -112,14 +112,14 @@ export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: 
     if (!isHead) reply.end(body);
     return length;
   }
-  reply.statusCode = status;
-  for (let i = 0; i < added.length; i += 2) reply.setHeader(added[i] ?? '', added[i + 1] ?? '');
-  reply.setHeader('content-type', 'application/problem+json');
-  reply.setHeader('content-length', length);
-  reply.setHeader('cache-control', 'no-store');
-  for (const [name, value] of Object.entries(p.headers ?? {})) reply.setHeader(name, value);
+  // One list to `writeHead`, which Node turns into header text as it goes; a `setHeader` per field
+  // would have each kept in an object first, then read back.
+  const fields = [...added, 'content-type', 'application/problem+json', 'content-length', String(length), 'cache-control', 'no-store'];
+  const own = p.headers ?? {};
+  for (const [name, value] of Object.entries(own)) fields.push(name, value);
   const req = reply.req as IncomingMessage | undefined;
-  if (req !== undefined && bodyLeftUnread(req)) reply.setHeader('connection', 'close');
+  if (own.connection === undefined && req !== undefined && bodyLeftUnread(req)) fields.push('connection', 'close');
+  reply.writeHead(status, fields);
   reply.end(isHead ? undefined : body);
   return length;
 }

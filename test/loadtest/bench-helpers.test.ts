@@ -13,7 +13,7 @@ import { askedTwice } from '../../bench/memory-bench.ts';
 import { QuerySpace } from '../../bench/query-space.ts';
 import { redisBenchmarkGet } from '../../bench/shared-tier-bench.ts';
 import { spread } from '../../bench/stats.ts';
-import { runSTime, type STimeRun } from '../../bench/tls-bench.ts';
+import { cpuOverBase, runSTime, type STimeRun, type TlsScenarioResult } from '../../bench/tls-bench.ts';
 import { makeSelfSignedCertificate } from '../../src/cli/local-certificate.ts';
 import { UsageError } from '../../src/cli/args.ts';
 import type { CatalogVocabulary } from '../../src/loadtest/catalog-vocabulary.ts';
@@ -177,6 +177,40 @@ test("the TLS bench counts resumed connections from openssl s_time's own marks a
     server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the TLS bench's --ab ratio pairs this gateway's CPU a connection with the other checkout's of the same round", () => {
+  const scenario = (server: 'gateway' | 'base', cpu: readonly (readonly [number, number])[]): TlsScenarioResult => {
+    const runs = cpu.map(([round, serverCpuUs]) => ({ round, connections: 100, perSecond: 100, resumed: 100, serverCpuUs, clientCpuUs: 200 }));
+    return {
+      id: `${server}-TLSv1.2-reuse`,
+      server,
+      version: 'TLSv1.2',
+      handshake: 'reuse',
+      runs,
+      perSecond: spread(runs.map((r) => r.perSecond)),
+      serverCpuUs: spread(cpu.map(([, us]) => us)),
+      clientCpuUs: spread(runs.map((r) => r.clientCpuUs)),
+    };
+  };
+  // Round 3 of the gateway has no base run beside it: left out, not paired with another round's.
+  const ratio = cpuOverBase(
+    [
+      scenario('gateway', [
+        [1, 270],
+        [2, 330],
+        [3, 100],
+      ]),
+      scenario('base', [
+        [2, 300],
+        [1, 300],
+      ]),
+    ],
+    'TLSv1.2',
+    'reuse',
+  );
+  assert.deepEqual(ratio, { median: 1, min: 0.9, max: 1.1 });
+  assert.ok(Number.isNaN(cpuOverBase([], 'TLSv1.3', 'new').median));
 });
 
 test('bench flags: the memory mode takes a client, a page size and the disk tier off, and refuses an unknown client', () => {

@@ -29,6 +29,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { answerRefusals, createHttpServer, http1Options, refuseConnect, refuseExpectation, type HttpLimits, type Refusal } from '../../shared/http-server.ts';
@@ -38,6 +39,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Reply, RequestHead } from '../../shared/message-seam.ts';
 import { keepStreamsInSlots } from '../../shared/node-http-internals.ts';
 import { CertificateReload } from './certificate-reload.ts';
+import { OpenConnections } from './closed-connections.ts';
 import { ConnectionGuard, type Connection, type GuardLimits } from './connection-guard.ts';
 import { Http2Refusals } from './http2-refusals.ts';
 import { ListenerMetrics } from './listener-metrics.ts';
@@ -177,6 +179,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     if (headers.host === undefined && typeof authority === 'string') headers.host = authority;
     handler(req, stream);
   };
+  const connections = new OpenConnections();
   let server: Http2SecureServer | Http2Server;
   let reload: CertificateReload | undefined;
   let stopTicketKeys: (() => void) | undefined;
@@ -210,6 +213,9 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     http1.on('request', handler);
     answerRefusals(tlsServer, deps.onRefused);
     answerPlainHttp(tlsServer, deps.onRefused);
+    tlsServer.on('secureConnection', (socket: TLSSocket) => {
+      connections.secured(socket);
+    });
     server = tlsServer;
     reload = tls;
     stopTicketKeys = useTicketKeys(tlsServer, config['http.tls.ticketKeyRotationMs']);
@@ -225,10 +231,8 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
     guard.applyLimits(guardLimits(limits));
   };
   applyLimits(deps.limits);
-  const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    connections.accepted(socket);
   });
   return {
     async listen(host, port, reusePort) {
@@ -250,7 +254,7 @@ export function createListener(handler: Handler, config: Config, deps: ListenerD
         }),
       );
       const deadline = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
+        connections.destroyAll();
       }, deadlineMs);
       try {
         await closed;
