@@ -38,7 +38,8 @@ test('draws the same slots on every run: replays are repeatable', () => {
   const a = new VictimDraws();
   const b = new VictimDraws();
   for (let judgement = 0; judgement < 10; judgement++) {
-    const [intoA, intoB]: number[][] = [[], []];
+    const intoA: number[] = [];
+    const intoB: number[] = [];
     a.draw(USED, even, intoA);
     b.draw(USED, even, intoB);
     assert.deepEqual(intoA, intoB);

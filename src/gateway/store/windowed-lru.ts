@@ -13,6 +13,10 @@
  * protected segment's oldest go back to probation, and victims are taken from probation first.
  * An entry that was asked for once since admission so goes before one that proved itself, which
  * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
+ * A candidate is judged against probation's oldest; once admitted, it evicts the least asked per
+ * byte of those and of a few entries drawn further up probation (victim-draws.ts), so that over
+ * many misses probation loses its least asked entries wherever they stand, as LFU would, while a
+ * hit still only moves its entry in an LRU list.
  *
  * Popularity that shifts is the sketch's blind spot: it ages after 30 repeated requests per entry, and
  * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
