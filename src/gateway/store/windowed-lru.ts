@@ -134,6 +134,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
   readonly #lists = new SlotLists(SEGMENTS);
   /** Each slot's key and value. */
   readonly #keys: (K | undefined)[] = [];
+  /** Each slot's key hash (keyHash), so that judging a victim reads the sketch without hashing its key again. */
+  readonly #hashes: number[] = [];
   readonly #values: (V | undefined)[] = [];
   readonly #maxSize: number;
   #windowBytes = 0;
@@ -262,11 +264,11 @@ export class WindowedLru<K extends string, V extends number | object> implements
     if (slot !== undefined) this.#lists.remove(slot);
     if (size <= this.#windowBytes) {
       this.#makeRoomInWindow(size);
-      slot ??= this.#enter(key);
+      slot ??= this.#enter(key, h);
       this.#values[slot] = value;
       this.#lists.push(WINDOW, slot, size);
     } else if (this.#offer(key, size)) {
-      slot ??= this.#enter(key);
+      slot ??= this.#enter(key, h);
       this.#values[slot] = value;
       this.#lists.push(PROBATION, slot, size);
     } else if (slot !== undefined) {
@@ -335,9 +337,10 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   /** A key entering memory: its slot, in no segment yet. */
-  #enter(key: K): number {
+  #enter(key: K, h: number): number {
     const slot = this.#lists.take();
     this.#keys[slot] = key;
+    this.#hashes[slot] = h;
     this.#index.set(key, slot, ONE_ENTRY);
     return slot;
   }
@@ -480,7 +483,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   #drawnSample(oldest: readonly Sampled[]): readonly Sampled[] {
     const slots = oldest.map((s) => s.slot);
     this.#draws.draw(this.#lists.used, (slot) => this.#lists.listOf(slot) === PROBATION, slots);
-    const ranked = this.#ranked(slots);
+    const ranked = [...oldest, ...this.#ranked(slots.slice(oldest.length))].sort((a, b) => a.density - b.density);
     this.#draws.keep(ranked.map((s) => s.slot));
     return ranked;
   }
@@ -488,7 +491,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   /** Slots by requests per byte, the fewest first; alike, in the order given (sort is stable). */
   #ranked(slots: readonly number[]): Sampled[] {
     return slots
-      .map((slot) => ({ slot, density: this.#sketch.frequency(this.#keys[slot] as K) / Math.max(1, this.#lists.sizeOf(slot)) }))
+      .map((slot) => ({ slot, density: this.#sketch.frequencyOf(this.#hashes[slot] as number) / Math.max(1, this.#lists.sizeOf(slot)) }))
       .sort((a, b) => a.density - b.density);
   }
 
