@@ -178,6 +178,23 @@ describe('W-TinyLFU in front of lru-cache', () => {
     assert.ok(admitted >= 15, `${admitted} of 40 newcomers kept`);
   });
 
+  test('an admitted newcomer evicts entries asked less further up probation, not the oldest asked more', () => {
+    const cache = windowed();
+    // Probation, from its oldest: 20 keys asked five times, 70 asked twice, then ones asked once
+    // until the cache is full; none asked since admission, so none is protected.
+    const warm = Array.from({ length: 20 }, (_, i) => `/warm/${i}`);
+    for (const key of warm) for (let n = 0; n < 5; n++) request(cache, key);
+    for (let i = 0; i < 70; i++) for (let n = 0; n < 2; n++) request(cache, `/cold/${i}`);
+    for (let i = 0; i < 30; i++) request(cache, `/once/${i}`);
+    // Newcomers asked seven times each: admitted against the oldest (the warm keys), and each
+    // evicts one entry. Victims taken from the oldest alone would take the 20 warm keys first.
+    for (let i = 0; i < 25; i++) for (let n = 0; n < 7; n++) request(cache, `/newcomer/${i}`);
+    const newcomers = Array.from({ length: 24 }, (_, i) => `/newcomer/${i}`).filter((key) => cache.peek(key) !== undefined).length;
+    assert.equal(newcomers, 24, 'every newcomer out of the window admitted');
+    const kept = warm.filter((key) => cache.peek(key) !== undefined).length;
+    assert.ok(kept >= 15, `${kept} of 20 warm keys kept`);
+  });
+
   test('a key refused when larger than the window is not kept, and its old value is reported gone', () => {
     const { cache, gone } = recording();
     for (let round = 0; round < 3; round++) for (let i = 0; i < 200; i++) request(cache, `/warm/${i}`);

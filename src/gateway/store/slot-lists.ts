@@ -122,6 +122,11 @@ export class SlotLists {
     return this.#older[slot] as number;
   }
 
+  /** Slots ever taken: every slot is below. */
+  get used(): number {
+    return this.#used;
+  }
+
   /** Slots in `list`. */
   count(list: number): number {
     return this.#counts[list] as number;
