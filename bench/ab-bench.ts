@@ -21,7 +21,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { cleanEnv, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { GATEWAY_NODE_FLAGS, type ServerProcess } from '../src/loadtest/server-process.ts';
 import { scrapeMetrics } from '../src/loadtest/server-metrics.ts';
 import { ZipfSampler } from '../src/loadtest/zipf.ts';
 import { SeededRandom } from '../src/origin/random.ts';
@@ -89,8 +89,6 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
     throw new Error(`${baseDir} is not a checkout with its dependencies installed (npm ci there first)`);
   const startedAt = new Date().toISOString();
   const fleet = new Fleet(options.dataDir);
-  // The base gateway is not the fleet's (it runs from another checkout): stopped here.
-  let base: ServerProcess | undefined;
   try {
     log(`starting the origin, the gateways (this one,${baseDir === undefined ? '' : ' the base,'} one over a 1 MiB memory) and the ceiling…`);
     const origin = await fleet.origin();
@@ -118,26 +116,10 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB) },
       ['--trace-gc'],
     );
-    if (baseDir !== undefined)
-      base = await startServerProcess({
-        name: 'base',
-        args: [
-          join(baseDir, 'bin', 'catalog-gateway.js'),
-          'gateway',
-          '--port',
-          '0',
-          '--admin-port',
-          '0',
-          '--origin',
-          origin.url,
-          '--origin-probe',
-          `${origin.adminUrl ?? ''}/readyz`,
-        ],
-        env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }),
-        cwd: baseDir,
-        nodeFlags: [...GATEWAY_NODE_FLAGS, '--trace-gc'],
-        logFile: join(fleet.logDir, 'base.log'),
-      });
+    const base =
+      baseDir === undefined
+        ? undefined
+        : await fleet.gateway('base', origin, { CATALOG_GATEWAY_ACCESS_LOG: 'true', CATALOG_GATEWAY_EVENTS_REGISTER: 'false' }, ['--trace-gc'], baseDir);
     const hotTarget = await findHotTarget(origin.url, space, authorization);
     const targets = [hotTarget, ...Array.from({ length: URLS - 1 }, () => space.take())];
     const gateways = base === undefined ? [gateway, disk, admitting] : [gateway, disk, admitting, base];
@@ -249,7 +231,6 @@ export async function abBench(options: BenchOptions, command: string, log: (m: s
       diskShare: [await share(disk, diskBefore[0] ?? 0, 'disk-cycle'), await share(admitting, diskBefore[1] ?? 0, 'disk-admitting-cycle')],
     };
   } finally {
-    await base?.stop();
     await fleet.close();
   }
 }

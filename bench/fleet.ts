@@ -27,12 +27,12 @@ export class Fleet {
     return this.#dataDir;
   }
 
-  async #start(name: string, args: readonly string[], env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+  async #start(name: string, args: readonly string[], env: Record<string, string>, nodeFlags: readonly string[] = [], cwd = REPO_ROOT): Promise<ServerProcess> {
     const server = await startServerProcess({
       name,
       args,
       env: cleanEnv({ CATALOG_DATA_DIR: this.#dataDir, ...env }),
-      cwd: REPO_ROOT,
+      cwd,
       nodeFlags,
       logFile: join(this.logDir, `${name.replace(/\W+/g, '-')}.log`),
     });
@@ -49,15 +49,20 @@ export class Fleet {
    * A gateway with the V8 flags the shipped entry points give it (GATEWAY_NODE_FLAGS), probing
    * the origin's admin `/readyz`, or `/` of an origin without an admin listener. Its disk tier is
    * its own and new, in the run's temporary directory: gateways of one run are not one gateway,
-   * and a run never starts warm from the one before.
+   * and a run never starts warm from the one before. `checkout`: the root of another checkout of
+   * the project (with its own `npm ci`), whose gateway runs instead, for a bench's A/B.
    */
-  gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<ServerProcess> {
+  gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = [], checkout?: string): Promise<ServerProcess> {
     const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
     const disk = { CATALOG_GATEWAY_CACHE_DISK_PATH: join(this.logDir, `${name.replace(/\W+/g, '-')}-${this.#started.length}-cache`) };
-    return this.#start(name, [CLI, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe], { ...disk, ...env }, [
-      ...GATEWAY_NODE_FLAGS,
-      ...nodeFlags,
-    ]);
+    const cli = checkout === undefined ? CLI : join(checkout, 'bin', 'catalog-gateway.js');
+    return this.#start(
+      name,
+      [cli, 'gateway', '--port', '0', '--admin-port', '0', '--origin', origin.url, '--origin-probe', probe],
+      { ...disk, ...env },
+      [...GATEWAY_NODE_FLAGS, ...nodeFlags],
+      checkout,
+    );
   }
 
   /** What a bench asks the catalog with: search terms drawn from its database and a `catalog:read` token. */

@@ -39,7 +39,7 @@ import { ALL_CORES, cpuSeconds, pin } from './process-cpu.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { captureResponse } from './throughput.ts';
-import { cleanEnv, GATEWAY_NODE_FLAGS, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { GATEWAY_NODE_FLAGS, type ServerProcess } from '../src/loadtest/server-process.ts';
 
 const run = promisify(execFile);
 
@@ -188,29 +188,6 @@ export function cpuOverBase(scenarios: readonly TlsScenarioResult[], version: Ve
   );
 }
 
-/** The gateway of checkout `dir`, as `tlsBench` makes its own (its own disk tier in the run's directory). */
-function startBase(dir: string, fleet: Fleet, origin: ServerProcess, env: Record<string, string>): Promise<ServerProcess> {
-  return startServerProcess({
-    name: 'base',
-    args: [
-      join(dir, 'bin', 'catalog-gateway.js'),
-      'gateway',
-      '--port',
-      '0',
-      '--admin-port',
-      '0',
-      '--origin',
-      origin.url,
-      '--origin-probe',
-      `${origin.adminUrl ?? ''}/readyz`,
-    ],
-    env: cleanEnv({ CATALOG_DATA_DIR: fleet.dataDir, CATALOG_GATEWAY_CACHE_DISK_PATH: join(fleet.logDir, 'base-cache'), ...env }),
-    cwd: dir,
-    nodeFlags: GATEWAY_NODE_FLAGS,
-    logFile: join(fleet.logDir, 'base.log'),
-  });
-}
-
 /** Resumed over new of one server and version, round by round, for each of a run's figures. */
 function ratios(scenarios: readonly TlsScenarioResult[], server: Server, version: Version): Ratios {
   const of = (handshake: Handshake): readonly TlsRun[] =>
@@ -237,7 +214,6 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   makeSelfSignedCertificate(files, 'catalog-gateway bench', 2, undefined, options.tlsKey);
   const trusting = new Agent({ connect: { ca: readFileSync(files.cert) } });
   const baseDir = options.abBase === undefined ? undefined : resolve(options.abBase);
-  let base: ServerProcess | undefined;
   try {
     log('starting the origin and a gateway of two workers on TLS…');
     const origin = await fleet.origin();
@@ -251,7 +227,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
       CATALOG_HTTP_TLS_KEY: files.key,
     };
     const gateway = await fleet.gateway('gateway-tls-2w', origin, env);
-    if (baseDir !== undefined) base = await startBase(baseDir, fleet, origin, env);
+    const base = baseDir === undefined ? undefined : await fleet.gateway('base', origin, env, [], baseDir);
     // What s_time's `GET /` gets (a problem: no such resource), for the bare server to send too.
     const answer = await captureResponse(`${gateway.url}/`, undefined, trusting);
     const answerFile = join(fleet.logDir, 'tls-answer.json');
@@ -321,7 +297,6 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
     };
   } finally {
     await trusting.close();
-    await base?.stop();
     await fleet.close();
   }
 }
