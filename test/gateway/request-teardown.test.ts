@@ -101,10 +101,14 @@ describe('a request without a body spared its stream work', () => {
       return ticks / 20;
     };
     // The client in this process adds ticks now and then (its timers, a socket's events), never
-    // takes any away: the fewest of three measures is each server's own.
-    const fewest = async (url: string): Promise<number> => Math.min(await ticksPerRequest(url), await ticksPerRequest(url), await ticksPerRequest(url));
-    const stockTicks = await fewest(`${stockBase}/get`);
-    const spared = await fewest(`${base}/get`);
+    // takes any away: the fewest of six measures, the two servers in turn, is each server's own
+    // (three each let a busy machine's noise read 10.55 against 14.35).
+    let stockTicks = Number.POSITIVE_INFINITY;
+    let spared = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 6; round++) {
+      stockTicks = Math.min(stockTicks, await ticksPerRequest(`${stockBase}/get`));
+      spared = Math.min(spared, await ticksPerRequest(`${base}/get`));
+    }
     if (forgoes) assert.ok(spared <= stockTicks - 4, `${String(spared)} ticks a request against stock node:http's ${String(stockTicks)}`);
     // Without the private fields a request makes stock node:http's ticks, give or take what else
     // the process does meanwhile: a loaded suite read 15.65 against 14, the fewest of three each.
