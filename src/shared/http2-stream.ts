@@ -22,8 +22,23 @@ const END_STREAM = { endStream: true } as const;
  * Sends `fields` (flat `[name, value, …]`, lowercase, with `:status`) as the head of `stream`'s
  * answer; with `endStream`, as the whole answer (no body follows).
  */
-export function respondOnStream(stream: ServerHttp2Stream, fields: string[], endStream: boolean): void {
+function respondOnStream(stream: ServerHttp2Stream, fields: string[], endStream: boolean): void {
   // Node reads the list of names never to index from the field list's `sensitiveHeaders` symbol.
   (fields as string[] & { [sensitiveHeaders]?: readonly string[] })[sensitiveHeaders] = NEVER_INDEXED;
   stream.respond(fields, endStream ? END_STREAM : undefined);
+}
+
+/**
+ * Sends a whole answer on `stream`: `fields` as its head (with `:status`), then `body`, or no body
+ * (HEAD, 204, 304: `respond` ends the stream, and a body written after that would be an error).
+ */
+export function sendOnStream(stream: ServerHttp2Stream, fields: string[], body: Buffer | string | undefined): void {
+  // As the compatibility response does: a stream the client has reset takes nothing more.
+  if (stream.destroyed || stream.closed) return;
+  if (body === undefined || body.length === 0) {
+    respondOnStream(stream, fields, true);
+    return;
+  }
+  respondOnStream(stream, fields, false);
+  stream.end(body);
 }

@@ -5,7 +5,7 @@
  * is kept in step with it by a test.
  */
 import type { IncomingMessage } from 'node:http';
-import { respondOnStream } from './http2-stream.ts';
+import { sendOnStream } from './http2-stream.ts';
 import { isStream, type Reply } from './message-seam.ts';
 import { bodyLeftUnread } from './request-content.ts';
 
@@ -92,8 +92,6 @@ export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: 
   const status = problemStatus(p);
   const length = Buffer.byteLength(body);
   if (isStream(reply)) {
-    // As the compatibility response does: a stream the client has reset takes nothing more.
-    if (reply.destroyed || reply.closed) return length;
     const fields = [
       ':status',
       String(status),
@@ -108,8 +106,7 @@ export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: 
     // RFC 9113 §8.2.2: HTTP/2 has no connection-specific fields; a problem that closes an
     // HTTP/1.1 connection ends only its stream here.
     for (const [name, value] of Object.entries(p.headers ?? {})) if (name !== 'connection') fields.push(name, value);
-    respondOnStream(reply, fields, isHead);
-    if (!isHead) reply.end(body);
+    sendOnStream(reply, fields, isHead ? undefined : body);
     return length;
   }
   // One list to `writeHead`, which Node turns into header text as it goes; a `setHeader` per field

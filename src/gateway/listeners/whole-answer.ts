@@ -6,7 +6,7 @@
  * write (docs/performance.md, "HTTP/2 hits written to the stream").
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { respondOnStream } from '../../shared/http2-stream.ts';
+import { sendOnStream } from '../../shared/http2-stream.ts';
 import { isStream, type Reply } from '../../shared/message-seam.ts';
 import { internals, storeHead } from '../../shared/node-http-internals.ts';
 
@@ -20,17 +20,8 @@ export function sendWhole(reply: Reply, status: number, fields: string[], body: 
     reply.end(body);
     return;
   }
-  const stream = reply;
-  // As the compatibility response does: a stream the client has reset takes nothing more.
-  if (stream.destroyed || stream.closed) return;
   fields.push(':status', String(status));
-  // A 204 or 304 ends the stream in `respond` already; a body written after that would be an error.
-  if (body === undefined || body.length === 0) {
-    respondOnStream(stream, fields, true);
-    return;
-  }
-  respondOnStream(stream, fields, false);
-  stream.end(body);
+  sendOnStream(reply, fields, body);
 }
 
 /** Whether node:http takes a head as text (node-http-internals.ts); where it does not, heads go through `writeHead` (deliver.ts). */
