@@ -34,7 +34,8 @@ export class TimeStamp {
   field(ms: number): string {
     if (ms !== this.#at) {
       this.#at = ms;
-      const whole = Math.floor(ms);
+      // A Date drops a fraction toward zero.
+      const whole = Math.trunc(ms);
       const second = Math.floor(whole / 1000);
       if (second !== this.#second) {
         this.#second = second;
