@@ -70,33 +70,6 @@ export function problemBody(p: Problem, instance: string): string {
   return JSON.stringify({ type: PROBLEM_BASE + p.kind, title, status, detail: p.detail, instance });
 }
 
-/** A problem's body for one instance, as last sent: its text and its length in bytes. */
-interface RenderedBody {
-  readonly problem: Problem;
-  readonly instance: string;
-  readonly body: string;
-  readonly length: number;
-}
-
-/** The body last sent for each kind of problem. */
-const lastBodies = new Map<ProblemKind, RenderedBody>();
-
-/**
- * `problemBody` and its length, made again only when the problem or the instance is not the last
- * of its kind: the same refusal repeats (a path with no route, a request with no token), and its
- * JSON and length were made for every answer (0.4 µs with the code hot, more on a connection's one
- * request). The last body of each kind is kept, so a problem made for one request is let go by the
- * next of its kind.
- */
-function renderedBody(p: Problem, instance: string): RenderedBody {
-  const last = lastBodies.get(p.kind);
-  if (last !== undefined && last.problem === p && last.instance === instance) return last;
-  const body = problemBody(p, instance);
-  const rendered = { problem: p, instance, body, length: Buffer.byteLength(body) };
-  lastBodies.set(p.kind, rendered);
-  return rendered;
-}
-
 /**
  * A complete HTTP/1.1 response carrying a problem, for a socket whose request Node's parser
  * refused before any `ServerResponse` existed; the connection is closed after it.
@@ -115,8 +88,9 @@ export function rawProblemResponse(p: Problem, instance: string): string {
  * to every answer of its own) beside the problem's fields; returns the body's length.
  */
 export function sendProblem(reply: Reply, p: Problem, instance: string, isHead: boolean, added: readonly string[] = []): number {
-  const { body, length } = renderedBody(p, instance);
+  const body = problemBody(p, instance);
   const status = problemStatus(p);
+  const length = Buffer.byteLength(body);
   if (isStream(reply)) {
     const fields = [
       ':status',
