@@ -288,7 +288,7 @@ export const SCHEMA = {
   },
   'gateway.cache.admission': {
     type: 'boolean',
-    doc: 'W-TinyLFU admission in front of the LRU: a new entry pushes older ones out only if it is asked for more often, so scans and one-off searches do not flush the popular entries; while a shadow LRU over a sample of the keys would hit more (recency-biased traffic), its window grows toward the whole bound (docs/performance.md, "Hit ratio"). `false` is plain LRU.',
+    doc: 'W-TinyLFU admission in front of the LRU: a new entry pushes older ones out only if it is asked for more often, so scans and one-off searches do not flush the popular entries; while a shadow LRU over a sample of the keys would hit more (recency-biased traffic), its window grows to the top of its range, where every entry is admitted and a key asked twice is protected (a segmented LRU; docs/performance.md, "Hit ratio"). `false` is plain LRU.',
   },
   'gateway.cache.disk.enabled': {
     type: 'boolean',

@@ -2,8 +2,9 @@
  * The window's tuner (window-tuner.ts) alone, on request sequences where one of its two miniature
  * caches (LRU, and W-TinyLFU at the smallest window, with counts given by the test) clearly hits
  * more than the other; then W-TinyLFU with it on recency-biased and Zipf requests: the window
- * grows toward LRU on the first, stays small on the second and comes back down when the second
- * follows the first, and the byte bound and the reports of what leaves hold through every move.
+ * grows to the top on the first, stays small on the second and comes back down when the second
+ * follows the first; at the top a key asked twice outlasts one-off keys, and the byte bound and the
+ * reports of what leaves hold through every move.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -296,8 +297,7 @@ describe('W-TinyLFU with the tuned window', () => {
     replay(windowed, recencyBiased(60_000, 7));
     replay(lru, recencyBiased(60_000, 7));
     assert.ok(windowed.windowShare > 0.9, `window ${windowed.windowShare} after the recency-biased stretch`);
-    // At the top the cache hits as LRU does; the W-TinyLFU miniature, hitting more than the LRU one
-    // on Zipf requests, brings the window down.
+    // The W-TinyLFU miniature, hitting more than the LRU one on Zipf requests, brings the window down.
     const zipfKeys = [...zipf(100_000, 3)];
     replay(windowed, zipfKeys.slice(0, 80_000));
     replay(lru, zipfKeys.slice(0, 80_000));
@@ -311,6 +311,32 @@ describe('W-TinyLFU with the tuned window', () => {
     const theirs = replay(lru, zipfKeys.slice(80_000)) / 20_000;
     // Replayed: 0.51 against 0.39.
     assert.ok(ours >= theirs + 0.08, `W-TinyLFU ${ours}, LRU ${theirs} over the last 20,000`);
+  });
+
+  test('at the top a key asked twice is protected, as ARC keeps it, and outlasts a run of one-off keys that plain LRU loses it to; every candidate is admitted', () => {
+    const verdicts: boolean[] = [];
+    const windowed = new WindowedLru<string, { key: string }>({
+      maxSize: BOUND,
+      disposeAfter: () => undefined,
+      onAdmission: (admitted) => verdicts.push(admitted),
+      onShift: () => undefined,
+    });
+    const lru = new LRUCache<string, { key: string }>({ maxSize: BOUND });
+    for (const cache of [windowed, lru]) {
+      replay(cache, recencyBiased(60_000, 7));
+      cache.set('/twice', { key: '/twice' }, { size: ENTRY });
+      assert.ok(cache.get('/twice'), 'asked again while in the window');
+    }
+    assert.equal(windowed.windowShare, MAX_WINDOW_SHARE);
+    verdicts.length = 0;
+    // More one-off keys than the whole bound holds: LRU keeps none of what came before them.
+    const oneOff = Array.from({ length: 400 }, (_, i) => `/once/${i}`);
+    replay(windowed, oneOff);
+    replay(lru, oneOff);
+    assert.equal(lru.peek('/twice'), undefined, 'plain LRU let it go');
+    assert.ok(windowed.peek('/twice'), 'the segmented LRU at the top kept it');
+    assert.equal(windowed.peek('/once/0'), undefined, 'the oldest one-off key is gone');
+    assert.ok(verdicts.length > 0 && verdicts.every((admitted) => admitted), 'every entry leaving the window at the top is admitted');
   });
 
   test('the byte bound holds exactly through every move of the window, and every key that leaves is reported once', () => {

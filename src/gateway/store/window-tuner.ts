@@ -1,19 +1,20 @@
 /**
  * How large W-TinyLFU's window is, decided by two miniature caches run on a sample of the keys:
- * plain LRU (shadow-lru.ts), which is what the largest window behaves like, and W-TinyLFU at the
+ * plain LRU (shadow-lru.ts), which stands for the top of the window's range, and W-TinyLFU at the
  * smallest window (shadow-tinylfu.ts), which is what counts alone would do. The window moves
  * toward whichever of the two hits more, as soon as the difference is larger than chance would
  * make it. A 1 % window is what frequency-biased workloads want (Zipf searches, crawlers, loops:
  * the filter keeps one-off answers out), but where what was asked lately is what is asked next,
- * and counts say little, the filter refuses the entries that would be hit, and a window as large
- * as the cache is LRU.
+ * and counts say little, the filter refuses the entries that would be hit. At the top the cache
+ * admits every entry: a segmented LRU whose window's hits are promoted (windowed-lru.ts), which
+ * hits as LRU does where recency decides and keeps through it the keys asked twice, as ARC does.
  *
  * Both miniatures see the same sampled requests (spatial sampling, as SHARDS does: Waldspurger et
  * al., FAST 2015; miniature simulation, Waldspurger et al., USENIX ATC 2017): the keys whose hash
  * falls in a 2^-k slice, each miniature bounded to the same slice of the bytes, at most 4,096 keys.
  * Comparing them, rather than the cache with LRU, keeps telling which side is ahead wherever the
- * window stands: with the window at the top the cache hits as LRU does, and no comparison of the
- * two could show when counts start to decide better again (a recency-biased phase followed by a
+ * window stands: with the window at the top the cache hits about as LRU does, and no comparison of
+ * the two could show when counts start to decide better again (a recency-biased phase followed by a
  * frequency-biased one). ARC adapts between the same two sides by its ghost lists' hits (Megiddo
  * and Modha, FAST 2003); Caffeine hill-climbs its own hit ratio, which replayed here as noise on
  * stationary traces (it cannot tell a worse step from a worse minute).
@@ -22,7 +23,7 @@
  * it straight to the top: nothing says the requests were ever frequency-biased, and every step
  * short of the top costs what LRU would hit. It shrinks to 1 % at once: counts winning a verdict
  * say frequency decides again, and a step short of 1 % lets the window's one-off entries push out
- * what counts would keep. At the top the cache is LRU, and once settled there
+ * what counts would keep. At the top the cache admits every entry, and once settled there
  * (SETTLED verdicts) it pays for the policy only this tuner's memory and a sketch of the sample's
  * keys (`settledAtTop`, windowed-lru.ts), which is what a recency-biased workload loses to LRU.
  *
@@ -41,8 +42,8 @@ import { ShadowTinyLfu } from './shadow-tinylfu.ts';
 /** The share of the bound the window starts at and never goes below: Caffeine's. */
 export const MIN_WINDOW_SHARE = 0.01;
 /**
- * The largest share: all of the bound, so that at the top the cache is LRU, and pays for the
- * policy no more than the miniatures and a sketch of the sample's keys (windowed-lru.ts).
+ * The largest share, the top: the cache admits every entry there (a segmented LRU, windowed-lru.ts),
+ * and pays for the policy no more than the miniatures and a sketch of the sample's keys.
  */
 export const MAX_WINDOW_SHARE = 1;
 /**
@@ -64,7 +65,7 @@ const LEAST_SHADOW_KEYS = 256;
 /**
  * And one per this many bytes of the bound, within those two: since the sketch expects an entry
  * per 2,048 B, this sets the sample's share of the keys, a sixteenth below 4,096 keys. What the
- * miniatures hold is most of what the cache pays for the policy at the top, where it is LRU; the
+ * miniatures hold is most of what the cache pays for the policy at the top, where it admits every entry; the
  * larger sample tells a turn of the requests twice as soon as a thirty-second (40,000 B): `phases`
  * at 64 MiB 0.07 points below LRU against 0.22, `recency` at 16 MiB 0.10 against 0.08, and with
  * room for twice the keys rec3 at 5,000 entries 0.11 below LRU, which room for 1.5 times takes
@@ -169,7 +170,7 @@ export class WindowTuner {
 
   /**
    * Whether the window is at the top and has stayed there for SETTLED verdicts: the requests are
-   * recency-biased for now, and the cache is LRU until the tuner's verdict turns.
+   * recency-biased for now, and the cache admits every entry until the tuner's verdict turns.
    */
   get settledAtTop(): boolean {
     return this.#share === MAX_WINDOW_SHARE && this.#settled >= SETTLED;
