@@ -6,14 +6,18 @@
  * the collector must trace and that leaves holes in V8's pages when it goes. Where each handle's
  * record is lives in three typed arrays.
  *
- * Space in a slab is never reused, so a record never changes once written: a reader may keep a
- * view of it (a body being sent) for as long as it likes, and the collector frees a slab once no
- * view of it is left, with no reference counts. What that leaves is holes: a record released stays
- * in its slab until the slab goes. A slab whose records are all released goes at once; when the
- * slabs hold more than WASTE_ALLOWED beyond the live records, `compact` evacuates those with the
- * most holes, copying each live record into the current slab and pointing its handle at the copy.
- * Every record is framed by its length and handle, so that an evacuated slab is walked record by
- * record. Each record is counted with its frame and its share of the waste allowed (entry-size.ts).
+ * A record never changes once written, and a view of it that leaves the store (a body being sent,
+ * a response whose tags are read later) is told to the slabs (`exposed`): that slab is never
+ * written again, and the collector frees it once no view of it is left, with no reference counts.
+ * Every other slab whose records are all released, or evacuated, is kept (up to SPARE_SLABS) and
+ * written again by the next records instead of a new allocation: a slab outlives scavenges, so one
+ * let go of waits for a full collection, and a memory that churns (disk hits promoted into a small
+ * one, a fill past the bound) would otherwise hold its dead slabs until then. What is left is
+ * holes: a record released stays in its slab until the slab empties; when the slabs hold more than
+ * WASTE_ALLOWED beyond the live records, `compact` evacuates those with the most holes, copying
+ * each live record into the current slab and pointing its handle at the copy. Every record is
+ * framed by its length and handle, so that an evacuated slab is walked record by record. Each
+ * record is counted with its frame and its share of the waste allowed (entry-size.ts).
  */
 
 /**
@@ -50,6 +54,13 @@ export const FRAME_BYTES = 8;
 /** Bytes one `compact` copies at most: about a millisecond's work, so that evacuating does not pause the requests waiting. */
 const COPY_BUDGET = 4 * SLAB_BYTES;
 
+/**
+ * Emptied slabs kept to be written again: enough for the slabs a store or a `compact` empties
+ * between two that fill one (each evacuation frees one, each slab filled takes one), few enough to
+ * cost at most 512 KiB beside the records. They are not counted in `bytes`.
+ */
+export const SPARE_SLABS = 8;
+
 /** A handle's slab when it holds no record. */
 const RELEASED = -1;
 
@@ -62,6 +73,11 @@ export class RecordSlabs {
   /** …and bytes written to it. */
   readonly #slabUsed: number[] = [];
   readonly #freeSlabs: number[] = [];
+  /** Per slab: 1 once a view of it has left the store (`exposed`), so that it is never written again. */
+  #exposed = new Uint8Array(64);
+  /** Emptied slabs of SLAB_BYTES that no view outside the store reads, and their views, to be written again. */
+  readonly #spares: Buffer[] = [];
+  readonly #spareViews: DataView[] = [];
   #current = -1;
   /** Bytes of the slabs counted, the current one but for its unwritten tail. */
   #bytes = 0;
@@ -107,6 +123,22 @@ export class RecordSlabs {
     return this.#lengthOf[handle] ?? 0;
   }
 
+  /**
+   * A view of the record leaves the store: a body handed to a socket, a compressor or a write
+   * queued for later, a response whose tags are read later. Its slab is then never written again
+   * (the collector frees it once those views are gone); until this is called, the store assumes
+   * nothing outside it reads the slab once the record is released.
+   */
+  exposed(handle: number): void {
+    const slab = this.#slabOf[handle] ?? RELEASED;
+    if (slab !== RELEASED) this.#exposed[slab] = 1;
+  }
+
+  /** Emptied slabs kept to be written again. */
+  get spares(): number {
+    return this.#spares.length;
+  }
+
   /** The record is no longer kept; its handle may name another. */
   release(handle: number): void {
     const slab = this.#slabOf[handle] ?? RELEASED;
@@ -117,7 +149,10 @@ export class RecordSlabs {
     this.#slabOf[handle] = RELEASED;
     this.#freeHandles.push(handle);
     if (this.#slabLive[slab] === 0 && slab !== this.#current) {
+      const bytes = this.#slabs[slab];
+      const view = this.#views[slab];
       this.#forget(slab);
+      this.#spare(slab, bytes, view);
       this.#freeSlabs.push(slab);
     }
   }
@@ -204,9 +239,16 @@ export class RecordSlabs {
   #begin(size: number, shared: boolean): number {
     if (shared && this.#current !== -1) this.#bytes += SLAB_BYTES - (this.#slabUsed[this.#current] ?? 0);
     const slab = this.#freeSlabs.pop() ?? this.#slabs.length;
-    const bytes = Buffer.allocUnsafeSlow(size);
+    if (slab === this.#exposed.length) {
+      const grown = new Uint8Array(2 * slab);
+      grown.set(this.#exposed);
+      this.#exposed = grown;
+    }
+    this.#exposed[slab] = 0;
+    const spare = shared ? this.#spares.pop() : undefined;
+    const bytes = spare ?? Buffer.allocUnsafeSlow(size);
     this.#slabs[slab] = bytes;
-    this.#views[slab] = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    this.#views[slab] = spare === undefined ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length) : this.#spareViews.pop();
     this.#slabLive[slab] = 0;
     this.#slabUsed[slab] = 0;
     if (!shared) this.#bytes += size;
@@ -232,6 +274,7 @@ export class RecordSlabs {
   /** Copies the live records of `slab` elsewhere and stops counting it; the bytes copied. */
   #evacuate(slab: number): number {
     const bytes = this.#slabs[slab] as Buffer;
+    const view = this.#views[slab];
     const used = this.#slabUsed[slab] ?? 0;
     this.#forget(slab);
     let copied = 0;
@@ -245,9 +288,20 @@ export class RecordSlabs {
       bytes.copy(this.store(handle), this.offset(handle), start, start + length);
       copied += length;
     }
-    // Its number is given to another only now, so that no record placed above lands in a slab by that number.
+    // Its number and its bytes are given to another only now, so that no record placed above lands in them.
+    this.#spare(slab, bytes, view);
     this.#freeSlabs.push(slab);
     return copied;
+  }
+
+  /**
+   * Keeps the bytes of `slab`, just emptied, to be written again, unless a view of them left the
+   * store, they are not of a shared slab's size, or enough are kept: those the collector frees.
+   */
+  #spare(slab: number, bytes: Buffer | undefined, view: DataView | undefined): void {
+    if (bytes === undefined || view === undefined || this.#exposed[slab] === 1 || bytes.length !== SLAB_BYTES || this.#spares.length >= SPARE_SLABS) return;
+    this.#spares.push(bytes);
+    this.#spareViews.push(view);
   }
 
   /**

@@ -142,7 +142,11 @@ export class ResponseCache implements CacheTier {
     const count = this.#reader.open(this.#records.store(handle), this.#records.view(handle), this.#records.offset(handle));
     for (let i = 0; i < count; i++) {
       const response = this.#reader.next();
-      if (selects(response, request)) return { kind: 'found', response };
+      if (selects(response, request)) {
+        // Its body is sent, and its tags may be read, after the record is released (record-slabs.ts).
+        this.#records.exposed(handle);
+        return { kind: 'found', response };
+      }
     }
     return VARY_MISS;
   }
@@ -223,7 +227,11 @@ export class ResponseCache implements CacheTier {
     // The same answer as stored now, which may have been given representations since `response` was read.
     const stored = response.serial === 0 ? undefined : list.find((r) => r.serial === response.serial);
     const storedMade = stored?.representation(coding);
-    if (storedMade !== undefined) return storedMade;
+    if (storedMade !== undefined) {
+      // Read from the record, and sent after this returns.
+      this.#records.exposed(this.#lru.peek(key) ?? -1);
+      return storedMade;
+    }
     const made = this.maker.derive(stored ?? response, coding);
     if (keep && stored !== undefined)
       this.#set(
