@@ -76,7 +76,10 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
     return fill(ex, deps, c, directives, undefined, found.kind === 'vary-miss' ? 'vary-miss' : 'miss');
   }
   const stored = found.response;
-  switch (reuse(stored, directives, now)) {
+  const use = reuse(stored, directives, now);
+  // Sent whole, a hit's bytes are read until its answer closes; otherwise they may be read at any time later.
+  deps.tiers.lend(found, use === 'fresh' || use === 'stale-accepted' ? ex.res : undefined);
+  switch (use) {
     case 'fresh':
       // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
       return sent(

@@ -494,8 +494,9 @@ export class RecordReader {
 
 /**
  * A response read from a record, whose tags and origin values are read from it when first asked
- * for: a record never changes once written (record-slabs.ts), and a value from another process is
- * a Buffer of its own, so the bytes are still there however late that is.
+ * for: a record never changes once written, its slab is not written again while a lookup's pin or
+ * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own,
+ * so the bytes are still there however late that is.
  */
 class RecordedResponse extends StoredResponse {
   readonly #from: Buffer;

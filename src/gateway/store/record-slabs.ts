@@ -6,14 +6,21 @@
  * the collector must trace and that leaves holes in V8's pages when it goes. Where each handle's
  * record is lives in three typed arrays.
  *
- * Space in a slab is never reused, so a record never changes once written: a reader may keep a
- * view of it (a body being sent) for as long as it likes, and the collector frees a slab once no
- * view of it is left, with no reference counts. What that leaves is holes: a record released stays
- * in its slab until the slab goes. A slab whose records are all released goes at once; when the
- * slabs hold more than WASTE_ALLOWED beyond the live records, `compact` evacuates those with the
- * most holes, copying each live record into the current slab and pointing its handle at the copy.
- * Every record is framed by its length and handle, so that an evacuated slab is walked record by
- * record. Each record is counted with its frame and its share of the waste allowed (entry-size.ts).
+ * A record never changes once written. A slab whose records are all released, or evacuated, is
+ * kept (up to SPARE_SLABS) and written again by the next records instead of a new allocation: a
+ * slab outlives scavenges, so one let go of waits for a full collection, and a memory that churns
+ * (a fill past the bound, disk hits promoted into a small one) would otherwise hold its dead slabs
+ * until then. So a view of a record that leaves the store must be told to the slabs: one read
+ * until a known moment (a body a socket writes) holds a pin (`pin`, `unpin`), and an emptied slab
+ * is written again only once its last pin goes; one read for as long as it lives (a response whose
+ * tags are read later, a body whose reader cannot be followed) marks its slab exposed (`exposed`,
+ * `expose`), and that slab is never written again: the collector frees it once no view of it is
+ * left, as every slab was before slabs were reused. What is left is
+ * holes: a record released stays in its slab until the slab empties; when the slabs hold more than
+ * WASTE_ALLOWED beyond the live records, `compact` evacuates those with the most holes, copying
+ * each live record into the current slab and pointing its handle at the copy. Every record is
+ * framed by its length and handle, so that an evacuated slab is walked record by record. Each
+ * record is counted with its frame and its share of the waste allowed (entry-size.ts).
  */
 
 /**
@@ -50,6 +57,25 @@ export const FRAME_BYTES = 8;
 /** Bytes one `compact` copies at most: about a millisecond's work, so that evacuating does not pause the requests waiting. */
 const COPY_BUDGET = 4 * SLAB_BYTES;
 
+/**
+ * Emptied slabs kept to be written again: enough for the slabs a store or a `compact` empties
+ * between two that fill one (each evacuation frees one, each slab filled takes one), few enough to
+ * cost at most 512 KiB beside the records. They are not counted in `bytes`.
+ */
+export const SPARE_SLABS = 8;
+
+/**
+ * Emptied slabs still pinned that are kept until their last pin goes; past this many the oldest is
+ * left to the collector (a pin that is never dropped, by a request that failed half way, costs a
+ * place here, not a slab for good).
+ */
+export const DRAINING_SLABS = 64;
+
+/** A pin names its slab in the low 24 bits (a 64 GiB memory has at most 2^23 slabs)… */
+const SLAB_NUMBERS = 2 ** 24;
+/** …and, above them, the slab's generation, counted modulo this, so that a pin stays a safe integer. */
+const GENERATIONS = 2 ** 29;
+
 /** A handle's slab when it holds no record. */
 const RELEASED = -1;
 
@@ -62,6 +88,19 @@ export class RecordSlabs {
   /** …and bytes written to it. */
   readonly #slabUsed: number[] = [];
   readonly #freeSlabs: number[] = [];
+  /** Per slab: 1 once a view of it has left the store for good (`exposed`), so that it is never written again… */
+  #exposed = new Uint8Array(64);
+  /** …the pins on it (views read until a known moment)… */
+  #pins = new Int32Array(64);
+  /** …and how many times its number was given to a slab, so that a pin outliving its slab's number is told apart. */
+  #generations = new Int32Array(64);
+  /** Emptied slabs still pinned, oldest first, and their bytes and views, by number. */
+  readonly #draining: number[] = [];
+  readonly #drainingBytes: (Buffer | undefined)[] = [];
+  readonly #drainingViews: (DataView | undefined)[] = [];
+  /** Emptied slabs of SLAB_BYTES that no view outside the store reads, and their views, to be written again. */
+  readonly #spares: Buffer[] = [];
+  readonly #spareViews: DataView[] = [];
   #current = -1;
   /** Bytes of the slabs counted, the current one but for its unwritten tail. */
   #bytes = 0;
@@ -107,6 +146,62 @@ export class RecordSlabs {
     return this.#lengthOf[handle] ?? 0;
   }
 
+  /**
+   * A view of the record leaves the store: a body handed to a socket, a compressor or a write
+   * queued for later, a response whose tags are read later. Its slab is then never written again
+   * (the collector frees it once those views are gone); until this is called, the store assumes
+   * nothing outside it reads the slab once the record is released.
+   */
+  exposed(handle: number): void {
+    const slab = this.#slabOf[handle] ?? RELEASED;
+    if (slab !== RELEASED) this.#exposed[slab] = 1;
+  }
+
+  /**
+   * A view of the record leaves the store and is read until `unpin` (a body handed to a socket,
+   * until the answer closes): its slab, if it empties meanwhile, is written again only after. The
+   * pin returned names the slab and its generation.
+   */
+  pin(handle: number): number {
+    const slab = this.#slabOf[handle] ?? RELEASED;
+    if (slab === RELEASED) throw new Error(`record ${handle} is not held`);
+    this.#pins[slab] = (this.#pins[slab] ?? 0) + 1;
+    return (this.#generations[slab] ?? 0) * SLAB_NUMBERS + slab;
+  }
+
+  /** Nothing reads the view `pin` was taken for any more. */
+  unpin(pin: number): void {
+    const slab = pin % SLAB_NUMBERS;
+    if (this.#generations[slab] !== (pin - slab) / SLAB_NUMBERS) return;
+    const pins = (this.#pins[slab] ?? 0) - 1;
+    this.#pins[slab] = pins;
+    const bytes = this.#drainingBytes[slab];
+    if (pins > 0 || bytes === undefined) return;
+    const view = this.#drainingViews[slab];
+    this.#drainingBytes[slab] = undefined;
+    this.#drainingViews[slab] = undefined;
+    this.#draining.splice(this.#draining.indexOf(slab), 1);
+    this.#spare(slab, bytes, view);
+    this.#freeSlabs.push(slab);
+  }
+
+  /** The view `pin` was taken for is read for as long as it lives, after all (`exposed`). */
+  expose(pin: number): void {
+    const slab = pin % SLAB_NUMBERS;
+    if (this.#generations[slab] === (pin - slab) / SLAB_NUMBERS) this.#exposed[slab] = 1;
+    this.unpin(pin);
+  }
+
+  /** Emptied slabs kept until their last pin goes. */
+  get draining(): number {
+    return this.#draining.length;
+  }
+
+  /** Emptied slabs kept to be written again. */
+  get spares(): number {
+    return this.#spares.length;
+  }
+
   /** The record is no longer kept; its handle may name another. */
   release(handle: number): void {
     const slab = this.#slabOf[handle] ?? RELEASED;
@@ -117,8 +212,10 @@ export class RecordSlabs {
     this.#slabOf[handle] = RELEASED;
     this.#freeHandles.push(handle);
     if (this.#slabLive[slab] === 0 && slab !== this.#current) {
+      const bytes = this.#slabs[slab];
+      const view = this.#views[slab];
       this.#forget(slab);
-      this.#freeSlabs.push(slab);
+      this.#retire(slab, bytes, view);
     }
   }
 
@@ -204,9 +301,14 @@ export class RecordSlabs {
   #begin(size: number, shared: boolean): number {
     if (shared && this.#current !== -1) this.#bytes += SLAB_BYTES - (this.#slabUsed[this.#current] ?? 0);
     const slab = this.#freeSlabs.pop() ?? this.#slabs.length;
-    const bytes = Buffer.allocUnsafeSlow(size);
+    if (slab === this.#exposed.length) this.#growSlabNumbers();
+    this.#exposed[slab] = 0;
+    this.#pins[slab] = 0;
+    this.#generations[slab] = ((this.#generations[slab] ?? 0) + 1) % GENERATIONS;
+    const spare = shared ? this.#spares.pop() : undefined;
+    const bytes = spare ?? Buffer.allocUnsafeSlow(size);
     this.#slabs[slab] = bytes;
-    this.#views[slab] = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    this.#views[slab] = spare === undefined ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length) : this.#spareViews.pop();
     this.#slabLive[slab] = 0;
     this.#slabUsed[slab] = 0;
     if (!shared) this.#bytes += size;
@@ -232,6 +334,7 @@ export class RecordSlabs {
   /** Copies the live records of `slab` elsewhere and stops counting it; the bytes copied. */
   #evacuate(slab: number): number {
     const bytes = this.#slabs[slab] as Buffer;
+    const view = this.#views[slab];
     const used = this.#slabUsed[slab] ?? 0;
     this.#forget(slab);
     let copied = 0;
@@ -245,9 +348,52 @@ export class RecordSlabs {
       bytes.copy(this.store(handle), this.offset(handle), start, start + length);
       copied += length;
     }
-    // Its number is given to another only now, so that no record placed above lands in a slab by that number.
-    this.#freeSlabs.push(slab);
+    // Its number and its bytes are given to another only now, so that no record placed above lands in them.
+    this.#retire(slab, bytes, view);
     return copied;
+  }
+
+  #growSlabNumbers(): void {
+    const exposed = new Uint8Array(2 * this.#exposed.length);
+    exposed.set(this.#exposed);
+    this.#exposed = exposed;
+    const pins = new Int32Array(exposed.length);
+    pins.set(this.#pins);
+    this.#pins = pins;
+    const generations = new Int32Array(exposed.length);
+    generations.set(this.#generations);
+    this.#generations = generations;
+  }
+
+  /**
+   * Gives the number of `slab`, just emptied, to the next slab, and its bytes too (`#spare`); or,
+   * while views of it are pinned, keeps both until the last pin goes (`unpin`).
+   */
+  #retire(slab: number, bytes: Buffer | undefined, view: DataView | undefined): void {
+    if ((this.#pins[slab] ?? 0) === 0) {
+      this.#spare(slab, bytes, view);
+      this.#freeSlabs.push(slab);
+      return;
+    }
+    this.#drainingBytes[slab] = bytes;
+    this.#drainingViews[slab] = view;
+    this.#draining.push(slab);
+    if (this.#draining.length <= DRAINING_SLABS) return;
+    // The oldest goes to the collector, its pins with it: its number's next slab is of another generation.
+    const oldest = this.#draining.shift() ?? slab;
+    this.#drainingBytes[oldest] = undefined;
+    this.#drainingViews[oldest] = undefined;
+    this.#freeSlabs.push(oldest);
+  }
+
+  /**
+   * Keeps the bytes of `slab`, just emptied, to be written again, unless a view of them left the
+   * store, they are not of a shared slab's size, or enough are kept: those the collector frees.
+   */
+  #spare(slab: number, bytes: Buffer | undefined, view: DataView | undefined): void {
+    if (bytes === undefined || view === undefined || this.#exposed[slab] === 1 || bytes.length !== SLAB_BYTES || this.#spares.length >= SPARE_SLABS) return;
+    this.#spares.push(bytes);
+    this.#spareViews.push(view);
   }
 
   /**

@@ -39,7 +39,16 @@ export function cacheKey(target: string): CacheKey {
 }
 
 export type Lookup =
-  | { readonly kind: 'found'; readonly response: StoredResponse }
+  | {
+      readonly kind: 'found';
+      readonly response: StoredResponse;
+      /**
+       * From memory: the pin on the record's slab, which its reader gives back (`unpin`) once
+       * nothing reads the response's bytes, or turns into `expose` when that cannot be told
+       * (record-slabs.ts). Undefined from another tier.
+       */
+      readonly pin?: number;
+    }
   /** Nothing is stored for the target (RFC 9211 `uri-miss`). */
   | { readonly kind: 'uri-miss' }
   /** Responses are stored for the target, but none that this request selects (`vary-miss`). */
@@ -142,7 +151,7 @@ export class ResponseCache implements CacheTier {
     const count = this.#reader.open(this.#records.store(handle), this.#records.view(handle), this.#records.offset(handle));
     for (let i = 0; i < count; i++) {
       const response = this.#reader.next();
-      if (selects(response, request)) return { kind: 'found', response };
+      if (selects(response, request)) return { kind: 'found', response, pin: this.#records.pin(handle) };
     }
     return VARY_MISS;
   }
@@ -157,9 +166,22 @@ export class ResponseCache implements CacheTier {
     return variants;
   }
 
+  /** The stored response this request selects, read for as long as the caller likes (`expose`). */
   get(key: CacheKey, request: HeaderFields): StoredResponse | undefined {
     const found = this.lookup(key, request);
-    return found.kind === 'found' ? found.response : undefined;
+    if (found.kind !== 'found') return undefined;
+    if (found.pin !== undefined) this.expose(found.pin);
+    return found.response;
+  }
+
+  /** Nothing reads the bytes of the response a lookup returned with `pin` any more. */
+  unpin(pin: number): void {
+    this.#records.unpin(pin);
+  }
+
+  /** The bytes of the response a lookup returned with `pin` may be read at any time from now on. */
+  expose(pin: number): void {
+    this.#records.expose(pin);
   }
 
   /**
@@ -223,7 +245,11 @@ export class ResponseCache implements CacheTier {
     // The same answer as stored now, which may have been given representations since `response` was read.
     const stored = response.serial === 0 ? undefined : list.find((r) => r.serial === response.serial);
     const storedMade = stored?.representation(coding);
-    if (storedMade !== undefined) return storedMade;
+    if (storedMade !== undefined) {
+      // Read from the record, and read after this returns by whoever the caller hands it to.
+      this.#records.exposed(this.#lru.peek(key) ?? -1);
+      return storedMade;
+    }
     const made = this.maker.derive(stored ?? response, coding);
     if (keep && stored !== undefined)
       this.#set(

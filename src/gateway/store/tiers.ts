@@ -7,7 +7,9 @@
  * it takes a lock and a wait that the local tiers do not; so is the disk tier once more when the
  * host's workers take turns at a fill (../workers/host-fill.ts).
  */
+import type { ServerResponse } from 'node:http';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
+import { isStream, type Reply } from '../../shared/message-seam.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import type { DiskStore } from './disk-store.ts';
 import type { CacheKey, Lookup, ResponseCache } from './response-cache.ts';
@@ -18,12 +20,24 @@ import type { FillStamp, NotKept } from './tier.ts';
 /** A lookup across the local tiers; `disk` when the answer came from the disk tier. */
 export type TieredLookup = Lookup & { readonly fromDisk?: boolean };
 
+/** Where a node:http answer keeps the pin on the memory record its body is a view of (`Tiers#lend`). */
+const PIN = Symbol('record pin');
+
+type PinnedResponse = ServerResponse & { [PIN]?: number };
+
 export class Tiers {
   readonly memory: ResponseCache;
   readonly disk: DiskStore | undefined;
   readonly #purges: PurgeLog;
 
+  /** One listener for every answer `lend` follows: it reads the pin from the answer, so a hit makes no closure. */
+  readonly #unpinOnClose: (this: PinnedResponse) => void;
+
   constructor(memory: ResponseCache, disk: DiskStore | undefined, purges: PurgeLog) {
+    this.#unpinOnClose = function unpinOnClose(this: PinnedResponse): void {
+      const pin = this[PIN];
+      if (pin !== undefined) memory.unpin(pin);
+    };
     this.memory = memory;
     this.disk = disk;
     this.#purges = purges;
@@ -41,6 +55,27 @@ export class Tiers {
     if (response === undefined) return found;
     this.promote(key, response, this.stamp());
     return { kind: 'found', response, fromDisk: true };
+  }
+
+  /**
+   * Tells memory how long the response `found` (this request's lookup) is read. With `reply`, it
+   * is sent whole in it and read by nothing else: over HTTP/1.1 node:http's response emits 'close'
+   * once, after its last write completed ('finish') or once its socket closed (libuv's pending
+   * writes are cancelled as the handle closes, before the socket's 'close'), and for an answer
+   * queued behind others on a pipelined connection too (it never reached the socket); so the pin
+   * is given back then. Anything else (no `reply`: a revalidation or a background refresh keeps the
+   * response; an HTTP/2 stream, whose DATA nghttp2 hands to the session's socket writes without a
+   * copy, which can outlast the stream's 'close'; an answer already closed) exposes the record's
+   * slab for good. A found response from disk holds no pin.
+   */
+  lend(found: TieredLookup, reply: Reply | undefined): void {
+    if (found.kind !== 'found' || found.pin === undefined) return;
+    if (reply === undefined || isStream(reply) || reply.destroyed) {
+      this.memory.expose(found.pin);
+      return;
+    }
+    (reply as PinnedResponse)[PIN] = found.pin;
+    reply.on('close', this.#unpinOnClose);
   }
 
   /**
