@@ -24,13 +24,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const REQUIRED_MAJOR = 24;
-const NODE_FLAGS = [
-  '--max-semi-space-size=8',
-  '--heap-growing-percent=10',
-  '--no-allocation-site-pretenuring',
-  '--no-memory-reducer-favors-memory',
-  '--incremental-marking-soft-trigger=50',
-];
+const NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=10', '--no-allocation-site-pretenuring', '--no-memory-reducer-favors-memory'];
 
 // glibc's malloc gives each thread that allocates an arena of its own, up to eight per core, and
 // an arena keeps what was freed in it. V8's collector threads allocate their marking worklists

@@ -32,22 +32,12 @@ export const CLI = fileURLToPath(new URL('../../bin/catalog-gateway.js', import.
  * server went from 12.7 to 16.3–17.4 µs of CPU a request for good after its first idle collection,
  * a gateway hit from 21 to 25.5–27 (docs/performance.md, "V8 flags of every gateway process"). Without that
  * mode the reducer still collects when the server is quiet, and no process slowed.
- * `--incremental-marking-soft-trigger=50`: V8 starts marking the old generation once half of the
- * room its limit leaves is used, instead of as soon as what is left is no more than the young
- * generation, which holds from the end of every full collection under these flags, so that the
- * next one waited only for the old generation's own allocation, however little: disk hits
- * promoted into a small memory ran 4–5 full collections a 5 s run, 1–2 with the flag, and a full
- * collection on the server's core is a disk hit's tail (docs/performance.md, "A disk hit's tail").
- * It was held back while dead slabs waited for full collections (a 64 MiB memory bench peaked at
- * 256 MiB): emptied slabs are written again now (store/record-slabs.ts), and the memory bench
- * stays within its bound + 150 MiB with it.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = [
   '--max-semi-space-size=8',
   '--heap-growing-percent=10',
   '--no-allocation-site-pretenuring',
   '--no-memory-reducer-favors-memory',
-  '--incremental-marking-soft-trigger=50',
 ];
 
 export interface ServerSpec {

@@ -27,9 +27,7 @@ function flagsOfStarts(text: string): string[][] {
 test('npm start, npm run fleet, the bin, the systemd unit and the image all run Node with GATEWAY_NODE_FLAGS', () => {
   const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
   // The bin's launcher re-runs Node with its NODE_FLAGS when started without them.
-  // One line or, past Prettier's width, one flag a line with a trailing comma.
-  const listed = /^const NODE_FLAGS = (\[[^\]]*\]);$/m.exec(read('bin/catalog-gateway.js'))?.[1] ?? '[]';
-  const launcher = JSON.parse(listed.replaceAll("'", '"').replace(/,\s*\]$/, ']')) as string[];
+  const launcher = JSON.parse((/^const NODE_FLAGS = (\[.*\]);$/m.exec(read('bin/catalog-gateway.js'))?.[1] ?? '[]').replaceAll("'", '"')) as string[];
   // The image's exec-form lines, as the command lines they stand for.
   const image = read('ops/container/Containerfile').replace(/\[((?:"[^"]*",? *)+)\]/g, (_, list: string) => (JSON.parse(`[${list}]`) as string[]).join(' '));
   const places: [string, string, number][] = [
