@@ -24,6 +24,12 @@ function keep(slabs: RecordSlabs, record: Buffer): number {
   return handle;
 }
 
+/** One of the handles held, chosen by `random`. */
+function anyHeld(held: ReadonlyMap<number, Buffer>, random: SeededRandom): number {
+  const handles = [...held.keys()];
+  return handles[random.below(handles.length)] ?? 0;
+}
+
 function read(slabs: RecordSlabs, handle: number): Buffer {
   const at = slabs.offset(handle);
   return slabs.store(handle).subarray(at, at + slabs.length(handle));
@@ -83,8 +89,7 @@ test('under churn the slabs stay within the allowance and every held record keep
   const held = new Map<number, Buffer>();
   for (let i = 0; i < 40_000; i++) {
     if (held.size > 2000 || (held.size > 0 && random.below(3) === 0)) {
-      const handles = [...held.keys()];
-      const handle = handles[random.below(handles.length)] ?? 0;
+      const handle = anyHeld(held, random);
       slabs.release(handle);
       held.delete(handle);
     } else {
@@ -202,14 +207,12 @@ test('random interleavings of stores, views leaving, releases and evacuations: e
     for (let i = 0; i < 20_000; i++) {
       const roll = random.below(10);
       if (held.size > 600 || (held.size > 0 && roll < 4)) {
-        const handles = [...held.keys()];
-        const handle = handles[random.below(handles.length)] ?? 0;
+        const handle = anyHeld(held, random);
         slabs.release(handle);
         held.delete(handle);
       } else if (roll === 4 && held.size > 0 && random.below(4) === 0) {
         // A view leaves the store (a body handed to a socket): it is read long after.
-        const handles = [...held.keys()];
-        const handle = handles[random.below(handles.length)] ?? 0;
+        const handle = anyHeld(held, random);
         slabs.exposed(handle);
         lent.add(slabs.store(handle));
         views.push({ view: read(slabs, handle), record: held.get(handle) ?? Buffer.alloc(0) });
@@ -300,13 +303,11 @@ test('random interleavings with pins taken, given back late or never: every pinn
     for (let i = 0; i < 12_000; i++) {
       const roll = random.below(10);
       if (held.size > 600 || (held.size > 0 && roll < 4)) {
-        const handles = [...held.keys()];
-        const handle = handles[random.below(handles.length)] ?? 0;
+        const handle = anyHeld(held, random);
         slabs.release(handle);
         held.delete(handle);
       } else if (roll === 4 && held.size > 0) {
-        const handles = [...held.keys()];
-        const handle = handles[random.below(handles.length)] ?? 0;
+        const handle = anyHeld(held, random);
         pinned.push({ pin: slabs.pin(handle), view: read(slabs, handle), record: held.get(handle) ?? Buffer.alloc(0) });
       } else if (roll === 5 && pinned.length > 0) {
         // Given back (or, one time in ten, never: a request that failed half way), after a last read of the view.
