@@ -45,6 +45,11 @@ export interface BenchOptions {
   readonly abBase?: string;
   /** The disk-hit rows of `--ab` alone: no other checkout. */
   readonly diskHits: boolean;
+  /** Instructions a request under callgrind instead (instructions-bench.ts); with `--ab`, DIR's too. */
+  readonly instructions: boolean;
+  /** `--instructions`: requests run before counting, and requests counted. */
+  readonly warm: number;
+  readonly countedRequests: number;
   /** Trace files (`key [size]` per line) to replay instead of the synthetic traces. */
   readonly traceFiles: readonly string[];
   /** Entry size of a trace line without one. */
@@ -119,7 +124,8 @@ Flags:
   --entry-bytes N      size of a trace line without one (default 4096)
   --bounds LIST        cache bounds in MiB, comma-separated (default 16,64,256)
   --bound-entries LIST cache bounds in entries of --entry-bytes instead (a block trace's bound)
-  --requests N         requests per synthetic trace (default 2000000)
+  --requests N         requests per synthetic trace (default 2000000); in --instructions mode,
+                       requests counted (default 4000)
   --distinct N         distinct searches of the synthetic traces (default 1000000)
   --tiers              instead: replay the Zipf and crawler traces through memory (--cache-mib)
                        over the disk tier (--disk-mib), against memory alone and an unbounded cache
@@ -127,6 +133,9 @@ Flags:
                        URL and 1,000 URLs, and disk-tier hits against memory hits (bench/ab-bench.ts);
                        with --tls, DIR's gateway in the TLS rounds too, and CPU a connection over it
   --disk-hits          instead: --ab's disk-tier hits against memory hits alone, needing no DIR
+  --instructions       instead: instructions a request under callgrind (memory hits, disk hits), which
+                       repeat within 0.3 % on a busy machine; with --ab DIR, DIR's gateway too
+  --warm N             in --instructions mode, requests before counting (default 20000)
   --restart            instead: the origin's offload in the --duration seconds before and after a
                        gateway restart (SIGTERM, SIGKILL, SIGUSR2 with 2 workers; SIGTERM without
                        the disk tier as the control)
@@ -181,6 +190,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         tiers: { type: 'boolean' },
         ab: { type: 'string' },
         'disk-hits': { type: 'boolean' },
+        instructions: { type: 'boolean' },
+        warm: { type: 'string' },
         restart: { type: 'boolean' },
         'disk-mib': { type: 'string' },
         trace: { type: 'string', multiple: true },
@@ -237,6 +248,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     tiers: values.tiers === true,
     restart: values.restart === true,
     diskHits: values['disk-hits'] === true,
+    instructions: values.instructions === true,
+    warm: integer('warm', text('warm'), 20_000, 0, 10_000_000),
+    countedRequests: integer('requests', text('requests'), 4000, 1000, 100_000_000),
     diskMib: integer('disk-mib', text('disk-mib'), 4096, 0, 16 * 1024 * 1024),
     traceFiles: Array.isArray(values.trace) ? values.trace : [],
     traceEntryBytes: integer('entry-bytes', text('entry-bytes'), 4096, 1, 1024 * 1024 * 1024),

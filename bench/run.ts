@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway against its own ceiling, side by side (see throughput-bench.ts),
  * with `--http2` against nginx over TLS + HTTP/2 (http2-bench.ts), with `--tls` TLS session resumption across two workers (tls-bench.ts), with `--memory` the cache-memory check (memory-bench.ts), with `--shared-tier` the fleet's Redis
  * tier (shared-tier-bench.ts), with `--hit-ratio` the store's hit ratios on replayed traces
- * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts), with `--ab` or `--disk-hits` this gateway against another checkout and disk hits against memory hits (ab-bench.ts). Prints markdown for docs/benchmarks.md and
+ * (hit-ratio-bench.ts), with `--tiers` the hit ratio of memory over disk (tiers-bench.ts), with `--ab` or `--disk-hits` this gateway against another checkout and disk hits against memory hits (ab-bench.ts), with `--instructions` the instructions a request under callgrind (instructions-bench.ts). Prints markdown for docs/benchmarks.md and
  * keeps the JSON in bench/results/.
  */
 import { UsageError } from '../src/cli/args.ts';
@@ -18,6 +18,7 @@ import { throughputBench, throughputMarkdown } from './throughput-bench.ts';
 import { tiersBench, tiersMarkdown } from './tiers-bench.ts';
 import { abBench, abMarkdown } from './ab-bench.ts';
 import { restartBench, restartMarkdown } from './restart-bench.ts';
+import { instructionsBench, instructionsMarkdown } from './instructions-bench.ts';
 
 type Bench<R> = (options: BenchOptions, command: string, log: (message: string) => void) => Promise<R>;
 
@@ -70,6 +71,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return await run(tlsBench, tlsMarkdown, `${name}-latest.json`, name);
     }
     if (options.hitRatio) return await run(hitRatioBench, hitRatioMarkdown, 'hit-ratio-latest.json', 'hit-ratio');
+    if (options.instructions) return await run(instructionsBench, instructionsMarkdown, 'instructions-latest.json', 'instructions');
     if (options.diskHits) return await run(abBench, abMarkdown, 'disk-hits-latest.json', 'disk-hits');
     if (options.abBase !== undefined) return await run(abBench, abMarkdown, 'ab-latest.json', 'ab');
     if (options.restart) return await run(restartBench, restartMarkdown, 'restart-latest.json', 'restart');

@@ -76,6 +76,13 @@ test('bench flags: defaults, a subset of scenarios with the ceiling always in, a
     () => parseBenchArgs(['--tls', '--worker-accept', 'kernel']),
     (e: unknown) => e instanceof UsageError && e.message.includes('--worker-accept') && e.message.includes('reuseport'),
   );
+  assert.ok(!defaults.instructions && defaults.warm === 20_000 && defaults.countedRequests === 4000);
+  const counted = parseBenchArgs(['--instructions', '--warm', '500', '--requests', '2000']);
+  assert.ok(counted !== 'help' && counted.instructions && counted.warm === 500 && counted.countedRequests === 2000);
+  assert.throws(
+    () => parseBenchArgs(['--instructions', '--requests', '10']),
+    (e: unknown) => e instanceof UsageError && e.message.includes('--requests'),
+  );
 });
 
 test('bench flags: --traces picks synthetic traces by name and refuses an unknown one', () => {
