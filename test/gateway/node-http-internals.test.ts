@@ -36,7 +36,32 @@ async function publicOnly(args: readonly string[]): Promise<{ code: number | nul
 }
 
 test('the pinned Node has every private field the gateway uses', () => {
-  assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true, streamTable: true });
+  assert.deepEqual(internals, { endSignal: true, drain: true, headText: true, inFlight: true, streamTable: true, tickObject: true });
+});
+
+test('with a tick object held, the ticks made after full collections keep its map', async () => {
+  // Each tick's map is compared as the tick is made and the tick is not kept, so that only the
+  // object the module holds is alive through the collections (and V8's natives compare maps).
+  const script = `
+    import { createHook } from 'node:async_hooks';
+    import { heldTickObject } from ${JSON.stringify(new URL('../../src/shared/node-http-internals.ts', import.meta.url).pathname)};
+    const same = [];
+    const hook = createHook({ init(id, type, trigger, tick) { if (type === 'TickObject') same.push(%HaveSameMap(tick, heldTickObject)); } });
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      gc();
+      hook.enable();
+      process.nextTick(() => undefined);
+      hook.disable();
+    }
+    console.log(JSON.stringify(same));
+  `;
+  const child = spawn(NODE, ['--expose-gc', '--allow-natives-syntax', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  assert.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
+  assert.deepEqual(JSON.parse(output), [true, true, true, true]);
 });
 
 test("an HTTP/2 session's streams go into slots in place of Node's Map and Set", () => {
@@ -71,7 +96,7 @@ test('each field replaced is reported by a warning', async () => {
     .map((line) => JSON.parse(line) as { use: string; level: number });
   assert.deepEqual(
     uses.map((u) => u.use),
-    ['endSignal', 'drain', 'headText', 'inFlight', 'streamTable'],
+    ['endSignal', 'drain', 'headText', 'inFlight', 'streamTable', 'tickObject'],
   );
   assert.ok(uses.every((u) => u.level === 40));
 });
