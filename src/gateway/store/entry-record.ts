@@ -60,6 +60,7 @@ const LONGEST_LIST = 0xff;
 
 /** What ends each string of a variant's text. */
 const END = '\n';
+const LINE_FEED = 0x0a;
 const NOT_ONE_LINE_OF_LATIN1 = /[\n\u0100-\uffff]/;
 
 /**
@@ -179,9 +180,14 @@ export function prepare(variants: readonly StoredResponse[]): Prepared {
  * index, each numbered by `serial` unless it has a number already, or 0 without it (a value other
  * processes read, which number what they keep themselves); returns where the writing ended.
  */
-export function writeVariants(prepared: Prepared, into: Buffer, at: number, serial: (() => number) | undefined): number {
+export function writeVariants(
+  prepared: Prepared,
+  into: Buffer,
+  at: number,
+  serial: (() => number) | undefined,
+  view = new DataView(into.buffer, into.byteOffset, into.length),
+): number {
   const { variants, shapes, texts } = prepared;
-  const view = new DataView(into.buffer, into.byteOffset, into.length);
   let p = into.writeUInt8(variants.length, at);
   variants.forEach((response, v) => {
     const representations = representationsOf(response);
@@ -279,13 +285,13 @@ export class RecordWriter {
   }
 
   /**
-   * Writes the record of `prepared` variants, `length` bytes, into `into` at `at`, numbering with
-   * `serial` each that has no number yet, and holds the shapes it names.
+   * Writes the record of `prepared` variants, `length` bytes, into `into` (whose numbers `view`
+   * writes) at `at`, numbering with `serial` each that has no number yet, and holds the shapes it names.
    */
-  write(prepared: Prepared, into: Buffer, at: number, serial: () => number): void {
+  write(prepared: Prepared, into: Buffer, view: DataView, at: number, serial: () => number): void {
     let p = into.writeUInt8(prepared.shapes.length, at);
     for (const shape of prepared.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
-    writeVariants(prepared, into, p, serial);
+    writeVariants(prepared, into, p, serial, view);
   }
 
   /** The bytes the record of `variants` takes (`copy`). */
@@ -294,17 +300,17 @@ export class RecordWriter {
   }
 
   /**
-   * Writes the record of `variants`, `copiedLength` bytes, into `into` at `at` by copying them:
+   * Writes the record of `variants`, `copiedLength` bytes, into `into` (whose numbers `view`
+   * writes) at `at` by copying them:
    * the same bytes `write` would write for the responses they were read into, but for the numbers
    * this process gives, each variant's by `serial` and the cost each shape brought by its first
    * representation naming it; and holds the shapes it names.
    */
-  copy(variants: WrittenVariants, into: Buffer, at: number, serial: () => number): void {
+  copy(variants: WrittenVariants, into: Buffer, view: DataView, at: number, serial: () => number): void {
     let p = into.writeUInt8(variants.shapes.length, at);
     for (const shape of variants.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
     variants.bytes.copy(into, p, variants.at);
     const brought = [...variants.brought];
-    const view = new DataView(into.buffer, into.byteOffset, into.length);
     let v = p + 1;
     for (let count = into[p] ?? 0; count > 0; count--) {
       writeDouble(view, v, serial());
@@ -535,7 +541,9 @@ class RecordedResponse extends StoredResponse {
   }
 
   override get tagText(): string {
-    return this.#lines()[0] ?? '';
+    // A promotion asks for the tags alone: the first line, without splitting the origin values off.
+    if (this.#rest !== undefined) return this.#rest[0] ?? '';
+    return this.#from.toString('latin1', this.#restAt, this.#from.indexOf(LINE_FEED, this.#restAt));
   }
 
   override get originValues(): readonly string[] | undefined {
