@@ -65,9 +65,9 @@ export function encodeEntry(stored: StoredResponse, mark: string, made = false):
   return out;
 }
 
-/** Whether `bytes` are a whole value of this codec version, as written. */
-function intact(bytes: Buffer): boolean {
-  return bytes.length >= PREAMBLE && bytes.readUInt32BE(0) === MAGIC && crc32(bytes.subarray(PREAMBLE)) === bytes.readUInt32BE(4);
+/** Whether `bytes` are a whole value of this codec version, as written; `whole`: the caller knows they are whole. */
+function intact(bytes: Buffer, whole: boolean): boolean {
+  return bytes.length >= PREAMBLE && bytes.readUInt32BE(0) === MAGIC && (whole || crc32(bytes.subarray(PREAMBLE)) === bytes.readUInt32BE(4));
 }
 
 /** Fields as they can be sent: the value came from outside the process, and a hit writes them as text (field-shapes.ts). */
@@ -131,8 +131,14 @@ function spelledAt(
   return made;
 }
 
-export function decodeEntry(bytes: Buffer, maker: EntryMaker): EncodedEntry | undefined {
-  if (!intact(bytes)) return undefined;
+/**
+ * The entry `bytes` hold, or undefined. With `whole`, the caller vouches that the bytes are as
+ * they were written (the disk tier, for a value written since the machine started: disk-store.ts),
+ * and the CRC, which costs more than the rest of a read of a large value, is not computed: the
+ * value is still walked and its fields checked.
+ */
+export function decodeEntry(bytes: Buffer, maker: EntryMaker, whole = false): EncodedEntry | undefined {
+  if (!intact(bytes, whole)) return undefined;
   try {
     let p = PREAMBLE;
     const markLength = bytes.readUInt16LE(p);
