@@ -364,6 +364,8 @@ describe('codings made for disk hits', () => {
       assert.ok(read.kept.shapeBytes > 0, "the read brought the value's shapes to this table");
       const adopted = memory.get(key, {});
       const adoptedBytes = memory.bytes;
+      const byTag = { selector: { kind: 'tags', tags: ['bk_1'] }, soft: true, at: Date.now() } as const;
+      assert.equal(memory.purge(byTag), 1, 'found by its tag, indexed from the hashes the value carries');
       memory.delete([key]);
       assert.equal(memory.put(key, read, tiers.stamp()), undefined);
       assert.equal(memory.bytes, adoptedBytes, 'counted as a put of it is');

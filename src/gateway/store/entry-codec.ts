@@ -4,7 +4,8 @@
  * magic, codec version, a CRC-32 of all that follows, the purge mark of the fill that made it,
  * and the field shapes its representations name, spelled out, since another process's table
  * numbers them otherwise, each followed by its CRC-32, by which a read finds the shape it spells
- * without making a string of it. Only the kept representation goes in as a rule: every process makes the
+ * without making a string of it; then the hashes of the tags (tag-index.ts `tagHash`), which a
+ * cache that keeps the entry indexes without hashing the tags' text again. Only the kept representation goes in as a rule: every process makes the
  * other codings it is asked for itself, from the compressed body the fill made. The host's disk
  * tier may keep the ones its hits were asked for too (`encodeEntry`'s `made`, disk-store.ts).
  *
@@ -19,6 +20,7 @@ import { isField, isFieldValue } from '../rules/message.ts';
 import { prepare, RecordReader, variantsEnd, writeVariants, type WrittenVariants } from './entry-record.ts';
 import { BoundedMemo } from '../../shared/bounded-memo.ts';
 import { spell, type FieldShape } from './field-shapes.ts';
+import { tagHash } from './tag-index.ts';
 import { StoredResponse, type EntryMaker, type Representation } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
@@ -48,7 +50,8 @@ function asKept(response: StoredResponse): StoredResponse {
 export function encodeEntry(stored: StoredResponse, mark: string, made = false): Buffer {
   const prepared = prepare([made ? stored : asKept(stored)]);
   const texts = prepared.shapes.map(spell);
-  let length = PREAMBLE + 2 + mark.length + 1 + prepared.length;
+  const tags = stored.tags;
+  let length = PREAMBLE + 2 + mark.length + 1 + 4 + 4 * tags.length + prepared.length;
   for (const text of texts) length += 8 + text.length;
   const out = Buffer.allocUnsafe(length);
   out.writeUInt32BE(MAGIC, 0);
@@ -60,6 +63,8 @@ export function encodeEntry(stored: StoredResponse, mark: string, made = false):
     p = at + out.write(text, at, 'latin1');
     p = out.writeUInt32LE(crc32(out.subarray(at, p)), p);
   }
+  p = out.writeUInt32LE(tags.length, p);
+  for (const tag of tags) p = out.writeUInt32LE(tagHash(tag) >>> 0, p);
   writeVariants(prepared, out, p, undefined);
   out.writeUInt32BE(crc32(out.subarray(4 + 4)), 4);
   return out;
@@ -155,8 +160,11 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker, whole = false): En
       brought.push(shape.bytes);
       p += 8 + length;
     }
+    const tagCount = bytes.readUInt32LE(p);
+    const tagsAt = p + 4;
+    p = tagsAt + 4 * tagCount;
     if (variantsEnd(bytes, p, shapes.length) !== bytes.length) return undefined;
-    const variants = { bytes, at: p, shapes, brought: [...brought] };
+    const variants = { bytes, at: p, shapes, brought: [...brought], tagsAt, tagCount };
     if (decoder.reader.openVariants(bytes, p, shapes, brought) !== 1) return undefined;
     const response = decoder.reader.next();
     return sendable(response) ? { response, mark, variants } : undefined;

@@ -261,14 +261,18 @@ function variantEnd(from: Buffer, representations: number, textAt: number): numb
 /**
  * Variants another process wrote (entry-codec.ts), as read: `bytes` from `at` to its end, checked
  * by `variantsEnd`, naming `shapes`, with what each shape cost the maker's table when the read
- * brought it there (`brought`). A cache copies them into a record (`RecordWriter#copy`) rather
- * than writing the response they were read into anew.
+ * brought it there (`brought`), and the hashes of their tags (tag-index.ts `tagHash`), `tagCount`
+ * u32s (little-endian) at `tagsAt` of `bytes`. A cache copies them into a record
+ * (`RecordWriter#copy`) and indexes the hashes, rather than writing the response they were read
+ * into anew and hashing its tags from their text.
  */
 export interface WrittenVariants {
   readonly bytes: Buffer;
   readonly at: number;
   readonly shapes: readonly FieldShape[];
   readonly brought: readonly number[];
+  readonly tagsAt: number;
+  readonly tagCount: number;
 }
 
 /** Writes the memory tier's records; one per cache, so that the shapes it holds are that cache's maker's. */
