@@ -146,26 +146,27 @@ export function decodeEntry(bytes: Buffer, maker: EntryMaker, whole = false): En
   if (!intact(bytes, whole)) return undefined;
   try {
     let p = PREAMBLE;
-    const markLength = bytes.readUInt16LE(p);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    const markLength = view.getUint16(p, true);
     const mark = bytes.toString('latin1', p + 2, p + 2 + markLength);
     p += 2 + markLength;
     const shapes: FieldShape[] = [];
     const brought: number[] = [];
     const decoder = decoderFor(maker);
-    for (let count = bytes.readUInt8(p++); count > 0; count--) {
-      const length = bytes.readUInt32LE(p);
-      const shape = spelledAt(decoder, maker, bytes, p + 4, length, bytes.readUInt32LE(p + 4 + length));
+    for (let count = view.getUint8(p++); count > 0; count--) {
+      const length = view.getUint32(p, true);
+      const shape = spelledAt(decoder, maker, bytes, p + 4, length, view.getUint32(p + 4 + length, true));
       if (shape === undefined) return undefined;
       shapes.push(shape.shape);
       brought.push(shape.bytes);
       p += 8 + length;
     }
-    const tagCount = bytes.readUInt32LE(p);
+    const tagCount = view.getUint32(p, true);
     const tagsAt = p + 4;
     p = tagsAt + 4 * tagCount;
-    if (variantsEnd(bytes, p, shapes.length) !== bytes.length) return undefined;
+    if (variantsEnd(bytes, view, p, shapes.length) !== bytes.length) return undefined;
     const variants = { bytes, at: p, shapes, brought: [...brought], tagsAt, tagCount };
-    if (decoder.reader.openVariants(bytes, p, shapes, brought) !== 1) return undefined;
+    if (decoder.reader.openVariants(bytes, view, p, shapes, brought) !== 1) return undefined;
     const response = decoder.reader.next();
     return sendable(response) ? { response, mark, variants } : undefined;
   } catch {

@@ -230,15 +230,15 @@ export function writeVariants(
  * within `from` and names one of `shapes` shapes; undefined otherwise. A value from another
  * process is walked so before it is read, so that a reader never reads past it.
  */
-export function variantsEnd(from: Buffer, at: number, shapes: number): number | undefined {
+export function variantsEnd(from: Buffer, view: DataView, at: number, shapes: number): number | undefined {
   if (at >= from.length) return undefined;
   let p = at + 1;
   for (let v = from[at] ?? 0; v > 0; v--) {
     if (p + VARIANT_FIXED > from.length) return undefined;
     const { representations, textAt } = partsOf(from, p);
-    if (representations === textAt || textAt + TEXT_FIXED > from.length || from.readUInt32LE(textAt + 4) > from.readUInt32LE(textAt)) return undefined;
+    if (representations === textAt || textAt + TEXT_FIXED > from.length || view.getUint32(textAt + 4, true) > view.getUint32(textAt, true)) return undefined;
     for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) if ((from[r + 1] ?? 0) >= shapes) return undefined;
-    const end = variantEnd(from, representations, textAt);
+    const end = variantEnd(view, representations, textAt);
     if (end > from.length) return undefined;
     p = end;
   }
@@ -251,10 +251,10 @@ function partsOf(from: Buffer, at: number): { readonly representations: number; 
   return { representations, textAt: representations + (from[at + COUNTS_AT + 2] ?? 0) * REPRESENTATION_FIXED };
 }
 
-/** Where a variant ends, past its text and its bodies, from its parts (`partsOf`). */
-function variantEnd(from: Buffer, representations: number, textAt: number): number {
-  let end = textAt + TEXT_FIXED + from.readUInt32LE(textAt);
-  for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) end += from.readUInt32LE(r + 7);
+/** Where a variant ends, past its text and its bodies, from its parts (`partsOf`), read through `view`. */
+function variantEnd(view: DataView, representations: number, textAt: number): number {
+  let end = textAt + TEXT_FIXED + view.getUint32(textAt, true);
+  for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) end += view.getUint32(r + 7, true);
   return end;
 }
 
@@ -311,8 +311,12 @@ export class RecordWriter {
    * representation naming it; and holds the shapes it names.
    */
   copy(variants: WrittenVariants, into: Buffer, view: DataView, at: number, serial: () => number): void {
-    let p = into.writeUInt8(variants.shapes.length, at);
-    for (const shape of variants.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
+    into[at] = variants.shapes.length;
+    let p = at + 1;
+    for (const shape of variants.shapes) {
+      view.setUint32(p, this.#maker.shapes.hold(shape), true);
+      p += 4;
+    }
     variants.bytes.copy(into, p, variants.at);
     const brought = [...variants.brought];
     let v = p + 1;
@@ -321,17 +325,17 @@ export class RecordWriter {
       const { representations, textAt } = partsOf(into, v);
       for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
         const shape = into[r + 1] ?? 0;
-        into.writeUInt32LE(brought[shape] ?? 0, r + 2);
+        view.setUint32(r + 2, brought[shape] ?? 0, true);
         brought[shape] = 0;
       }
-      v = variantEnd(into, representations, textAt);
+      v = variantEnd(view, representations, textAt);
     }
   }
 
-  /** Lets go of the shapes the record at `at` of `from` holds, when the record is released. */
-  release(from: Buffer, at: number): void {
-    const count = from.readUInt8(at);
-    for (let i = 0; i < count; i++) this.#maker.shapes.release(from.readUInt32LE(at + 1 + 4 * i));
+  /** Lets go of the shapes the record at `at` of `from` (whose numbers `view` reads) holds, when the record is released. */
+  release(from: Buffer, view: DataView, at: number): void {
+    const count = from[at] ?? 0;
+    for (let i = 0; i < count; i++) this.#maker.shapes.release(view.getUint32(at + 1 + 4 * i, true));
   }
 }
 
@@ -378,10 +382,10 @@ export class RecordReader {
    * carries); returns how many there are. They are read unnumbered: what this process keeps, it
    * numbers itself.
    */
-  openVariants(from: Buffer, at: number, shapes: readonly FieldShape[], brought: number[]): number {
+  openVariants(from: Buffer, view: DataView, at: number, shapes: readonly FieldShape[], brought: number[]): number {
     this.#shapes = shapes;
     this.#brought = brought;
-    return this.#begin(from, new DataView(from.buffer, from.byteOffset, from.length), at);
+    return this.#begin(from, view, at);
   }
 
   #begin(from: Buffer, view: DataView, at: number): number {

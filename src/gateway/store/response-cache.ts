@@ -131,7 +131,7 @@ export class ResponseCache implements CacheTier {
       if (this.#lru.peek(key) === undefined) this.#tags.remove(key);
       // A record is never changed once written (a representation made goes in a new one), so this
       // releases exactly what #set wrote for it.
-      this.#writer.release(this.#records.store(old), this.#records.offset(old));
+      this.#writer.release(this.#records.store(old), this.#records.view(old), this.#records.offset(old));
       this.#records.release(old);
       if (reason === 'evict') this.#evictions++;
     };
