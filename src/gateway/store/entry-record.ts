@@ -60,7 +60,6 @@ const LONGEST_LIST = 0xff;
 
 /** What ends each string of a variant's text. */
 const END = '\n';
-const LINE_FEED = 0x0a;
 const NOT_ONE_LINE_OF_LATIN1 = /[\n\u0100-\uffff]/;
 
 /**
@@ -549,9 +548,7 @@ class RecordedResponse extends StoredResponse {
   }
 
   override get tagText(): string {
-    // A promotion asks for the tags alone: the first line, without splitting the origin values off.
-    if (this.#rest !== undefined) return this.#rest[0] ?? '';
-    return this.#from.toString('latin1', this.#restAt, this.#from.indexOf(LINE_FEED, this.#restAt));
+    return this.#lines()[0] ?? '';
   }
 
   override get originValues(): readonly string[] | undefined {
