@@ -304,10 +304,9 @@ export class RecordWriter {
 
   /**
    * Writes the record of `variants`, `copiedLength` bytes, into `into` (whose numbers `view`
-   * writes) at `at` by copying them:
-   * the same bytes `write` would write for the responses they were read into, but for the numbers
-   * this process gives, each variant's by `serial` and the cost each shape brought by its first
-   * representation naming it; and holds the shapes it names.
+   * writes) at `at` by copying them: the same bytes `write` would write for the responses they
+   * were read into, but for the numbers this process gives, each variant's by `serial` and the
+   * cost each shape brought by its first representation naming it; and holds the shapes it names.
    */
   copy(variants: WrittenVariants, into: Buffer, view: DataView, at: number, serial: () => number): void {
     into[at] = variants.shapes.length;
