@@ -225,6 +225,29 @@ describe("the disk tier's faults", () => {
     }
   });
 
+  test('a value from an earlier boot of the machine is checksummed: one bit flipped in its body is a miss, counted, and deleted', async () => {
+    const dir = tempDir();
+    const { disk, maker, registry } = store(dir);
+    try {
+      await disk.put(cacheKey('/flipped'), answer(maker, '{"flipped":true}'), stamp);
+      await disk.put(cacheKey('/whole'), answer(maker, '{"whole":true}'), stamp);
+      const other = new DatabaseSync(join(dir, 'cache.db'));
+      // Written before a crash the machine went down with: a boot other than this one.
+      other.exec('UPDATE entry SET boot = boot + 1');
+      const row = other.prepare("SELECT value FROM entry WHERE key = '/flipped'").get();
+      const flipped = Buffer.from(row?.value as Uint8Array);
+      flipped[flipped.length - 2] = (flipped[flipped.length - 2] ?? 0) ^ 1;
+      other.prepare("UPDATE entry SET value = ? WHERE key = '/flipped'").run(flipped);
+      other.close();
+      assert.equal(disk.get(cacheKey('/flipped'), {}), undefined);
+      assert.equal(disk.get(cacheKey('/whole'), {})?.body.toString(), '{"whole":true}', 'an intact value of an earlier boot is served');
+      assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'checksum' }), 1);
+      assert.equal(disk.size().entries, 1, 'the damaged value is gone');
+    } finally {
+      disk.close();
+    }
+  });
+
   test('a directory another live gateway owns is refused, naming it; one whose owner is gone is taken over', () => {
     const dir = tempDir();
     const other = spawn('sleep', ['30']);
@@ -364,6 +387,8 @@ describe('codings made for disk hits', () => {
       assert.ok(read.kept.shapeBytes > 0, "the read brought the value's shapes to this table");
       const adopted = memory.get(key, {});
       const adoptedBytes = memory.bytes;
+      const byTag = { selector: { kind: 'tags', tags: ['bk_1'] }, soft: true, at: Date.now() } as const;
+      assert.equal(memory.purge(byTag), 1, 'found by its tag, indexed from the hashes the value carries');
       memory.delete([key]);
       assert.equal(memory.put(key, read, tiers.stamp()), undefined);
       assert.equal(memory.bytes, adoptedBytes, 'counted as a put of it is');

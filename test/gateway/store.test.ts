@@ -65,6 +65,21 @@ test('the tag index reads tags from their text as parseTags splits them, and cou
   assert.deepEqual([...index.keys(['bk_2', 'bk_', 'k_1'])], [], 'only whole tags are indexed');
 });
 
+test("the tag index indexes a key under tags' hashes as it does under their text, replacing what it held", () => {
+  const index = new TagIndex();
+  const key = cacheKey('/a');
+  index.set(key, 'old');
+  const tags = ['bk_1', 'bk_22', 'avail_any'];
+  const bytes = Buffer.alloc(3 + 4 * tags.length);
+  tags.forEach((tag, i) => bytes.writeUInt32LE(tagHash(tag) >>> 0, 3 + 4 * i));
+  index.setHashes(key, bytes, 3, tags.length);
+  assert.equal(index.postings, tags.length);
+  for (const tag of tags) assert.deepEqual([...index.keys([tag])], [key], tag);
+  assert.deepEqual([...index.keys(['old'])], [], 'what the key was indexed under is forgotten');
+  index.setHashes(key, bytes, 3, 0);
+  assert.equal(index.postings, 0);
+});
+
 test('the tag index keeps every posting through growth and reuse of its nodes', () => {
   const index = new TagIndex();
   const tags = (i: number): string => `bk_${i} bk_${i + 1} avail_any`;

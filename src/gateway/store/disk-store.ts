@@ -17,6 +17,11 @@
  * it to the value (`add`), so that the entry's next hits read it instead of decompressing the body
  * again each time (an identity client's hits on a gzip entry).
  *
+ * A value's checksum is computed on a read only when the value was written before the machine last
+ * started (`BOOT`): a value torn or half-flushed by a crash can only be one of those. Within a
+ * boot, a writer killed mid-commit leaves nothing of it (SQLite's transactions in WAL mode), and a
+ * disk that lies about a flush loses what it held back only when the machine goes down with it.
+ *
  * Faults never reach a request: a value whose checksum fails is deleted and missed; a database
  * that is not one, is damaged, or is of another layout is set aside with one log line and the tier
  * starts empty; a full disk drops the writes (counted, logged once) while reads and the memory
@@ -76,7 +81,8 @@ CREATE TABLE entry (
   value BLOB NOT NULL,
   bytes INTEGER NOT NULL,
   used INTEGER NOT NULL,
-  stale_from INTEGER
+  stale_from INTEGER,
+  boot INTEGER NOT NULL
 );
 CREATE INDEX entry_by_use ON entry (used);
 CREATE TABLE tag (tag TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (tag, id)) WITHOUT ROWID;
@@ -100,9 +106,10 @@ PRAGMA user_version = ${LAYOUT_VERSION};
 
 /**
  * What a row costs besides its value: the key twice (row and unique index), the row and index
- * records, the `used` index entry, and each tag's row in the tag table and its index.
+ * records (its times and boot among them), the `used` index entry, and each tag's row in the tag
+ * table and its index.
  */
-const ROW_BYTES = 64;
+const ROW_BYTES = 72;
 const TAG_BYTES = 24;
 
 /**
@@ -188,8 +195,23 @@ function rowBytes(key: CacheKey, value: Buffer, tags: readonly string[]): number
   return value.length + 2 * key.length + ROW_BYTES + tags.reduce((sum, tag) => sum + tag.length + TAG_BYTES, 0);
 }
 
-/** A row that `read` returns: the entry's id, its value, and the time a soft purge made it stale from. */
-type ReadRow = readonly [id: number, value: Uint8Array, staleFrom: number | null];
+/**
+ * The machine's boot the rows written now are marked with: 48 bits of Linux's boot id, which
+ * changes whenever the machine starts, and so after any crash that could lose a flush. Elsewhere
+ * 0, which no row is taken for: every value is then checked.
+ */
+function bootOfMachine(): number {
+  try {
+    return Number.parseInt(readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').replaceAll('-', '').slice(0, 12), 16) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+const BOOT = bootOfMachine();
+
+/** A row that `read` returns: the entry's id, its value, the time a soft purge made it stale from, and the boot it was written in. */
+type ReadRow = readonly [id: number, value: Uint8Array, staleFrom: number | null, boot: number];
 
 /**
  * The statement a disk hit reads its row with, which returns the row as an array. As an object
@@ -198,7 +220,7 @@ type ReadRow = readonly [id: number, value: Uint8Array, staleFrom: number | null
  * under the gateway's V8 flags (docs/performance.md, "A disk hit's tail"); as an array, about 4 B.
  */
 function readStatement(db: DatabaseSync): StatementSync {
-  const read = db.prepare('SELECT id, value, stale_from FROM entry WHERE key = ?');
+  const read = db.prepare('SELECT id, value, stale_from, boot FROM entry WHERE key = ?');
   read.setReturnArrays(true);
   return read;
 }
@@ -319,9 +341,9 @@ export class DiskStore implements CacheTier {
       commit: db.prepare('COMMIT'),
       read: readStatement(db),
       upsert: db.prepare(
-        'INSERT INTO entry (key, value, bytes, used, stale_from) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from RETURNING id',
+        'INSERT INTO entry (key, value, bytes, used, stale_from, boot) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, used = excluded.used, stale_from = excluded.stale_from, boot = excluded.boot RETURNING id',
       ),
-      rewrite: db.prepare('UPDATE entry SET value = ?, bytes = ? WHERE id = ?'),
+      rewrite: db.prepare('UPDATE entry SET value = ?, bytes = ?, boot = ? WHERE id = ?'),
       clearTags: db.prepare('DELETE FROM tag WHERE id = ?'),
       addTag: db.prepare('INSERT OR IGNORE INTO tag (tag, id) VALUES (?, ?)'),
       touch: db.prepare('UPDATE entry SET used = ? WHERE id = ?'),
@@ -362,9 +384,9 @@ export class DiskStore implements CacheTier {
     this.#beginReads();
     const row = this.#guard(() => readRow(this.#s.read, key));
     if (row === undefined) return undefined;
-    const [id, value, staleAt] = row;
+    const [id, value, staleAt, boot] = row;
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.length);
-    const entry = decodeEntry(bytes, this.#o.maker);
+    const entry = decodeEntry(bytes, this.#o.maker, boot === BOOT && BOOT !== 0);
     if (entry === undefined) {
       // Torn, damaged or another version's: never served, and not read again.
       this.#o.metrics.error('checksum');
@@ -512,7 +534,7 @@ export class DiskStore implements CacheTier {
     const tags = response.tags;
     const bytes = rowBytes(key, value, tags);
     if (bytes > this.#o.maxEntryBytes) return 'too-large';
-    const row = this.#s.upsert.get(key, value, bytes, used, null);
+    const row = this.#s.upsert.get(key, value, bytes, used, null, BOOT);
     const id = row?.id as number;
     this.#s.clearTags.run(id);
     for (const tag of tags) this.#s.addTag.run(tag, id);
@@ -529,7 +551,7 @@ export class DiskStore implements CacheTier {
     const added = encodeEntry(response, mark, true);
     const bytes = rowBytes(key, added, response.tags);
     if (bytes > this.#o.maxEntryBytes) return;
-    this.#s.rewrite.run(added, bytes, id);
+    this.#s.rewrite.run(added, bytes, BOOT, id);
     this.#o.metrics.written(added.length);
   }
 

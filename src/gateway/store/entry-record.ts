@@ -179,9 +179,14 @@ export function prepare(variants: readonly StoredResponse[]): Prepared {
  * index, each numbered by `serial` unless it has a number already, or 0 without it (a value other
  * processes read, which number what they keep themselves); returns where the writing ended.
  */
-export function writeVariants(prepared: Prepared, into: Buffer, at: number, serial: (() => number) | undefined): number {
+export function writeVariants(
+  prepared: Prepared,
+  into: Buffer,
+  at: number,
+  serial: (() => number) | undefined,
+  view = new DataView(into.buffer, into.byteOffset, into.length),
+): number {
   const { variants, shapes, texts } = prepared;
-  const view = new DataView(into.buffer, into.byteOffset, into.length);
   let p = into.writeUInt8(variants.length, at);
   variants.forEach((response, v) => {
     const representations = representationsOf(response);
@@ -224,15 +229,15 @@ export function writeVariants(prepared: Prepared, into: Buffer, at: number, seri
  * within `from` and names one of `shapes` shapes; undefined otherwise. A value from another
  * process is walked so before it is read, so that a reader never reads past it.
  */
-export function variantsEnd(from: Buffer, at: number, shapes: number): number | undefined {
+export function variantsEnd(from: Buffer, view: DataView, at: number, shapes: number): number | undefined {
   if (at >= from.length) return undefined;
   let p = at + 1;
   for (let v = from[at] ?? 0; v > 0; v--) {
     if (p + VARIANT_FIXED > from.length) return undefined;
     const { representations, textAt } = partsOf(from, p);
-    if (representations === textAt || textAt + TEXT_FIXED > from.length || from.readUInt32LE(textAt + 4) > from.readUInt32LE(textAt)) return undefined;
+    if (representations === textAt || textAt + TEXT_FIXED > from.length || view.getUint32(textAt + 4, true) > view.getUint32(textAt, true)) return undefined;
     for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) if ((from[r + 1] ?? 0) >= shapes) return undefined;
-    const end = variantEnd(from, representations, textAt);
+    const end = variantEnd(view, representations, textAt);
     if (end > from.length) return undefined;
     p = end;
   }
@@ -245,24 +250,28 @@ function partsOf(from: Buffer, at: number): { readonly representations: number; 
   return { representations, textAt: representations + (from[at + COUNTS_AT + 2] ?? 0) * REPRESENTATION_FIXED };
 }
 
-/** Where a variant ends, past its text and its bodies, from its parts (`partsOf`). */
-function variantEnd(from: Buffer, representations: number, textAt: number): number {
-  let end = textAt + TEXT_FIXED + from.readUInt32LE(textAt);
-  for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) end += from.readUInt32LE(r + 7);
+/** Where a variant ends, past its text and its bodies, from its parts (`partsOf`), read through `view`. */
+function variantEnd(view: DataView, representations: number, textAt: number): number {
+  let end = textAt + TEXT_FIXED + view.getUint32(textAt, true);
+  for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) end += view.getUint32(r + 7, true);
   return end;
 }
 
 /**
  * Variants another process wrote (entry-codec.ts), as read: `bytes` from `at` to its end, checked
  * by `variantsEnd`, naming `shapes`, with what each shape cost the maker's table when the read
- * brought it there (`brought`). A cache copies them into a record (`RecordWriter#copy`) rather
- * than writing the response they were read into anew.
+ * brought it there (`brought`), and the hashes of their tags (tag-index.ts `tagHash`), `tagCount`
+ * u32s (little-endian) at `tagsAt` of `bytes`. A cache copies them into a record
+ * (`RecordWriter#copy`) and indexes the hashes, rather than writing the response they were read
+ * into anew and hashing its tags from their text.
  */
 export interface WrittenVariants {
   readonly bytes: Buffer;
   readonly at: number;
   readonly shapes: readonly FieldShape[];
   readonly brought: readonly number[];
+  readonly tagsAt: number;
+  readonly tagCount: number;
 }
 
 /** Writes the memory tier's records; one per cache, so that the shapes it holds are that cache's maker's. */
@@ -279,13 +288,13 @@ export class RecordWriter {
   }
 
   /**
-   * Writes the record of `prepared` variants, `length` bytes, into `into` at `at`, numbering with
-   * `serial` each that has no number yet, and holds the shapes it names.
+   * Writes the record of `prepared` variants, `length` bytes, into `into` (whose numbers `view`
+   * writes) at `at`, numbering with `serial` each that has no number yet, and holds the shapes it names.
    */
-  write(prepared: Prepared, into: Buffer, at: number, serial: () => number): void {
+  write(prepared: Prepared, into: Buffer, view: DataView, at: number, serial: () => number): void {
     let p = into.writeUInt8(prepared.shapes.length, at);
     for (const shape of prepared.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
-    writeVariants(prepared, into, p, serial);
+    writeVariants(prepared, into, p, serial, view);
   }
 
   /** The bytes the record of `variants` takes (`copy`). */
@@ -294,34 +303,37 @@ export class RecordWriter {
   }
 
   /**
-   * Writes the record of `variants`, `copiedLength` bytes, into `into` at `at` by copying them:
-   * the same bytes `write` would write for the responses they were read into, but for the numbers
-   * this process gives, each variant's by `serial` and the cost each shape brought by its first
-   * representation naming it; and holds the shapes it names.
+   * Writes the record of `variants`, `copiedLength` bytes, into `into` (whose numbers `view`
+   * writes) at `at` by copying them: the same bytes `write` would write for the responses they
+   * were read into, but for the numbers this process gives, each variant's by `serial` and the
+   * cost each shape brought by its first representation naming it; and holds the shapes it names.
    */
-  copy(variants: WrittenVariants, into: Buffer, at: number, serial: () => number): void {
-    let p = into.writeUInt8(variants.shapes.length, at);
-    for (const shape of variants.shapes) p = into.writeUInt32LE(this.#maker.shapes.hold(shape), p);
+  copy(variants: WrittenVariants, into: Buffer, view: DataView, at: number, serial: () => number): void {
+    into[at] = variants.shapes.length;
+    let p = at + 1;
+    for (const shape of variants.shapes) {
+      view.setUint32(p, this.#maker.shapes.hold(shape), true);
+      p += 4;
+    }
     variants.bytes.copy(into, p, variants.at);
     const brought = [...variants.brought];
-    const view = new DataView(into.buffer, into.byteOffset, into.length);
     let v = p + 1;
     for (let count = into[p] ?? 0; count > 0; count--) {
       writeDouble(view, v, serial());
       const { representations, textAt } = partsOf(into, v);
       for (let r = representations; r < textAt; r += REPRESENTATION_FIXED) {
         const shape = into[r + 1] ?? 0;
-        into.writeUInt32LE(brought[shape] ?? 0, r + 2);
+        view.setUint32(r + 2, brought[shape] ?? 0, true);
         brought[shape] = 0;
       }
-      v = variantEnd(into, representations, textAt);
+      v = variantEnd(view, representations, textAt);
     }
   }
 
-  /** Lets go of the shapes the record at `at` of `from` holds, when the record is released. */
-  release(from: Buffer, at: number): void {
-    const count = from.readUInt8(at);
-    for (let i = 0; i < count; i++) this.#maker.shapes.release(from.readUInt32LE(at + 1 + 4 * i));
+  /** Lets go of the shapes the record at `at` of `from` (whose numbers `view` reads) holds, when the record is released. */
+  release(from: Buffer, view: DataView, at: number): void {
+    const count = from[at] ?? 0;
+    for (let i = 0; i < count; i++) this.#maker.shapes.release(view.getUint32(at + 1 + 4 * i, true));
   }
 }
 
@@ -368,10 +380,10 @@ export class RecordReader {
    * carries); returns how many there are. They are read unnumbered: what this process keeps, it
    * numbers itself.
    */
-  openVariants(from: Buffer, at: number, shapes: readonly FieldShape[], brought: number[]): number {
+  openVariants(from: Buffer, view: DataView, at: number, shapes: readonly FieldShape[], brought: number[]): number {
     this.#shapes = shapes;
     this.#brought = brought;
-    return this.#begin(from, new DataView(from.buffer, from.byteOffset, from.length), at);
+    return this.#begin(from, view, at);
   }
 
   #begin(from: Buffer, view: DataView, at: number): number {

@@ -131,7 +131,7 @@ export class ResponseCache implements CacheTier {
       if (this.#lru.peek(key) === undefined) this.#tags.remove(key);
       // A record is never changed once written (a representation made goes in a new one), so this
       // releases exactly what #set wrote for it.
-      this.#writer.release(this.#records.store(old), this.#records.offset(old));
+      this.#writer.release(this.#records.store(old), this.#records.view(old), this.#records.offset(old));
       this.#records.release(old);
       if (reason === 'evict') this.#evictions++;
     };
@@ -207,8 +207,8 @@ export class ResponseCache implements CacheTier {
     const purgedSince = stamp.generation !== this.#purges.generation && this.#purges.sinceGeneration(stamp.generation, key, response.tags).kind !== 'intact';
     if (response.vary.length !== 0 || purgedSince) return this.put(key, response, stamp);
     const shapeBytes = variants.brought.reduce((sum, bytes) => sum + bytes, 0);
-    const kept = this.#keep(key, RecordWriter.copiedLength(variants), response.tagText, shapeBytes, (into, at) => {
-      this.#writer.copy(variants, into, at, this.#number);
+    const kept = this.#keep(key, RecordWriter.copiedLength(variants), variants, shapeBytes, (into, view, at) => {
+      this.#writer.copy(variants, into, view, at, this.#number);
     });
     if (kept === 'too-large') this.#lru.delete(key);
     return kept;
@@ -305,8 +305,8 @@ export class ResponseCache implements CacheTier {
       this.#lru.delete(key);
       return 'too-large';
     }
-    const kept = this.#keep(key, RecordWriter.length(prepared), tagTextOf(list), prepared.shapeBytes, (into, at) => {
-      this.#writer.write(prepared, into, at, this.#number);
+    const kept = this.#keep(key, RecordWriter.length(prepared), tagTextOf(list), prepared.shapeBytes, (into, view, at) => {
+      this.#writer.write(prepared, into, view, at, this.#number);
     });
     if (kept !== 'too-large') return kept;
     // The newest alone may still fit; the older variants make way for it.
@@ -317,19 +317,26 @@ export class ResponseCache implements CacheTier {
   }
 
   /**
-   * Stores at `key` the record `write` writes, `length` bytes, carrying the tags of `tagText` and
-   * holding shapes that cost `shapeBytes`; 'too-large' (nothing done) when it would take more than
-   * an entry may.
+   * Stores at `key` the record `write` writes, `length` bytes, carrying the tags of `tags` (their
+   * text, or the hashes of copied variants) and holding shapes that cost `shapeBytes`;
+   * 'too-large' (nothing done) when it would take more than an entry may.
    */
-  #keep(key: CacheKey, length: number, tagText: string, shapeBytes: number, write: (into: Buffer, at: number) => void): NotKept | undefined {
-    const size = entryBytes(key, heldBytes(length, tagCount(tagText), shapeBytes));
+  #keep(
+    key: CacheKey,
+    length: number,
+    tags: string | WrittenVariants,
+    shapeBytes: number,
+    write: (into: Buffer, view: DataView, at: number) => void,
+  ): NotKept | undefined {
+    const size = entryBytes(key, heldBytes(length, typeof tags === 'string' ? tagCount(tags) : tags.tagCount, shapeBytes));
     if (size > this.#maxEntryBytes) return 'too-large';
     const handle = this.#records.reserve(length);
-    write(this.#records.store(handle), this.#records.offset(handle));
+    write(this.#records.store(handle), this.#records.view(handle), this.#records.offset(handle));
     // A record the filter turns away is released by disposeAfter, like one evicted.
     this.#lru.set(key, handle, { size });
     if (this.#lru.peek(key) !== handle) return 'refused';
-    this.#tags.set(key, tagText);
+    if (typeof tags === 'string') this.#tags.set(key, tags);
+    else this.#tags.setHashes(key, tags.bytes, tags.tagsAt, tags.tagCount);
     this.#tidy();
     return undefined;
   }

@@ -164,6 +164,20 @@ export class TagIndex {
     }
   }
 
+  /**
+   * Indexes `key` under the tags whose hashes (`tagHash`) are the `count` u32s (little-endian) at
+   * `at` of `bytes`, each once, replacing what it was indexed under: a value from the disk or the
+   * shared tier carries them (entry-codec.ts), so that a promotion does not hash the tags' text.
+   */
+  setHashes(key: CacheKey, bytes: Uint8Array, at: number, count: number): void {
+    const hash = tagHash(key);
+    this.#forget(this.#find(key, hash));
+    if (count === 0) return;
+    const slot = this.#slotFor(key, hash);
+    for (let i = at; i < at + 4 * count; i += 4)
+      this.#link(slot, (bytes[i] ?? 0) | ((bytes[i + 1] ?? 0) << 8) | ((bytes[i + 2] ?? 0) << 16) | ((bytes[i + 3] ?? 0) << 24));
+  }
+
   /** Forgets every tag of `key`. */
   remove(key: CacheKey): void {
     this.#forget(this.#find(key, tagHash(key)));
