@@ -25,14 +25,23 @@
  * or selects by — vary names and values, and per representation its coding when it has no number
  * and its own values — then the tags and the origin values; then the bodies. A read decodes the
  * head once and slices it: one string made from the record, not one per value. The rest waits
- * until a purge or a revalidation asks for it (RecordedResponse): a search page's tags are most of
+ * until a purge or a revalidation asks for it (RecordRest): a search page's tags are most of
  * its text, and a hit never reads them.
  */
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
 import type { FieldShape } from './field-shapes.ts';
-import type { FreshnessFacts } from '../rules/freshness.ts';
-import { AS_SENT, NO_VALUES, NONE_MADE, Representation, StoredResponse, type EntryMaker, type SecondaryKey, type Terms } from './stored-response.ts';
+import {
+  AS_SENT,
+  NO_VALUES,
+  NONE_MADE,
+  Representation,
+  StoredResponse,
+  type EntryMaker,
+  type LaterParts,
+  type SecondaryKey,
+  type Terms,
+} from './stored-response.ts';
 
 const MUST_REVALIDATE = 1;
 const NO_CACHE = 2;
@@ -434,26 +443,13 @@ export class RecordReader {
       const representation = new Representation(coding, shape, own, from, bodyAt, bodyLength, this.#shapeBytes(from[r + 1] ?? 0, r));
       bodyAt += bodyLength;
       if (kept === undefined) kept = representation;
-      else (made ??= []).push(representation);
+      else (made ??= new Array<Representation>(count - 1))[i - 1] = representation;
     }
     this.#at = bodyAt;
     if (kept === undefined) throw new RangeError('a variant without a representation');
     const terms = this.#maker.terms(this.#terms);
-    return new RecordedResponse(
-      status,
-      kept,
-      offered,
-      this.#facts,
-      terms,
-      key,
-      made ?? NONE_MADE,
-      serial,
-      from,
-      rest,
-      head + textLength,
-      kind ?? VALUES_NONE,
-      values,
-    );
+    const later = new RecordRest(from, rest, head + textLength, kind ?? VALUES_NONE, values);
+    return new StoredResponse(status, kept, undefined, offered, this.#facts, terms, key, '', made ?? NONE_MADE, serial, later);
   }
 
   /** The shape bytes a representation carries: as recorded, or for another process's value what this read brought. */
@@ -493,12 +489,13 @@ export class RecordReader {
 }
 
 /**
- * A response read from a record, whose tags and origin values are read from it when first asked
+ * The tags and origin values of a response read from a record, read from it when first asked
  * for: a record never changes once written, its slab is not written again while a lookup's pin or
- * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own,
- * so the bytes are still there however late that is.
+ * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own, so
+ * the bytes are still there however late that is. Not a subclass of StoredResponse: constructing
+ * one went through V8's generic construct stub on every read.
  */
-class RecordedResponse extends StoredResponse {
+class RecordRest implements LaterParts {
   readonly #from: Buffer;
   readonly #restAt: number;
   readonly #restEnd: number;
@@ -506,22 +503,7 @@ class RecordedResponse extends StoredResponse {
   readonly #values: number;
   #rest: readonly string[] | undefined;
 
-  constructor(
-    status: number,
-    kept: Representation,
-    offered: readonly Coding[],
-    facts: FreshnessFacts,
-    terms: Terms,
-    key: SecondaryKey,
-    made: readonly Representation[],
-    serial: number,
-    from: Buffer,
-    restAt: number,
-    restEnd: number,
-    kind: number,
-    values: number,
-  ) {
-    super(status, kept, undefined, offered, facts, terms, key, '', made, serial);
+  constructor(from: Buffer, restAt: number, restEnd: number, kind: number, values: number) {
     this.#from = from;
     this.#restAt = restAt;
     this.#restEnd = restEnd;
@@ -534,11 +516,11 @@ class RecordedResponse extends StoredResponse {
     return (this.#rest ??= this.#from.toString('latin1', this.#restAt, this.#restEnd).split(END));
   }
 
-  override get tagText(): string {
+  get tagText(): string {
     return this.#lines()[0] ?? '';
   }
 
-  override get originValues(): readonly string[] | undefined {
+  get originValues(): readonly string[] | undefined {
     if (this.#kind === VALUES_NONE) return undefined;
     return this.#kind === VALUES_AS_SENT ? AS_SENT : this.#lines().slice(1, 1 + this.#values);
   }
