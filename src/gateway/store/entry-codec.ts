@@ -20,7 +20,7 @@ import { spell, type FieldShape } from './field-shapes.ts';
 import { StoredResponse, type EntryMaker, type Representation } from './stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
-export const CODEC_VERSION = 5;
+export const CODEC_VERSION = 6;
 
 /** `CGE` (catalog-gateway entry) and the version byte. */
 const MAGIC = 0x43474500 | CODEC_VERSION;
