@@ -32,7 +32,6 @@
  */
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
-import { counted, endOf, startOf } from './counted-strings.ts';
 import type { FieldShape } from './field-shapes.ts';
 import {
   AS_SENT,
@@ -73,6 +72,11 @@ const LONGEST_LIST = 0xff;
 /** What ends each string of the rest of a variant's text. */
 const END = '\n';
 const NOT_ONE_LINE_OF_LATIN1 = /[\n\u0100-\uffff]/;
+
+/** A head string's length in one character below this, else in two (a first one at or above it). */
+const SHORT = 0x80;
+/** A head string longer than this is not kept in a record (its length is two characters at most). */
+const LONGEST_STRING = 0x7fff;
 
 /**
  * The codings a record names by number; any other (one the gateway keeps as it came) is
@@ -144,6 +148,19 @@ function lines(strings: readonly string[]): string {
   return strings.length === 0 ? '' : strings.join(END) + END;
 }
 
+/** `strings`, each after its length. */
+function counted(strings: readonly string[]): string {
+  let text = '';
+  for (const string of strings) {
+    check(string);
+    const { length } = string;
+    if (length > LONGEST_STRING) throw new RangeError('a field too long for a record');
+    text += length < SHORT ? String.fromCharCode(length) : String.fromCharCode(SHORT | (length >> 8), length & 0xff);
+    text += string;
+  }
+  return text;
+}
+
 /** A RangeError when a string or list cannot be kept. */
 function textOf(response: StoredResponse): Text {
   const strings: string[] = [];
@@ -154,7 +171,6 @@ function textOf(response: StoredResponse): Text {
     if (representation.own.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
   }
   if (listed(response.originValues).length > LONGEST_LIST || response.vary.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
-  for (const text of strings) check(text);
   const head = counted(strings);
   return { text: head + lines([response.tagText, ...listed(response.originValues)]), head: head.length };
 }
@@ -447,12 +463,9 @@ export class RecordReader {
       const r = representations + i * REPRESENTATION_FIXED;
       const coding = CODINGS[from[r] ?? OTHER_CODING] ?? this.#string();
       const shape = this.#shape(from[r + 1] ?? 0);
-      const ownAt = this.#textAt;
-      const owned = from[r + 6] ?? 0;
-      for (let j = 0; j < owned; j++) this.#textAt = endOf(this.#text, this.#textAt);
+      const own = this.#strings(from[r + 6] ?? 0);
       const bodyLength = view.getUint32(r + 7, true);
-      const shapeBytes = this.#shapeBytes(from[r + 1] ?? 0, r);
-      const representation = new Representation(coding, shape, undefined, from, bodyAt, bodyLength, shapeBytes, this.#text, ownAt, owned);
+      const representation = new Representation(coding, shape, own, from, bodyAt, bodyLength, this.#shapeBytes(from[r + 1] ?? 0, r));
       bodyAt += bodyLength;
       if (kept === undefined) kept = representation;
       else (made ??= new Array<Representation>(count - 1))[i - 1] = representation;
@@ -483,9 +496,22 @@ export class RecordReader {
 
   #string(): string {
     const text = this.#text;
-    const at = this.#textAt;
-    this.#textAt = endOf(text, at);
-    return text.slice(startOf(text, at), this.#textAt);
+    let at = this.#textAt;
+    let length = text.charCodeAt(at++);
+    if (length >= SHORT) length = ((length & ~SHORT) << 8) | text.charCodeAt(at++);
+    this.#textAt = at + length;
+    return text.slice(at, at + length);
+  }
+
+  /**
+   * The next `count` strings, in a list of their own, which the Representation keeps: a list reused
+   * from read to read, copied by the constructor, cost more than making one.
+   */
+  #strings(count: number): readonly string[] {
+    if (count === 0) return NO_VALUES;
+    const texts = new Array<string>(count);
+    for (let i = 0; i < count; i++) texts[i] = this.#string();
+    return texts;
   }
 }
 

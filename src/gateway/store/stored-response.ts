@@ -18,7 +18,6 @@ import type { ReuseFacts } from '../rules/reuse.ts';
 import { storedFields } from '../rules/storage.ts';
 import { updatedFields, type Validators } from '../rules/validation.ts';
 import { currentAgeMs, type FreshnessFacts } from '../rules/freshness.ts';
-import { countedStrings } from './counted-strings.ts';
 import { FieldShapes, type FieldShape } from './field-shapes.ts';
 import { NO_TAGS } from './tag-index.ts';
 
@@ -45,43 +44,18 @@ export class Representation {
    * them): their names and the values it shares with other representations (field-shapes.ts)…
    */
   readonly shape: FieldShape;
-  /** …and, in order, the values where the shape has none (the list given, not a copy)… */
-  get own(): readonly string[] {
-    return (this.#own ??= this.#ownCount === 0 ? NO_VALUES : countedStrings(this.#ownText, this.#ownAt, this.#ownCount));
-  }
-
-  #own: readonly string[] | undefined;
-  /**
-   * …or, read from a record, where they are in its head's text (counted-strings.ts), cut from it
-   * when first asked for: a hit reads those of the one representation it sends.
-   */
-  readonly #ownText: string;
-  readonly #ownAt: number;
-  readonly #ownCount: number;
+  /** …and, in order, the values where the shape has none (the list given, not a copy). */
+  readonly own: readonly string[];
   readonly bodyStore: Buffer;
   readonly bodyOffset: number;
   readonly bodyLength: number;
   /** What its shape cost the table when this representation brought it there, else 0: the entry that keeps it pays (entry-size.ts). */
   readonly shapeBytes: number;
 
-  constructor(
-    coding: string,
-    shape: FieldShape,
-    own: readonly string[] | undefined,
-    bodyStore: Buffer,
-    bodyOffset: number,
-    bodyLength: number,
-    shapeBytes: number,
-    ownText = '',
-    ownAt = 0,
-    ownCount = 0,
-  ) {
+  constructor(coding: string, shape: FieldShape, own: readonly string[], bodyStore: Buffer, bodyOffset: number, bodyLength: number, shapeBytes: number) {
     this.coding = coding;
     this.shape = shape;
-    this.#own = own;
-    this.#ownText = ownText;
-    this.#ownAt = ownAt;
-    this.#ownCount = ownCount;
+    this.own = own;
     this.bodyStore = bodyStore;
     this.bodyOffset = bodyOffset;
     this.bodyLength = bodyLength;
