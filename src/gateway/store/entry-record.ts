@@ -22,13 +22,13 @@
  * the shape's bytes when it brought it, how many own values it has and its body's length (u32);
  * then all its strings as one latin1 text, with its length and the length of its head (u32 each):
  * first, its head, what a hit sends or selects by — vary names and values, and per representation
- * its coding when it has no number and its own values — each after its length
- * (counted-strings.ts); then the tags and the origin values, each ended by a line feed, which no
- * header field holds (RFC 9110 §5.5); then the bodies. A read decodes the head once and slices it
- * where the lengths say: one string made from the record, not one per value, and no search for
- * the ends; a representation's own values are cut from it when first asked for
- * (stored-response.ts). The rest waits until a purge or a revalidation asks for it (RecordRest):
- * a search page's tags are most of its text, and a hit never reads them.
+ * its coding when it has no number and its own values — each after its length (one character
+ * below 0x80, else two: 0x80 and the high byte, then the low one); then the tags and the origin
+ * values, each ended by a line feed, which no header field holds (RFC 9110 §5.5); then the
+ * bodies. A read decodes the head once and slices it where the lengths say: one string made from
+ * the record, not one per value, and no search for the ends. The rest waits until a purge or a
+ * revalidation asks for it (RecordRest): a search page's tags are most of its text, and a hit
+ * never reads them.
  */
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
