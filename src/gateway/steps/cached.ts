@@ -22,7 +22,7 @@ import { CLIENT_CONDITIONS, type Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
 import type { CacheKey } from '../store/response-cache.ts';
 import type { Representation, StoredResponse } from '../store/stored-response.ts';
-import type { TieredLookup, Tiers } from '../store/tiers.ts';
+import type { Tiers } from '../store/tiers.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';
 import { relayInterim } from '../upstream/relay.ts';
 import { relayFromOrigin, type RelayDeps } from './forward.ts';
@@ -77,26 +77,25 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
   }
   const stored = found.response;
   const use = reuse(stored, directives, now);
-  // Sent whole, a hit's bytes are read until its answer is written or closes (`lent` once it is
-  // sent); otherwise they may be read at any time later.
-  if (use !== 'fresh' && use !== 'stale-accepted') deps.tiers.lend(found, undefined);
+  if (use === 'fresh' || use === 'stale-accepted') {
+    // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
+    const outcome: CacheOutcome =
+      use === 'stale-accepted'
+        ? { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' }
+        : found.fromDisk === true
+          ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' }
+          : { kind: 'hit', ttl: ttlSeconds(stored, now) };
+    try {
+      return sent(ex, deps, c, stored, outcome);
+    } finally {
+      // Sent whole, a hit's bytes are read until its answer is written or closes: lent once the
+      // send returned, so that one written whole already gives them back at once.
+      deps.tiers.lend(found, ex.res);
+    }
+  }
+  // Otherwise they may be read at any time later.
+  deps.tiers.lend(found, undefined);
   switch (use) {
-    case 'fresh':
-      // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
-      return lent(
-        ex,
-        deps,
-        found,
-        sent(
-          ex,
-          deps,
-          c,
-          stored,
-          found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) },
-        ),
-      );
-    case 'stale-accepted':
-      return lent(ex, deps, found, sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' }));
     case 'stale-while-revalidate':
       deps.flights.refresh(fillRequest(ex, deps, c, NO_DIRECTIVES), stored, ex.reqId);
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });
@@ -105,12 +104,6 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
       if (directives.onlyIfCached) return refuse(ex, c.label, NOT_CACHED, undefined, c.sub);
       return fill(ex, deps, c, directives, stored, isFresh(stored, now) && !stored.noCache ? 'request' : 'stale');
   }
-}
-
-/** `step`, the answer `found` was sent in, after telling the tiers it was (Tiers#lend): what was written whole needs its record no longer. */
-function lent(ex: Exchange, deps: CacheDeps, found: TieredLookup, step: Step): Step {
-  deps.tiers.lend(found, ex.res);
-  return step;
 }
 
 /** Cut off from the fleet's purges, the gateway asks of its entries what a client's `max-age` would (§5.2.1.1). */
