@@ -519,8 +519,8 @@ export class RecordReader {
  * The tags and origin values of a response read from a record, read from it when first asked
  * for: a record never changes once written, its slab is not written again while a lookup's pin or
  * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own, so
- * the bytes are still there however late that is. Not a subclass of StoredResponse: constructing
- * one went through V8's generic construct stub on every read.
+ * the bytes are still there however late that is. Not a subclass of StoredResponse: a read then
+ * went through V8's generic construct stub twice, for the subclass and for its base.
  */
 class RecordRest implements LaterParts {
   readonly #from: Buffer;
