@@ -2,9 +2,9 @@
  * Memory's slabs are written again once emptied (record-slabs.ts), so a body still being sent when
  * its entry goes must not be in one of them: a stalled HTTP/1.1 reader and an HTTP/2 stream with no
  * window hold hits' bodies while every entry they came from is evicted and memory refills; what
- * they read afterwards is byte for byte what the origin sent. In-process, `Tiers#lend` holds a
- * hit's slab until its HTTP/1.1 answer closes, whether read whole or cut, and exposes it for good
- * under an HTTP/2 stream.
+ * they read afterwards is byte for byte what the origin sent. In-process, `Tiers#lend` gives a
+ * hit's slab back once its HTTP/1.1 answer went to the kernel whole, holds it until the answer
+ * closes when it did not, whether read whole or cut, and exposes it for good under an HTTP/2 stream.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -197,8 +197,8 @@ describe('Tiers#lend', () => {
           res.end(answerOf(0));
           return;
         }
-        m.tiers.lend(found, res);
         res.end(found.response.body);
+        m.tiers.lend(found, res);
       });
       const port = await listening(server);
       const socket = connect(port, '127.0.0.1');
@@ -225,6 +225,29 @@ describe('Tiers#lend', () => {
     });
   }
 
+  test("gives a hit's slab back as soon as its HTTP/1.1 answer was handed to the kernel whole", async () => {
+    const m = memoryTiers();
+    for (let i = 0; i < 200; i++) m.keep(i);
+    const slab = slab0(m);
+    let landed: boolean | undefined;
+    const server = createServer((req, res) => {
+      const found = m.tiers.lookup(cacheKey('/0'), {});
+      if (found.kind !== 'found') throw new Error('entry 0 is not held');
+      res.end(found.response.body);
+      m.tiers.lend(found, res);
+      landed = landsIn(m, slab, 10_000, 3000);
+    });
+    const port = await listening(server);
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET /0 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await once(socket, 'close');
+    assert.equal(landed, true, 'written again while the answer was still open');
+    assert.ok(Buffer.concat(chunks).subarray(-1000).equals(answerOf(0)), 'the answer as it was when sent');
+    server.close();
+  });
+
   test("exposes a hit's slab for good under an HTTP/2 stream", async () => {
     const m = memoryTiers();
     for (let i = 0; i < 200; i++) m.keep(i);
@@ -233,9 +256,9 @@ describe('Tiers#lend', () => {
     server.on('stream', (stream, headers) => {
       const found = m.tiers.lookup(cacheKey(String(headers[':path'])), {});
       if (found.kind !== 'found') return;
-      m.tiers.lend(found, stream);
       stream.respond({ ':status': 200 });
       stream.end(found.response.body);
+      m.tiers.lend(found, stream);
     });
     const port = await listening(server);
     const client = connectH2(`http://127.0.0.1:${port}`);

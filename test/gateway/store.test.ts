@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { describe, test } from 'node:test';
 import { PurgeLog, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { cacheKey, ResponseCache, type Lookup } from '../../src/gateway/store/response-cache.ts';
-import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
+import { EntryMaker, type StoredResponse } from '../../src/gateway/store/stored-response.ts';
 import { decodeEntry, encodeEntry } from '../../src/gateway/store/entry-codec.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 import { carriesTag, parseTags, TagIndex, tagCount, tagHash } from '../../src/gateway/store/tag-index.ts';
@@ -348,6 +348,11 @@ describe('ResponseCache records', () => {
       ['bk_\u20ac'],
     );
     assert.equal(cache.put(cacheKey('/wide'), wide, { generation: 0, mark: '' }), 'too-large', 'a tag that is not latin1 could not come back as it went in');
+    const linked = (length: number): StoredResponse =>
+      cache.maker.prepare(200, { link: 'l'.repeat(length) }, Buffer.from('x'), { keep: 'identity', offered: [] }, FACTS, undefined, [], []);
+    assert.equal(cache.put(cacheKey('/long'), linked(0x7fff), { generation: 0, mark: '' }), undefined, 'the longest value a record counts');
+    assert.equal(cache.get(cacheKey('/long'), {})?.kept.headers[1], 'l'.repeat(0x7fff));
+    assert.equal(cache.put(cacheKey('/longer'), linked(0x8000), { generation: 0, mark: '' }), 'too-large', 'a value longer than two characters count');
     const found = cache.get(cacheKey('/odd'), {});
     assert.equal(found?.kept.coding, 'compress');
     assert.equal(found.body.toString(), 'x');

@@ -77,20 +77,25 @@ export function serveCached(ex: Exchange, deps: CacheDeps, c: Cacheable): Step {
   }
   const stored = found.response;
   const use = reuse(stored, directives, now);
-  // Sent whole, a hit's bytes are read until its answer closes; otherwise they may be read at any time later.
-  deps.tiers.lend(found, use === 'fresh' || use === 'stale-accepted' ? ex.res : undefined);
+  if (use === 'fresh' || use === 'stale-accepted') {
+    // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
+    const outcome: CacheOutcome =
+      use === 'stale-accepted'
+        ? { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' }
+        : found.fromDisk === true
+          ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' }
+          : { kind: 'hit', ttl: ttlSeconds(stored, now) };
+    try {
+      return sent(ex, deps, c, stored, outcome);
+    } finally {
+      // Sent whole, a hit's bytes are read until its answer is written or closes: lent once the
+      // send returned, so that one written whole already gives them back at once.
+      deps.tiers.lend(found, ex.res);
+    }
+  }
+  // Otherwise they may be read at any time later.
+  deps.tiers.lend(found, undefined);
   switch (use) {
-    case 'fresh':
-      // RFC 9211 §2.8: a hit in the host's disk tier rather than this process's memory.
-      return sent(
-        ex,
-        deps,
-        c,
-        stored,
-        found.fromDisk === true ? { kind: 'hit', ttl: ttlSeconds(stored, now), detail: 'disk' } : { kind: 'hit', ttl: ttlSeconds(stored, now) },
-      );
-    case 'stale-accepted':
-      return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'max-stale' });
     case 'stale-while-revalidate':
       deps.flights.refresh(fillRequest(ex, deps, c, NO_DIRECTIVES), stored, ex.reqId);
       return sent(ex, deps, c, stored, { kind: 'stale', ttl: ttlSeconds(stored, now), detail: 'stale-while-revalidate' });

@@ -20,19 +20,30 @@
  * values, vary fields and representations it has; per vary field whether the request had it; per
  * representation, the kept first, its coding's number, the index of its shape among the entry's,
  * the shape's bytes when it brought it, how many own values it has and its body's length (u32);
- * then all its strings as one latin1 text, each ended by a line feed, which no header field holds
- * (RFC 9110 §5.5), with its length and the length of its head (u32 each): first what a hit sends
- * or selects by — vary names and values, and per representation its coding when it has no number
- * and its own values — then the tags and the origin values; then the bodies. A read decodes the
- * head once and slices it: one string made from the record, not one per value. The rest waits
- * until a purge or a revalidation asks for it (RecordedResponse): a search page's tags are most of
- * its text, and a hit never reads them.
+ * then all its strings as one latin1 text, with its length and the length of its head (u32 each):
+ * first, its head, what a hit sends or selects by — vary names and values, and per representation
+ * its coding when it has no number and its own values — each after its length (one character
+ * below 0x80, else two: 0x80 and the high byte, then the low one); then the tags and the origin
+ * values, each ended by a line feed, which no header field holds (RFC 9110 §5.5); then the
+ * bodies. A read decodes the head once and slices it where the lengths say: one string made from
+ * the record, not one per value, and no search for the ends. The rest waits until a purge or a
+ * revalidation asks for it (RecordRest): a search page's tags are most of its text, and a hit
+ * never reads them.
  */
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
 import type { FieldShape } from './field-shapes.ts';
-import type { FreshnessFacts } from '../rules/freshness.ts';
-import { AS_SENT, NO_VALUES, NONE_MADE, Representation, StoredResponse, type EntryMaker, type SecondaryKey, type Terms } from './stored-response.ts';
+import {
+  AS_SENT,
+  NO_VALUES,
+  NONE_MADE,
+  Representation,
+  StoredResponse,
+  type EntryMaker,
+  type LaterParts,
+  type SecondaryKey,
+  type Terms,
+} from './stored-response.ts';
 
 const MUST_REVALIDATE = 1;
 const NO_CACHE = 2;
@@ -58,9 +69,14 @@ const REPRESENTATION_FIXED = 11;
 /** A list longer than this is not kept in a record (its count is one byte). */
 const LONGEST_LIST = 0xff;
 
-/** What ends each string of a variant's text. */
+/** What ends each string of the rest of a variant's text. */
 const END = '\n';
 const NOT_ONE_LINE_OF_LATIN1 = /[\n\u0100-\uffff]/;
+
+/** A head string's length in one character below this, else in two (a first one at or above it). */
+const SHORT = 0x80;
+/** A head string longer than this is not kept in a record (its length is two characters at most). */
+const LONGEST_STRING = 0x7fff;
 
 /**
  * The codings a record names by number; any other (one the gateway keeps as it came) is
@@ -120,11 +136,29 @@ interface Text {
   readonly head: number;
 }
 
-function lines(strings: readonly string[]): string {
+/** A RangeError for a string a record cannot keep. */
+function check(text: string): void {
   // Header fields are latin1 (one byte a character) and hold no line feed; a string that is not
   // one could not come back as it went in.
-  for (const text of strings) if (NOT_ONE_LINE_OF_LATIN1.test(text)) throw new RangeError('a field a record cannot keep');
+  if (NOT_ONE_LINE_OF_LATIN1.test(text)) throw new RangeError('a field a record cannot keep');
+}
+
+function lines(strings: readonly string[]): string {
+  for (const text of strings) check(text);
   return strings.length === 0 ? '' : strings.join(END) + END;
+}
+
+/** `strings`, each after its length. */
+function counted(strings: readonly string[]): string {
+  let text = '';
+  for (const string of strings) {
+    check(string);
+    const { length } = string;
+    if (length > LONGEST_STRING) throw new RangeError('a field too long for a record');
+    text += length < SHORT ? String.fromCharCode(length) : String.fromCharCode(SHORT | (length >> 8), length & 0xff);
+    text += string;
+  }
+  return text;
 }
 
 /** A RangeError when a string or list cannot be kept. */
@@ -137,7 +171,7 @@ function textOf(response: StoredResponse): Text {
     if (representation.own.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
   }
   if (listed(response.originValues).length > LONGEST_LIST || response.vary.length > LONGEST_LIST) throw new RangeError('a list too long for a record');
-  const head = lines(strings);
+  const head = counted(strings);
   return { text: head + lines([response.tagText, ...listed(response.originValues)]), head: head.length };
 }
 
@@ -446,26 +480,13 @@ export class RecordReader {
       const representation = new Representation(coding, shape, own, from, bodyAt, bodyLength, this.#shapeBytes(from[r + 1] ?? 0, r));
       bodyAt += bodyLength;
       if (kept === undefined) kept = representation;
-      else (made ??= []).push(representation);
+      else (made ??= new Array<Representation>(count - 1))[i - 1] = representation;
     }
     this.#at = bodyAt;
     if (kept === undefined) throw new RangeError('a variant without a representation');
     const terms = this.#maker.terms(this.#terms);
-    return new RecordedResponse(
-      status,
-      kept,
-      offered,
-      this.#facts,
-      terms,
-      key,
-      made ?? NONE_MADE,
-      serial,
-      from,
-      rest,
-      head + textLength,
-      kind ?? VALUES_NONE,
-      values,
-    );
+    const later = new RecordRest(from, rest, head + textLength, kind ?? VALUES_NONE, values);
+    return new StoredResponse(status, kept, undefined, offered, this.#facts, terms, key, '', made ?? NONE_MADE, serial, later);
   }
 
   /** The shape bytes a representation carries: as recorded, or for another process's value what this read brought. */
@@ -486,10 +507,12 @@ export class RecordReader {
   }
 
   #string(): string {
-    const end = this.#text.indexOf(END, this.#textAt);
-    const text = this.#text.slice(this.#textAt, end);
-    this.#textAt = end + 1;
-    return text;
+    const text = this.#text;
+    let at = this.#textAt;
+    let length = text.charCodeAt(at++);
+    if (length >= SHORT) length = ((length & ~SHORT) << 8) | text.charCodeAt(at++);
+    this.#textAt = at + length;
+    return text.slice(at, at + length);
   }
 
   /**
@@ -505,12 +528,13 @@ export class RecordReader {
 }
 
 /**
- * A response read from a record, whose tags and origin values are read from it when first asked
+ * The tags and origin values of a response read from a record, read from it when first asked
  * for: a record never changes once written, its slab is not written again while a lookup's pin or
- * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own,
- * so the bytes are still there however late that is.
+ * exposure holds it (record-slabs.ts), and a value from another process is a Buffer of its own, so
+ * the bytes are still there however late that is. Not a subclass of StoredResponse: a read then
+ * went through V8's generic construct stub twice, for the subclass and for its base.
  */
-class RecordedResponse extends StoredResponse {
+class RecordRest implements LaterParts {
   readonly #from: Buffer;
   readonly #restAt: number;
   readonly #restEnd: number;
@@ -518,22 +542,7 @@ class RecordedResponse extends StoredResponse {
   readonly #values: number;
   #rest: readonly string[] | undefined;
 
-  constructor(
-    status: number,
-    kept: Representation,
-    offered: readonly Coding[],
-    facts: FreshnessFacts,
-    terms: Terms,
-    key: SecondaryKey,
-    made: readonly Representation[],
-    serial: number,
-    from: Buffer,
-    restAt: number,
-    restEnd: number,
-    kind: number,
-    values: number,
-  ) {
-    super(status, kept, undefined, offered, facts, terms, key, '', made, serial);
+  constructor(from: Buffer, restAt: number, restEnd: number, kind: number, values: number) {
     this.#from = from;
     this.#restAt = restAt;
     this.#restEnd = restEnd;
@@ -546,11 +555,11 @@ class RecordedResponse extends StoredResponse {
     return (this.#rest ??= this.#from.toString('latin1', this.#restAt, this.#restEnd).split(END));
   }
 
-  override get tagText(): string {
+  get tagText(): string {
     return this.#lines()[0] ?? '';
   }
 
-  override get originValues(): readonly string[] | undefined {
+  get originValues(): readonly string[] | undefined {
     if (this.#kind === VALUES_NONE) return undefined;
     return this.#kind === VALUES_AS_SENT ? AS_SENT : this.#lines().slice(1, 1 + this.#values);
   }

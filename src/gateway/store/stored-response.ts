@@ -107,6 +107,15 @@ const PLAIN_TERMS: Terms = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustR
 /** Combinations of terms an EntryMaker keeps; few occur. */
 const TERMS_LIMIT = 256;
 
+/**
+ * What a response read from a record reads of it only when asked (entry-record.ts): its tags and
+ * the origin's own values, which a hit never reads.
+ */
+export interface LaterParts {
+  readonly tagText: string;
+  readonly originValues: readonly string[] | undefined;
+}
+
 export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   readonly status: number;
   /** The representation kept: the others are made from its body. */
@@ -119,7 +128,7 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * One field list is kept, not two: `headers` is made from these when the rules ask.
    */
   get originValues(): readonly string[] | undefined {
-    return this.#originValues;
+    return this.#later === undefined ? this.#originValues : this.#later.originValues;
   }
 
   readonly #originValues: readonly string[] | undefined;
@@ -136,10 +145,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * string costs less than a list of dozens (tag-index.ts).
    */
   get tagText(): string {
-    return this.#tagText;
+    return this.#later === undefined ? this.#tagText : this.#later.tagText;
   }
 
   readonly #tagText: string;
+  /** Where a response read from a record finds its tags and origin values, instead of the two fields above. */
+  readonly #later: LaterParts | undefined;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
   readonly #made: readonly Representation[] | undefined;
   /**
@@ -159,10 +170,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     tagText: string,
     made: readonly Representation[] = NONE_MADE,
     serial = 0,
+    later?: LaterParts,
   ) {
     this.status = status;
     this.kept = kept;
     this.#originValues = originValues;
+    this.#later = later;
     this.offered = offered;
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;

@@ -58,20 +58,28 @@ export class Tiers {
   }
 
   /**
-   * Tells memory how long the response `found` (this request's lookup) is read. With `reply`, it
-   * is sent whole in it and read by nothing else: over HTTP/1.1 node:http's response emits 'close'
-   * once, after its last write completed ('finish') or once its socket closed (libuv's pending
-   * writes are cancelled as the handle closes, before the socket's 'close'), and for an answer
-   * queued behind others on a pipelined connection too (it never reached the socket); so the pin
-   * is given back then. Anything else (no `reply`: a revalidation or a background refresh keeps the
-   * response; an HTTP/2 stream, whose DATA nghttp2 hands to the session's socket writes without a
-   * copy, which can outlast the stream's 'close'; an answer already closed) exposes the record's
-   * slab for good. A found response from disk holds no pin.
+   * Tells memory how long the response `found` (this request's lookup) is read, once the answer
+   * was written. With `reply`, it was sent whole in it and is read by nothing else: when node:http
+   * handed all of it to the kernel as it was written (nothing left in the answer or its socket),
+   * nothing reads the record any more, and the pin is given back at once. Otherwise, over HTTP/1.1
+   * node:http's response emits 'close' once, after its last write completed ('finish') or once its
+   * socket closed (libuv's pending writes are cancelled as the handle closes, before the socket's
+   * 'close'), and for an answer queued behind others on a pipelined connection too (it never
+   * reached the socket); so the pin is given back then. Anything else (no `reply`: a revalidation
+   * or a background refresh keeps the response; an HTTP/2 stream, whose DATA nghttp2 hands to the
+   * session's socket writes without a copy, which can outlast the stream's 'close'; an answer
+   * already closed) exposes the record's slab for good. A found response from disk holds no pin.
    */
   lend(found: TieredLookup, reply: Reply | undefined): void {
     if (found.kind !== 'found' || found.pin === undefined) return;
     if (reply === undefined || isStream(reply) || reply.destroyed) {
       this.memory.expose(found.pin);
+      return;
+    }
+    // Most hits, written at once: a listener added to each answer costs a hit several megamorphic
+    // property accesses in node:events.
+    if (reply.writableEnded && reply.writableLength === 0) {
+      this.memory.unpin(found.pin);
       return;
     }
     (reply as PinnedResponse)[PIN] = found.pin;
