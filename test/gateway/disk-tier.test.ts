@@ -207,45 +207,44 @@ describe("the disk tier's faults", () => {
     });
   }
 
-  test('a value torn or damaged on disk is a miss, counted, and deleted; the others are served', async () => {
+  /**
+   * Stores `/damaged` and `/whole`, lets `damage` change the database as another process would,
+   * then checks that `/damaged` is a miss, counted as a checksum error and deleted, and `/whole` served.
+   */
+  async function damagedIsMissed(damage: (other: DatabaseSync) => void): Promise<void> {
     const dir = tempDir();
     const { disk, maker, registry } = store(dir);
     try {
-      await disk.put(cacheKey('/torn'), answer(maker, '{"torn":true}'), stamp);
+      await disk.put(cacheKey('/damaged'), answer(maker, '{"damaged":true}'), stamp);
       await disk.put(cacheKey('/whole'), answer(maker, '{"whole":true}'), stamp);
       const other = new DatabaseSync(join(dir, 'cache.db'));
-      other.exec("UPDATE entry SET value = substr(value, 1, length(value) - 3) WHERE key = '/torn'");
+      damage(other);
       other.close();
-      assert.equal(disk.get(cacheKey('/torn'), {}), undefined);
+      assert.equal(disk.get(cacheKey('/damaged'), {}), undefined);
       assert.equal(disk.get(cacheKey('/whole'), {})?.body.toString(), '{"whole":true}');
-      assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'checksum' }), 1);
-      assert.equal(disk.size().entries, 1, 'the torn value is gone');
-    } finally {
-      disk.close();
-    }
-  });
-
-  test('a value from an earlier boot of the machine is checksummed: one bit flipped in its body is a miss, counted, and deleted', async () => {
-    const dir = tempDir();
-    const { disk, maker, registry } = store(dir);
-    try {
-      await disk.put(cacheKey('/flipped'), answer(maker, '{"flipped":true}'), stamp);
-      await disk.put(cacheKey('/whole'), answer(maker, '{"whole":true}'), stamp);
-      const other = new DatabaseSync(join(dir, 'cache.db'));
-      // Written before a crash the machine went down with: a boot other than this one.
-      other.exec('UPDATE entry SET boot = boot + 1');
-      const row = other.prepare("SELECT value FROM entry WHERE key = '/flipped'").get();
-      const flipped = Buffer.from(row?.value as Uint8Array);
-      flipped[flipped.length - 2] = (flipped[flipped.length - 2] ?? 0) ^ 1;
-      other.prepare("UPDATE entry SET value = ? WHERE key = '/flipped'").run(flipped);
-      other.close();
-      assert.equal(disk.get(cacheKey('/flipped'), {}), undefined);
-      assert.equal(disk.get(cacheKey('/whole'), {})?.body.toString(), '{"whole":true}', 'an intact value of an earlier boot is served');
       assert.equal(metricValue(await registry.metrics(), 'catalog_gateway_disk_errors_total', { kind: 'checksum' }), 1);
       assert.equal(disk.size().entries, 1, 'the damaged value is gone');
     } finally {
       disk.close();
     }
+  }
+
+  test('a value torn or damaged on disk is a miss, counted, and deleted; the others are served', async () => {
+    await damagedIsMissed((other) => {
+      other.exec("UPDATE entry SET value = substr(value, 1, length(value) - 3) WHERE key = '/damaged'");
+    });
+  });
+
+  test('a value from an earlier boot of the machine is checksummed: one bit flipped in its body is a miss, counted, and deleted', async () => {
+    await damagedIsMissed((other) => {
+      // Written before a crash the machine went down with: a boot other than this one (both rows,
+      // so that the intact one of an earlier boot is served).
+      other.exec('UPDATE entry SET boot = boot + 1');
+      const row = other.prepare("SELECT value FROM entry WHERE key = '/damaged'").get();
+      const flipped = Buffer.from(row?.value as Uint8Array);
+      flipped[flipped.length - 2] = (flipped[flipped.length - 2] ?? 0) ^ 1;
+      other.prepare("UPDATE entry SET value = ? WHERE key = '/damaged'").run(flipped);
+    });
   });
 
   test('a directory another live gateway owns is refused, naming it; one whose owner is gone is taken over', () => {
