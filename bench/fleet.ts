@@ -14,6 +14,12 @@ import { QuerySpace } from './query-space.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
+/** A command a server's Node runs under (it must keep the pid, as valgrind does), and how long it may take to start. */
+export interface Under {
+  readonly launcher: readonly string[];
+  readonly startTimeoutMs: number;
+}
+
 export class Fleet {
   readonly logDir = mkdtempSync(join(tmpdir(), 'catalog-bench-'));
   readonly #dataDir: string;
@@ -27,7 +33,14 @@ export class Fleet {
     return this.#dataDir;
   }
 
-  async #start(name: string, args: readonly string[], env: Record<string, string>, nodeFlags: readonly string[] = [], cwd = REPO_ROOT): Promise<ServerProcess> {
+  async #start(
+    name: string,
+    args: readonly string[],
+    env: Record<string, string>,
+    nodeFlags: readonly string[] = [],
+    cwd = REPO_ROOT,
+    under?: Under,
+  ): Promise<ServerProcess> {
     const server = await startServerProcess({
       name,
       args,
@@ -35,6 +48,7 @@ export class Fleet {
       cwd,
       nodeFlags,
       logFile: join(this.logDir, `${name.replace(/\W+/g, '-')}.log`),
+      ...under,
     });
     this.#started.push(server);
     return server;
@@ -50,9 +64,17 @@ export class Fleet {
    * the origin's admin `/readyz`, or `/` of an origin without an admin listener. Its disk tier is
    * its own and new, in the run's temporary directory: gateways of one run are not one gateway,
    * and a run never starts warm from the one before. `checkout`: the root of another checkout of
-   * the project (with its own `npm ci`), whose gateway runs instead, for a bench's A/B.
+   * the project (with its own `npm ci`), whose gateway runs instead, for a bench's A/B. `under`: a
+   * command Node runs under (callgrind), and the start-up time it needs.
    */
-  gateway(name: string, origin: ServerProcess, env: Record<string, string>, nodeFlags: readonly string[] = [], checkout?: string): Promise<ServerProcess> {
+  gateway(
+    name: string,
+    origin: ServerProcess,
+    env: Record<string, string>,
+    nodeFlags: readonly string[] = [],
+    checkout?: string,
+    under?: Under,
+  ): Promise<ServerProcess> {
     const probe = origin.adminUrl === undefined ? '/' : `${origin.adminUrl}/readyz`;
     const disk = { CATALOG_GATEWAY_CACHE_DISK_PATH: join(this.logDir, `${name.replace(/\W+/g, '-')}-${this.#started.length}-cache`) };
     const cli = checkout === undefined ? CLI : join(checkout, 'bin', 'catalog-gateway.js');
@@ -62,6 +84,7 @@ export class Fleet {
       { ...disk, ...env },
       [...GATEWAY_NODE_FLAGS, ...nodeFlags],
       checkout,
+      under,
     );
   }
 

@@ -24,7 +24,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
-import { CLI, GATEWAY_NODE_FLAGS, cleanEnv, startServerProcess, type ServerProcess } from '../src/loadtest/server-process.ts';
+import type { ServerProcess } from '../src/loadtest/server-process.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
 import { machineLine } from './table.ts';
@@ -91,31 +91,12 @@ async function countInstructions(
   const name = `${checkout === undefined ? 'this' : 'base'}-${mode.id}`;
   const out = join(fleet.logDir, `callgrind-${name}`);
   const env: Record<string, string> = {
-    CATALOG_DATA_DIR: fleet.dataDir,
     CATALOG_GATEWAY_ACCESS_LOG: 'true',
-    CATALOG_GATEWAY_CACHE_DISK_PATH: join(fleet.logDir, `${name}-cache`),
     // Set here, so that the bin's launcher does not replace the process (execve), which callgrind would not follow.
     MALLOC_ARENA_MAX: '2',
     ...(mode.disk === undefined ? {} : { CATALOG_GATEWAY_CACHE_MAX_BYTES: String(MIB), CATALOG_GATEWAY_CACHE_ADMISSION: String(mode.disk.admission) }),
   };
-  const gateway = await startServerProcess({
-    name,
-    args: [
-      checkout === undefined ? CLI : join(checkout, 'bin', 'catalog-gateway.js'),
-      'gateway',
-      '--port',
-      '0',
-      '--admin-port',
-      '0',
-      '--origin',
-      origin.url,
-      '--origin-probe',
-      `${origin.adminUrl ?? ''}/readyz`,
-    ],
-    env: cleanEnv(env),
-    ...(checkout === undefined ? {} : { cwd: checkout }),
-    nodeFlags: GATEWAY_NODE_FLAGS,
-    logFile: join(fleet.logDir, `${name}.log`),
+  const gateway = await fleet.gateway(name, origin, env, [], checkout, {
     launcher: ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}.%p`],
     startTimeoutMs: 600_000,
   });
