@@ -1,5 +1,5 @@
 /**
- * W-TinyLFU (Caffeine's policy) built on one lru-cache under one byte bound: a window LRU
+ * W-TinyLFU (Caffeine's policy) under one byte bound: a window LRU
  * that takes every new entry, and the main space (the rest) that an entry pushed out of the
  * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
  * window is 1 % of the bound while counts decide well; it grows toward the top while plain LRU
@@ -28,10 +28,11 @@
  * window tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch
  * is cleared, and the protected segment's oldest are sampled as victims for a while.
  *
- * lru-cache stays the store's index, of every entry whatever its segment; the window's and the
+ * One index finds every entry's slot whatever its segment (slot-index.ts); the window's and the
  * two segments' LRU orders and each entry's size are kept by slot in typed arrays (slot-lists.ts),
- * so that an entry moving between segments adds no key to any Map (each key a V8 Map adds may
- * rebuild its table in the old generation: docs/performance.md, "A disk hit's tail"). Each segment
+ * so that an entry entering, leaving or moving between segments adds no key to any V8 `Map` (a
+ * `Map` whose keys come and go rebuilds its table in the old generation: docs/performance.md, "A
+ * disk hit's tail"). Each segment
  * is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
  * shift detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
  * has settled at the top (where nothing is judged) the sketch counts only the tuner's sample and the
@@ -43,6 +44,7 @@ import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
+import { SlotIndex } from './slot-index.ts';
 import { NONE, SlotLists } from './slot-lists.ts';
 import { DRAWN_AT_MOST, VictimDraws, VictimSample } from './victim-draws.ts';
 import { MAX_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
@@ -135,22 +137,16 @@ const MAIN_SPACE = [PROBATION, PROTECTED] as const;
 /** No victims to weigh: the candidate needs no room. */
 const NO_VICTIMS: readonly Judged[] = [];
 
-/** What an entry counts for in the index (see WindowedLru#index). */
-const ONE_ENTRY = { size: 1 };
-
 export class WindowedLru<K extends string, V extends number | object> implements EntryLru<K, V> {
   /**
-   * Every entry's key, whatever its segment, to its slot in #lists: a key is added when it enters
-   * memory and removed when it leaves, never when it moves between segments. Its own order is not
-   * read; each entry stands for one byte of its bound, so it never evicts on its own.
+   * Every entry's key, whatever its segment, to its slot in #lists, with its hash (keyHash), so that
+   * judging a victim reads the sketch without hashing its key again: a key is added when it enters
+   * memory and removed when it leaves, never when it moves between segments.
    */
-  readonly #index: LRUCache<K, number>;
+  readonly #index = new SlotIndex<K>();
   /** The three segments' LRU orders and each entry's size, by slot. */
   readonly #lists = new SlotLists(SEGMENTS);
-  /** Each slot's key and value. */
-  readonly #keys: (K | undefined)[] = [];
-  /** Each slot's key hash (keyHash), so that judging a victim reads the sketch without hashing its key again. */
-  readonly #hashes: number[] = [];
+  /** Each slot's value. */
   readonly #values: (V | undefined)[] = [];
   readonly #maxSize: number;
   #windowBytes = 0;
@@ -171,7 +167,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   readonly #drawn = new VictimSample(2 * VICTIM_SAMPLE + DRAWN_AT_MOST);
   readonly #onProbation = (slot: number): boolean => this.#lists.listOf(slot) === PROBATION;
   /** A slot's requests per byte. */
-  readonly #densityOf = (slot: number): number => this.#sketch.frequencyOf(this.#hashes[slot] as number) / Math.max(1, this.#lists.sizeOf(slot));
+  readonly #densityOf = (slot: number): number => this.#sketch.frequencyOf(this.#index.hashOf(slot)) / Math.max(1, this.#lists.sizeOf(slot));
   /** Entries stored since popularity last shifted. */
   #sinceShift = Infinity;
   /** The share of the candidates judged lately that admission had refused lately (a moving average). */
@@ -179,11 +175,6 @@ export class WindowedLru<K extends string, V extends number | object> implements
   readonly #disposeAfter: WindowedLruOptions<K, V>['disposeAfter'];
   readonly #onAdmission: (admitted: boolean) => void;
   readonly #onShift: () => void;
-  /**
-   * Options for every lookup, passed so that lru-cache does not make an empty object per call (it
-   * writes its diagnostics `status` into them, so they cannot be frozen).
-   */
-  readonly #lookup: LRUCache.PeekOptions<K, number, unknown> = {};
 
   constructor(options: WindowedLruOptions<K, V>) {
     const capacity = Math.ceil(options.maxSize / SKETCH_BYTES_PER_ENTRY);
@@ -203,8 +194,6 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#onAdmission = options.onAdmission;
     this.#onShift = options.onShift;
     this.#maxSize = options.maxSize;
-    // An entry costs at least a byte of the bound, so counted as one the index holds no more than its bound.
-    this.#index = new LRUCache<K, number>({ maxSize: this.#maxSize });
     this.#windowMoved();
   }
 
@@ -214,8 +203,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
    */
   get(key: K): V | undefined {
     const h = this.#admission.record(key);
-    const slot = this.#index.peek(key, this.#lookup);
-    if (slot === undefined) {
+    const slot = this.#index.find(key, h);
+    if (slot === NONE) {
       this.#counted(h, false);
       return undefined;
     }
@@ -257,8 +246,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   peek(key: K): V | undefined {
-    const slot = this.#index.peek(key, this.#lookup);
-    return slot === undefined ? undefined : this.#values[slot];
+    const slot = this.#index.find(key, keyHash(key));
+    return slot === NONE ? undefined : this.#values[slot];
   }
 
   /**
@@ -275,27 +264,27 @@ export class WindowedLru<K extends string, V extends number | object> implements
     }
     this.#sinceShift++;
     this.#tuner.stored(h, size);
-    let slot = this.#index.peek(key, this.#lookup);
-    const old = slot === undefined ? undefined : this.#values[slot];
-    if (slot !== undefined && this.#lists.listOf(slot) !== WINDOW) {
+    let slot = this.#index.find(key, h);
+    const old = slot === NONE ? undefined : this.#values[slot];
+    if (slot !== NONE && this.#lists.listOf(slot) !== WINDOW) {
       this.#replaceInMain(slot, key, value, size);
       this.#evictMain(0);
       return this;
     }
     // An entry replaced in the window keeps its slot, out of the window while room is made.
-    if (slot !== undefined) this.#lists.remove(slot);
+    if (slot !== NONE) this.#lists.remove(slot);
     // Hits at the top may have promoted window entries past the main space's share: they are paid for here, not on the hit.
     this.#evictMain(0);
     if (size <= this.#windowBytes) {
       this.#makeRoomInWindow(size);
-      slot ??= this.#enter(key, h);
+      if (slot === NONE) slot = this.#enter(key, h);
       this.#values[slot] = value;
       this.#lists.push(WINDOW, slot, size);
     } else if (this.#offer(key, size)) {
-      slot ??= this.#enter(key, h);
+      if (slot === NONE) slot = this.#enter(key, h);
       this.#values[slot] = value;
       this.#lists.push(PROBATION, slot, size);
-    } else if (slot !== undefined) {
+    } else if (slot !== NONE) {
       this.#drop(slot);
     }
     // As lru-cache does: a value set again over itself has not left.
@@ -325,9 +314,10 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   delete(key: K): boolean {
-    this.#tuner.deleted(keyHash(key));
-    const slot = this.#index.peek(key, this.#lookup);
-    if (slot === undefined) return false;
+    const h = keyHash(key);
+    this.#tuner.deleted(h);
+    const slot = this.#index.find(key, h);
+    if (slot === NONE) return false;
     this.#disposeAfter(this.#drop(slot), key, 'delete');
     return true;
   }
@@ -335,7 +325,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   /** The protected segment's keys, then probation's, then the window's, each from its newest. */
   *keys(): Generator<K> {
     for (const segment of [PROTECTED, PROBATION, WINDOW])
-      for (let slot = this.#lists.newest(segment); slot !== NONE; slot = this.#lists.older(slot)) yield this.#keys[slot] as K;
+      for (let slot = this.#lists.newest(segment); slot !== NONE; slot = this.#lists.older(slot)) yield this.#index.keyOf(slot) as K;
   }
 
   get size(): number {
@@ -363,24 +353,21 @@ export class WindowedLru<K extends string, V extends number | object> implements
   /** A key entering memory: its slot, in no segment yet. */
   #enter(key: K, h: number): number {
     const slot = this.#lists.take();
-    this.#keys[slot] = key;
-    this.#hashes[slot] = h;
-    this.#index.set(key, slot, ONE_ENTRY);
+    this.#index.add(key, h, slot);
     return slot;
   }
 
   /** An entry leaving memory, reporting nothing: its value, for the caller to report. */
   #drop(slot: number): V {
     const value = this.#values[slot] as V;
-    this.#index.delete(this.#keys[slot] as K);
-    this.#keys[slot] = undefined;
+    this.#index.remove(slot);
     this.#values[slot] = undefined;
     this.#lists.release(slot);
     return value;
   }
 
   #evict(slot: number): void {
-    const key = this.#keys[slot] as K;
+    const key = this.#index.keyOf(slot) as K;
     this.#disposeAfter(this.#drop(slot), key, 'evict');
   }
 
@@ -441,7 +428,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
       const oldest = this.#lists.oldest(WINDOW);
       if (oldest === NONE) return;
       this.#lists.remove(oldest);
-      if (!this.#offer(this.#keys[oldest] as K, this.#lists.sizeOf(oldest))) this.#evict(oldest);
+      if (!this.#offer(this.#index.keyOf(oldest) as K, this.#lists.sizeOf(oldest))) this.#evict(oldest);
       else this.#lists.push(PROBATION, oldest, this.#lists.sizeOf(oldest));
     }
   }
@@ -542,7 +529,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
   /** Adds `slot`'s entry to `victims`; returns its size. */
   #take(slot: number, victims: Victim<K>[]): number {
     const size = this.#lists.sizeOf(slot);
-    victims.push({ key: this.#keys[slot] as K, size, slot });
+    victims.push({ key: this.#index.keyOf(slot) as K, size, slot });
     return size;
   }
 }
