@@ -284,8 +284,10 @@ export class WindowedLru<K extends string, V extends number | object> implements
       if (slot === NONE) slot = this.#enter(key, h);
       this.#values[slot] = value;
       this.#lists.push(PROBATION, slot, size);
-    } else if (slot !== NONE) {
-      this.#drop(slot);
+    } else {
+      if (slot !== NONE) this.#drop(slot);
+      // Refused at once: the caller handed it over, so it is released as any value that leaves.
+      if (value !== old) this.#disposeAfter(value, key, 'set');
     }
     // As lru-cache does: a value set again over itself has not left.
     if (old !== undefined && old !== value) this.#disposeAfter(old, key, 'set');
@@ -303,6 +305,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     const segment = this.#lists.listOf(slot);
     if (size > this.#maxSize) {
       this.#disposeAfter(this.#drop(slot), key, 'set');
+      if (value !== old) this.#disposeAfter(value, key, 'set');
     } else if (old === value) {
       this.#lists.move(slot, segment);
     } else {
