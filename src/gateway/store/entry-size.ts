@@ -1,9 +1,9 @@
 /**
  * What one cache entry costs the process, so that the cache bound counts real bytes: its record in
  * a slab outside the V8 heap with its frame and its share of the slabs' holes (record-slabs.ts),
- * its handle's place in the slabs' typed arrays, what lru-cache keeps for it on the heap (its key
- * and its slots; the value is the handle, a small integer stored in place), and the tag index's
- * postings outside the heap (tag-index.ts). Measured, not guessed, with
+ * its handle's place in the slabs' typed arrays, its place in the policy's slots (its key on the
+ * heap; the value is the handle, a small integer stored in place), and the tag index's postings
+ * outside the heap (tag-index.ts). Measured, not guessed, with
  * `node --expose-gc bench/entry-cost.ts`: it fills a cache with 100,000 tiny-origin answers
  * through the real fill path and reports, after full collections, heap used and malloc's resident
  * bytes per entry, next to what the cache counts. With `--bound` it measures a full cache that
@@ -13,12 +13,17 @@ import { FRAME_BYTES, WASTE_ALLOWED } from './record-slabs.ts';
 import { POSTING_BYTES } from './tag-index.ts';
 
 /**
- * Per entry, whatever its size: lru-cache's bookkeeping, its Map entry and hash table share, and
- * the slots of its key, value, size, next and previous lists with their growth slack. The Map's
- * share is the part that grows with the cache: V8 doubles a hash table and keeps the slots of
- * deleted keys until it rehashes, so in a full cache that churns it runs at about 85 B per entry.
+ * Per entry, whatever its size, in the policy's slots (windowed-lru.ts or slot-lru.ts): on the
+ * heap, its key's and its value's places in two arrays (8 B each, with growth slack 12).
  */
-const ENTRY_FIXED_BYTES = 88;
+const ENTRY_HEAP_BYTES = 24;
+
+/**
+ * Per entry, outside the heap: its bucket in the index (4 B at a load between a half and a
+ * quarter: 8–16 B, slot-index.ts), its hash (4 B) and its links, list and size in the LRU lists
+ * (17 B, slot-lists.ts), the last two in arrays that double as they grow (up to twice).
+ */
+const ENTRY_TYPED_BYTES = 16 + 2 * (4 + 17);
 
 /**
  * What the process holds for each byte of the heap objects that stay with an entry, in a full
@@ -27,7 +32,7 @@ const ENTRY_FIXED_BYTES = 88;
  * pages it has emptied for the next ones. Measured with
  * `npm run bench -- --memory --client identity --books 6 --disk-mib 0` (~2 KB answers) when
  * every entry kept its objects on the heap: V8's anonymous mappings stood 2.85 B per byte of the
- * entries' live objects. An entry's heap part is now its key and lru-cache's slots.
+ * entries' live objects. An entry's heap part is now its key and its places in two arrays.
  */
 export const HEAP_RESERVE = 2.8;
 
@@ -82,7 +87,7 @@ export function heldBytes(recordLength: number, tags: number, shapeBytes: number
   return record + HANDLE_BYTES + tagged + shapeBytes;
 }
 
-/** One entry: lru-cache's part, its key, and what it holds (`heldBytes`). */
+/** One entry: its place in the policy's slots, its key, and what it holds (`heldBytes`). */
 export function entryBytes(key: string, held: number): number {
-  return heapBytes(ENTRY_FIXED_BYTES) + stringBytes(key) + held;
+  return heapBytes(ENTRY_HEAP_BYTES) + ENTRY_TYPED_BYTES + stringBytes(key) + held;
 }

@@ -1,8 +1,8 @@
 /**
  * The store: an LRU of stored responses keyed by request target, bounded in bytes, counting what
  * each entry really costs in memory (entry-size.ts), key and bookkeeping included. Each entry is
- * one record of bytes in the cache's slabs (entry-record.ts, record-slabs.ts), and lru-cache
- * holds its handle, a small integer; a lookup reads the record into the StoredResponse the rules
+ * one record of bytes in the cache's slabs (entry-record.ts, record-slabs.ts), and the policy's
+ * slots (windowed-lru.ts, or slot-lru.ts with admission off) hold its handle, a small integer; a lookup reads the record into the StoredResponse the rules
  * read. A target whose responses vary (RFC 9111 §4.1) holds its variants side by side in its one
  * record, newest first.
  * Which responses go in and when they may be reused is decided by the rules (../rules/); this
@@ -13,7 +13,7 @@
  * the process's one purge log (../purge/purge-log.ts), which this store asks before it keeps a
  * response, so a purge is never undone by a fill that was already under way.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import type { Codec } from '../../shared/encoding/codec.ts';
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
@@ -24,6 +24,7 @@ import { RecordSlabs } from './record-slabs.ts';
 import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
 import { carriesTag, TagIndex, tagCount } from './tag-index.ts';
 import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
+import { SlotLru } from './slot-lru.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 
 declare const cacheKeyBrand: unique symbol;
@@ -141,7 +142,7 @@ export class ResponseCache implements CacheTier {
     };
     this.#lru = options.admission
       ? new WindowedLru<CacheKey, Handle>({ maxSize: options.maxBytes, disposeAfter, onAdmission, onShift: () => this.#shifts++ })
-      : new LRUCache<CacheKey, Handle>({ maxSize: options.maxBytes, maxEntrySize: this.#maxEntryBytes, disposeAfter });
+      : new SlotLru<CacheKey, Handle>({ maxSize: options.maxBytes, disposeAfter });
   }
 
   /** The stored response this request selects (§4.1: the newest that matches). */

@@ -40,7 +40,7 @@
  * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the oldest
  * ends before anything is inserted, in the order in which they are then evicted.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
 import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
 import { ShiftDetector } from './shift-detector.ts';
@@ -49,7 +49,7 @@ import { NONE, SlotLists } from './slot-lists.ts';
 import { DRAWN_AT_MOST, VictimDraws, VictimSample } from './victim-draws.ts';
 import { MAX_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
 
-/** What ResponseCache asks of its LRU: lru-cache's LRUCache, or WindowedLru over one. */
+/** What ResponseCache asks of its policy: WindowedLru, or SlotLru with admission off; lru-cache's LRUCache fits it too (the tests and replays set them side by side). */
 export interface EntryLru<K, V> {
   get(key: K): V | undefined;
   peek(key: K): V | undefined;
