@@ -9,27 +9,26 @@
  * entry of each must keep: its key, its body as kept and as gzip-9 would keep it, its tags and its
  * entity tag. It then adds those up as the cache counts (entry-size.ts: heap objects with their
  * reserve, bytes outside the heap as they are, a slab's share of holes) for two layouts: every
- * field of an entry packed as bytes beside its body with lru-cache kept as the store (its value a
- * small integer naming the record; the memory tier's layout, without the field values that a
- * record keeps besides its entity tag), and the same with the index outside lru-cache too.
+ * field of an entry packed as bytes beside its body, its key a string in the policy's slots (the
+ * memory tier's layout, without the field values that a record keeps besides its entity tag), and
+ * the same with the key packed as bytes too, in an index that keeps no string.
  */
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { WASTE_ALLOWED } from '../src/gateway/store/record-slabs.ts';
-import { heapBytes, stringBytes } from '../src/gateway/store/entry-size.ts';
+import { heapBytes, SLOT_BYTES, stringBytes } from '../src/gateway/store/entry-size.ts';
 import { POSTING_BYTES } from '../src/gateway/store/tag-index.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';
 import { Fleet } from './fleet.ts';
 
-/** lru-cache's share of an entry as entry-size.ts counts it (ENTRY_FIXED_BYTES there), and the tag index's for a tagged key. */
-const LRU_SLOTS = heapBytes(88);
+/** The tag index's share of a tagged key as entry-size.ts counts it. */
 const TAGGED_KEY = heapBytes(12) + 24;
 /**
  * What a packed entry keeps besides its strings: status, coding, shape and terms as small numbers,
  * three times as doubles, lengths (24 B); its slab's list of holders (entry-size.ts); and, with the
- * index outside lru-cache, a slot of a typed-array table (hash, two links, size, record: 20 B at
- * a load of 0.8) and the tag index's entry for the key without its list slot.
+ * key packed too, a slot of a typed-array table (hash, two links, size, record: 20 B at a load of
+ * 0.8) and the tag index's entry for the key without its list slot.
  */
 const RECORD_FACTS = 24;
 const HOLDER = heapBytes(12);
@@ -75,8 +74,8 @@ function report(name: string, answers: readonly Answer[]): void {
   const postings = tags * POSTING_BYTES;
   const record = (RECORD_FACTS + mean(answers, 'etag') + 1 + mean(answers, 'tagText') + 2) * (1 + WASTE_ALLOWED);
   const keyString = stringBytes('k'.repeat(Math.round(key)));
-  const withLru = LRU_SLOTS + keyString + record + postings + TAGGED_KEY;
-  const ownIndex = OWN_INDEX + key * (1 + WASTE_ALLOWED) + record + postings + OWN_TAGGED_KEY;
+  const withSlots = SLOT_BYTES + keyString + record + postings + TAGGED_KEY;
+  const keyPacked = OWN_INDEX + key * (1 + WASTE_ALLOWED) + record + postings + OWN_TAGGED_KEY;
   const kept = slabbed(mean(answers, 'kept'));
   const gzip = slabbed(mean(answers, 'gzip'));
   const row = (label: string, fixed: number): string =>
@@ -84,8 +83,8 @@ function report(name: string, answers: readonly Answer[]): void {
   console.log(
     `${name}: ${answers.length} answers; key ${key.toFixed(1)} characters, body kept ${mean(answers, 'kept').toFixed(0)} B (gzip-9 where smaller ${mean(answers, 'gzip').toFixed(0)} B), ${tags.toFixed(2)} tags in ${mean(answers, 'tagText').toFixed(1)} characters, entity tag ${mean(answers, 'etag').toFixed(1)}`,
   );
-  console.log(row('packed as bytes, lru-cache kept as the store', withLru));
-  console.log(row('packed as bytes, the index outside lru-cache', ownIndex));
+  console.log(row('packed as bytes, the key a string in the slots', withSlots));
+  console.log(row('packed as bytes, the key too', keyPacked));
 }
 
 async function main(dataDir: string, count: number): Promise<void> {

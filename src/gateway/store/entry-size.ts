@@ -87,7 +87,10 @@ export function heldBytes(recordLength: number, tags: number, shapeBytes: number
   return record + HANDLE_BYTES + tagged + shapeBytes;
 }
 
+/** An entry's place in the policy's slots, as counted: its array places with the heap's reserve, and its typed-array share. */
+export const SLOT_BYTES = heapBytes(ENTRY_HEAP_BYTES) + ENTRY_TYPED_BYTES;
+
 /** One entry: its place in the policy's slots, its key, and what it holds (`heldBytes`). */
 export function entryBytes(key: string, held: number): number {
-  return heapBytes(ENTRY_HEAP_BYTES) + ENTRY_TYPED_BYTES + stringBytes(key) + held;
+  return SLOT_BYTES + stringBytes(key) + held;
 }
