@@ -269,7 +269,10 @@ describe('W-TinyLFU', () => {
     } finally {
       Map.prototype.set = mapSet;
     }
-    assert.ok(newcomers.some((key) => cache.peek(key) !== undefined), 'new keys entered');
+    assert.ok(
+      newcomers.some((key) => cache.peek(key) !== undefined),
+      'new keys entered',
+    );
     assert.ok([...keys, ...newcomers].filter((key) => cache.peek(key) === undefined).length > 300, 'and others left');
     assert.equal(added, 0);
   });

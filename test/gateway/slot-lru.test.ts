@@ -55,7 +55,11 @@ test('a value larger than the bound is not kept; it and the value it would repla
 
 test('no key is added to a Map as entries enter, are asked for and are evicted', () => {
   const lru = new SlotLru<string, number>({ maxSize: BOUND, disposeAfter: () => undefined });
-  const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (this: Map<unknown, unknown>, key: unknown, value: unknown) => Map<unknown, unknown>;
+  const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (
+    this: Map<unknown, unknown>,
+    key: unknown,
+    value: unknown,
+  ) => Map<unknown, unknown>;
   let added = 0;
   Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K, V> {
     if (!this.has(key)) added++;
