@@ -6,7 +6,9 @@
  * --duration seconds, interleaved by round. The kernel hands each connection to either worker,
  * so a resumed handshake is one worker taking a ticket the other may have issued. A bare
  * `node:https` server answering the gateway's own bytes (bare-server.ts, one process, same
- * certificate) runs in the same rounds: what any Node server pays for a connection.
+ * certificate) runs in the same rounds: what any Node server pays for a connection. So do two of
+ * them on one SO_REUSEPORT port sharing their ticket key (bare-https-workers.ts): the ceiling
+ * for a server of two processes, which pays what the gateway's two workers pay for being two.
  *
  * s_time fetches `/` on each connection (`-www`): a TLS 1.3 ticket comes after the handshake, and
  * a client that reads nothing never sees it (without `-www` no TLS 1.3 connection resumed). Each
@@ -45,8 +47,8 @@ const run = promisify(execFile);
 
 type Version = 'TLSv1.2' | 'TLSv1.3';
 type Handshake = 'new' | 'reuse';
-/** `base`: the gateway of the checkout `--ab` names. */
-type Server = 'gateway' | 'bare' | 'base';
+/** `base`: the gateway of the checkout `--ab` names; `bare-workers`: two bare servers on one port. */
+type Server = 'gateway' | 'bare' | 'bare-workers' | 'base';
 
 interface Scenario {
   readonly id: string;
@@ -70,7 +72,7 @@ export interface TlsRun {
   readonly perSecond: number;
   /** Those s_time marked resumed (its first connection, which makes the session, is not among `connections`). */
   readonly resumed: number;
-  /** The server's CPU time (the gateway's primary and workers) per connection, µs. */
+  /** The server's CPU time (its process tree: the gateway's primary and workers) per connection, µs. */
   readonly serverCpuUs: number;
   /** s_time's own CPU time per connection, µs. */
   readonly clientCpuUs: number;
@@ -233,14 +235,16 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
     const answerFile = join(fleet.logDir, 'tls-answer.json');
     writeFileSync(answerFile, JSON.stringify(answer));
     const bare = await fleet.script('bare-https-server', 'bare-server.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
+    const bareWorkers = await fleet.script('bare-https-workers', 'bare-https-workers.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
     const at = (server: ServerProcess): { readonly host: string; readonly pid: number } => ({ host: new URL(server.url).host, pid: server.pid });
     const servers: Readonly<Partial<Record<Server, { readonly host: string; readonly pid: number }>>> = {
       gateway: at(gateway),
       bare: at(bare),
+      'bare-workers': at(bareWorkers),
       ...(base === undefined ? {} : { base: at(base) }),
     };
     for (const server of Object.values(servers)) pin(server.pid, ALL_CORES);
-    const SCENARIOS = scenariosOf(base === undefined ? ['gateway', 'bare'] : ['gateway', 'base', 'bare']);
+    const SCENARIOS = scenariosOf(base === undefined ? ['gateway', 'bare', 'bare-workers'] : ['gateway', 'base', 'bare', 'bare-workers']);
     const runs = new Map<string, TlsRun[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
@@ -285,7 +289,12 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
         ...(baseDir === undefined ? {} : { base: baseDir }),
       },
       scenarios,
-      resumedOverNew: { gateway: byVersion('gateway'), bare: byVersion('bare'), ...(base === undefined ? {} : { base: byVersion('base') }) },
+      resumedOverNew: {
+        gateway: byVersion('gateway'),
+        bare: byVersion('bare'),
+        'bare-workers': byVersion('bare-workers'),
+        ...(base === undefined ? {} : { base: byVersion('base') }),
+      },
       ...(base === undefined
         ? {}
         : {
@@ -301,7 +310,12 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   }
 }
 
-const SERVER_LABELS: Readonly<Record<Server, string>> = { gateway: 'gateway, 2 workers', base: "--ab checkout's gateway, 2 workers", bare: 'bare node:https' };
+const SERVER_LABELS: Readonly<Record<Server, string>> = {
+  gateway: 'gateway, 2 workers',
+  base: "--ab checkout's gateway, 2 workers",
+  bare: 'bare node:https',
+  'bare-workers': 'bare node:https, 2 processes',
+};
 
 export function tlsMarkdown(report: TlsReport): string {
   const range = (s: Spread, f: (n: number) => string): string => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
@@ -311,7 +325,7 @@ export function tlsMarkdown(report: TlsReport): string {
     const resumed = s.handshake === 'reuse' ? `${s.runs.reduce((n, r) => n + r.resumed, 0)} of ${s.runs.reduce((n, r) => n + r.connections, 0)}` : '—';
     return `| ${SERVER_LABELS[s.server]} | ${s.version} | ${s.handshake === 'new' ? 'new (full handshake)' : 'resumed (session ticket)'} | ${range(s.perSecond, whole)} | ${s.serverCpuUs.median.toFixed(0)} | ${s.clientCpuUs.median.toFixed(0)} | ${resumed} |`;
   });
-  const ratioRows = (['gateway', 'base', 'bare'] as const).flatMap((server) =>
+  const ratioRows = (['gateway', 'base', 'bare', 'bare-workers'] as const).flatMap((server) =>
     VERSIONS.flatMap((version) => {
       const r = report.resumedOverNew[server]?.[version];
       if (r === undefined) return [];
@@ -342,7 +356,7 @@ export function tlsMarkdown(report: TlsReport): string {
     ...ratioRows,
     ...baseRows,
     '',
-    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`) and the bare server (one process) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
+    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`) and the bare servers (one process, and two on one SO_REUSEPORT port sharing their ticket key) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;
 }
