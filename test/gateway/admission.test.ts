@@ -10,6 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission } from '../../src/gateway/store/admission.ts';
 import { FrequencySketch } from '../../src/gateway/store/frequency-sketch.ts';
 import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
+import { mapAdds } from '../support/map-adds.ts';
 
 describe('the admission decision', () => {
   const sketch = new FrequencySketch(1024);
@@ -247,18 +248,8 @@ describe('W-TinyLFU', () => {
     const cache = windowed();
     const keys = Array.from({ length: 90 }, (_, i) => `/moves/${i}`);
     for (const key of keys) request(cache, key);
-    const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (
-      this: Map<unknown, unknown>,
-      key: unknown,
-      value: unknown,
-    ) => Map<unknown, unknown>;
-    let added = 0;
-    Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K, V> {
-      if (!this.has(key)) added++;
-      return mapSet.call(this, key, value) as Map<K, V>;
-    };
     const newcomers = Array.from({ length: 400 }, (_, i) => `/new/${i}`);
-    try {
+    const added = mapAdds(() => {
       // Hits on probation promote; the protected segment's oldest go back on probation.
       for (let round = 0; round < 4; round++) for (const key of round % 2 === 0 ? keys : [...keys].reverse()) request(cache, key);
       // New keys, each asked twice, enter and push others out.
@@ -266,9 +257,7 @@ describe('W-TinyLFU', () => {
         request(cache, key);
         request(cache, key);
       }
-    } finally {
-      Map.prototype.set = mapSet;
-    }
+    });
     assert.ok(
       newcomers.some((key) => cache.peek(key) !== undefined),
       'new keys entered',

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { LRUCache } from 'lru-cache';
 import { SlotLru } from '../../src/gateway/store/slot-lru.ts';
+import { mapAdds } from '../support/map-adds.ts';
 
 const BOUND = 20_000;
 
@@ -55,24 +56,12 @@ test('a value larger than the bound is not kept; it and the value it would repla
 
 test('no key is added to a Map as entries enter, are asked for and are evicted', () => {
   const lru = new SlotLru<string, number>({ maxSize: BOUND, disposeAfter: () => undefined });
-  const mapSet = Object.getOwnPropertyDescriptor(Map.prototype, 'set')?.value as (
-    this: Map<unknown, unknown>,
-    key: unknown,
-    value: unknown,
-  ) => Map<unknown, unknown>;
-  let added = 0;
-  Map.prototype.set = function set<K, V>(this: Map<K, V>, key: K, value: V): Map<K, V> {
-    if (!this.has(key)) added++;
-    return mapSet.call(this, key, value) as Map<K, V>;
-  };
-  try {
+  const added = mapAdds(() => {
     for (let i = 0; i < 500; i++) {
       lru.set(`/k${i}`, i, { size: 1000 });
       lru.get(`/k${i - 3}`);
     }
-  } finally {
-    Map.prototype.set = mapSet;
-  }
+  });
   assert.equal(lru.size, 20, 'entries were evicted');
   assert.equal(added, 0);
 });
