@@ -18,7 +18,7 @@ test('keys are found, added and removed as in a Map, however their hashes collid
   });
   fc.assert(
     fc.property(fc.array(op, { minLength: 300, maxLength: 1500 }), (ops) => {
-      const index = new SlotIndex<string>();
+      const index = new SlotIndex<string, unknown>();
       const model = new Map<string, { slot: number; hash: number }>();
       const free: number[] = [];
       let next = 0;
@@ -49,19 +49,22 @@ test('keys are found, added and removed as in a Map, however their hashes collid
 });
 
 test('a key with the hash of another is told apart by the key itself', () => {
-  const index = new SlotIndex<string>();
+  const index = new SlotIndex<string, unknown>();
   index.add('/a', 7, 0);
   index.add('/b', 7, 1);
   assert.equal(index.find('/a', 7), 0);
   assert.equal(index.find('/b', 7), 1);
   assert.equal(index.find('/c', 7), NONE);
-  index.remove(0);
+  index.setValue(0, 'value of /a');
+  assert.equal(index.valueOf(0), 'value of /a');
+  assert.equal(index.remove(0), 'value of /a', 'a key removed gives back its value');
+  assert.equal(index.valueOf(0), undefined);
   assert.equal(index.find('/a', 7), NONE);
   assert.equal(index.find('/b', 7), 1, 'the key after a removed one moves back into its bucket');
 });
 
 test('the table doubles as keys are added, and every key is still found', () => {
-  const index = new SlotIndex<string>();
+  const index = new SlotIndex<string, unknown>();
   const hashOf = (i: number): number => (i * 2654435761) >>> 0;
   for (let i = 0; i < 5000; i++) index.add(`/k${i}`, hashOf(i), i);
   for (let i = 0; i < 5000; i += 2) index.remove(i);

@@ -1,5 +1,5 @@
 /**
- * Keys to slots, in an open-addressed table of typed arrays (linear probing, found by the key's
+ * Keys to slots, and each slot's key and value, in an open-addressed table of typed arrays (linear probing, found by the key's
  * 32-bit hash, which the caller has already computed for the frequency sketch). windowed-lru.ts
  * finds its entries' slots here rather than in a V8 `Map`: a `Map` whose keys come and go takes
  * back a deleted key's place only when it rebuilds its table, once the table is used up, and it
@@ -16,13 +16,14 @@ import { NONE } from './slot-lists.ts';
 /** Buckets the table starts with; it doubles while more than half of them are used. */
 const INITIAL_BUCKETS = 1024;
 
-export class SlotIndex<K extends string> {
+export class SlotIndex<K extends string, V> {
   /** Each bucket's slot + 1; 0 for an empty bucket. */
   #buckets = new Int32Array(INITIAL_BUCKETS);
   #mask = INITIAL_BUCKETS - 1;
   /** Each slot's key hash, and its key (undefined while the slot holds no key). */
   #hashes = new Uint32Array(INITIAL_BUCKETS / 2);
   readonly #keys: (K | undefined)[] = [];
+  readonly #values: (V | undefined)[] = [];
   #count = 0;
 
   get size(): number {
@@ -50,8 +51,8 @@ export class SlotIndex<K extends string> {
     else this.#place(slot);
   }
 
-  /** Takes the key of `slot` out of the index. */
-  remove(slot: number): void {
+  /** Takes the key of `slot` out of the index: its value, which the slot no longer holds. */
+  remove(slot: number): V {
     const buckets = this.#buckets;
     const mask = this.#mask;
     let hole = (this.#hashes[slot] as number) & mask;
@@ -65,12 +66,23 @@ export class SlotIndex<K extends string> {
       }
     }
     buckets[hole] = 0;
+    const value = this.#values[slot] as V;
     this.#keys[slot] = undefined;
+    this.#values[slot] = undefined;
     this.#count--;
+    return value;
   }
 
   keyOf(slot: number): K | undefined {
     return this.#keys[slot];
+  }
+
+  valueOf(slot: number): V | undefined {
+    return this.#values[slot];
+  }
+
+  setValue(slot: number, value: V): void {
+    this.#values[slot] = value;
   }
 
   hashOf(slot: number): number {

@@ -24,9 +24,8 @@ export interface SlotLruOptions<K, V> {
 const ALL = 0;
 
 export class SlotLru<K extends string, V> implements EntryLru<K, V> {
-  readonly #index = new SlotIndex<K>();
+  readonly #index = new SlotIndex<K, V>();
   readonly #lists = new SlotLists(1);
-  readonly #values: (V | undefined)[] = [];
   readonly #maxSize: number;
   readonly #disposeAfter: SlotLruOptions<K, V>['disposeAfter'];
 
@@ -39,19 +38,19 @@ export class SlotLru<K extends string, V> implements EntryLru<K, V> {
     const slot = this.#index.find(key, keyHash(key));
     if (slot === NONE) return undefined;
     this.#lists.move(slot, ALL);
-    return this.#values[slot];
+    return this.#index.valueOf(slot);
   }
 
   peek(key: K): V | undefined {
     const slot = this.#index.find(key, keyHash(key));
-    return slot === NONE ? undefined : this.#values[slot];
+    return slot === NONE ? undefined : this.#index.valueOf(slot);
   }
 
   /** Keeps `value` as the newest, evicting the oldest while over the bound; a value larger than the bound is not kept, and the key's old value leaves. */
   set(key: K, value: V, { size }: { size: number }): this {
     const h = keyHash(key);
     let slot = this.#index.find(key, h);
-    const old = slot === NONE ? undefined : this.#values[slot];
+    const old = slot === NONE ? undefined : this.#index.valueOf(slot);
     if (size > this.#maxSize) {
       if (slot !== NONE) this.#disposeAfter(this.#drop(slot), key, 'set');
       if (value !== old) this.#disposeAfter(value, key, 'set');
@@ -65,7 +64,7 @@ export class SlotLru<K extends string, V> implements EntryLru<K, V> {
       // As lru-cache does: a value set over itself keeps the size it came with.
       this.#lists.move(slot, ALL, old === value ? this.#lists.sizeOf(slot) : size);
     }
-    this.#values[slot] = value;
+    this.#index.setValue(slot, value);
     while (this.#lists.bytes(ALL) > this.#maxSize) {
       const oldest = this.#lists.oldest(ALL);
       const evicted = this.#index.keyOf(oldest) as K;
@@ -96,9 +95,7 @@ export class SlotLru<K extends string, V> implements EntryLru<K, V> {
   }
 
   #drop(slot: number): V {
-    const value = this.#values[slot] as V;
-    this.#index.remove(slot);
-    this.#values[slot] = undefined;
+    const value = this.#index.remove(slot);
     this.#lists.release(slot);
     return value;
   }

@@ -139,15 +139,13 @@ const NO_VICTIMS: readonly Judged[] = [];
 
 export class WindowedLru<K extends string, V extends number | object> implements EntryLru<K, V> {
   /**
-   * Every entry's key, whatever its segment, to its slot in #lists, with its hash (keyHash), so that
-   * judging a victim reads the sketch without hashing its key again: a key is added when it enters
-   * memory and removed when it leaves, never when it moves between segments.
+   * Every entry's key, whatever its segment, to its slot in #lists, with its value and its hash
+   * (keyHash), so that judging a victim reads the sketch without hashing its key again: a key is
+   * added when it enters memory and removed when it leaves, never when it moves between segments.
    */
-  readonly #index = new SlotIndex<K>();
+  readonly #index = new SlotIndex<K, V>();
   /** The three segments' LRU orders and each entry's size, by slot. */
   readonly #lists = new SlotLists(SEGMENTS);
-  /** Each slot's value. */
-  readonly #values: (V | undefined)[] = [];
   readonly #maxSize: number;
   #windowBytes = 0;
   #mainBytes = 0;
@@ -208,7 +206,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
       this.#counted(h, false);
       return undefined;
     }
-    const found = this.#values[slot];
+    const found = this.#index.valueOf(slot);
     const segment = this.#lists.listOf(slot);
     if (segment === PROBATION || (segment === WINDOW && this.#atTop)) this.#promote(slot);
     else this.#lists.move(slot, segment);
@@ -247,7 +245,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
 
   peek(key: K): V | undefined {
     const slot = this.#index.find(key, keyHash(key));
-    return slot === NONE ? undefined : this.#values[slot];
+    return slot === NONE ? undefined : this.#index.valueOf(slot);
   }
 
   /**
@@ -265,7 +263,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#sinceShift++;
     this.#tuner.stored(h, size);
     let slot = this.#index.find(key, h);
-    const old = slot === NONE ? undefined : this.#values[slot];
+    const old = slot === NONE ? undefined : this.#index.valueOf(slot);
     if (slot !== NONE && this.#lists.listOf(slot) !== WINDOW) {
       this.#replaceInMain(slot, key, value, size);
       this.#evictMain(0);
@@ -278,11 +276,11 @@ export class WindowedLru<K extends string, V extends number | object> implements
     if (size <= this.#windowBytes) {
       this.#makeRoomInWindow(size);
       if (slot === NONE) slot = this.#enter(key, h);
-      this.#values[slot] = value;
+      this.#index.setValue(slot, value);
       this.#lists.push(WINDOW, slot, size);
     } else if (this.#offer(key, size)) {
       if (slot === NONE) slot = this.#enter(key, h);
-      this.#values[slot] = value;
+      this.#index.setValue(slot, value);
       this.#lists.push(PROBATION, slot, size);
     } else {
       if (slot !== NONE) this.#drop(slot);
@@ -301,7 +299,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
    * while it holds more than the whole bound.
    */
   #replaceInMain(slot: number, key: K, value: V, size: number): void {
-    const old = this.#values[slot] as V;
+    const old = this.#index.valueOf(slot) as V;
     const segment = this.#lists.listOf(slot);
     if (size > this.#maxSize) {
       this.#disposeAfter(this.#drop(slot), key, 'set');
@@ -309,7 +307,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     } else if (old === value) {
       this.#lists.move(slot, segment);
     } else {
-      this.#values[slot] = value;
+      this.#index.setValue(slot, value);
       this.#lists.move(slot, segment, size);
       this.#disposeAfter(old, key, 'set');
       while (this.#lists.bytes(segment) > this.#maxSize) this.#evict(this.#lists.oldest(segment));
@@ -362,9 +360,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
 
   /** An entry leaving memory, reporting nothing: its value, for the caller to report. */
   #drop(slot: number): V {
-    const value = this.#values[slot] as V;
-    this.#index.remove(slot);
-    this.#values[slot] = undefined;
+    const value = this.#index.remove(slot);
     this.#lists.release(slot);
     return value;
   }
