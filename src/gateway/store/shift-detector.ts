@@ -6,11 +6,18 @@
  *
  * Two signs must agree over three samples in a row (a sample is a sixteenth of a cache's worth of
  * requests, 10,000 at least): the hit ratio stays a fifth below its best since the last shift,
- * and one and a half times the usual share of the requests are for keys that admission refused
- * a little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
+ * and one and a half times the usual share of the requests are for keys that admission refused a
+ * little earlier (regrets: the filter keeps out what is asked for again). A scan, a burst of
  * one-off searches or a loop over more keys than the cache holds costs hits too, but its misses
  * are for keys that were not refused lately, so the regrets do not rise; clearing the sketch on
  * the hit ratio alone cost 7.7 and 11 points on two such traces (docs/performance.md).
+ * "Lately", for a regret, is within half a cache's worth of lookups, while plain LRU could still
+ * have hit the key: a loop a little longer than the cache asks each refused key again about a
+ * cache's worth of lookups later, and while a refused key was remembered for a cache's worth of
+ * refusals (a pass refuses far fewer), every pass of such a loop looked like a shift. Each clear
+ * then let the keys asked next be evicted (a candidate counted once beats victims not counted
+ * since), and the loop at 240–272 MiB fell to 38–50 %, depending on where in a pass the clear
+ * landed; it now reads 67–74 %.
  *
  * Caffeine answers a shift by hill climbing the window's share (Einziger, Eytan, Friedman and
  * Manes, "Adaptive Software Cache Management", Middleware 2018); the replays measured that here
@@ -51,13 +58,12 @@ const BITS_PER_ENTRY = 16;
 
 /**
  * The keys refused lately, approximately: two Bloom filters of two bits per key, the older
- * dropped when the newer has taken a cache's worth of refusals.
+ * dropped when the owner turns them (`turn`).
  */
 class RefusedKeys {
   #young: Uint32Array;
   #old: Uint32Array;
   readonly #mask: number;
-  #added = 0;
 
   constructor(capacity: number) {
     const bits = powerOfTwoAtLeast(Math.max(32, capacity * BITS_PER_ENTRY));
@@ -70,13 +76,13 @@ class RefusedKeys {
     return this.#young.byteLength + this.#old.byteLength;
   }
 
-  add(h: number, entries: number): void {
-    if (++this.#added > entries) {
-      const older = this.#old;
-      this.#old = this.#young;
-      this.#young = older.fill(0);
-      this.#added = 1;
-    }
+  turn(): void {
+    const older = this.#old;
+    this.#old = this.#young;
+    this.#young = older.fill(0);
+  }
+
+  add(h: number): void {
     setBit(this.#young, h & this.#mask);
     setBit(this.#young, spread(h ^ 0x5bd1e995) & this.#mask);
   }
@@ -97,7 +103,12 @@ function isSet(bits: Uint32Array, index: number): boolean {
 }
 
 export class ShiftDetector {
+  /** Refused within a cache's worth of refusals: what the admission's tie rule asks (`refusedLately`). */
   #refused: RefusedKeys;
+  #refusals = 0;
+  /** Refused within half a cache's worth of lookups: what a regret is. */
+  #regrettable: RefusedKeys;
+  #lookups = 0;
   #requests = 0;
   #hits = 0;
   #regrets = 0;
@@ -112,6 +123,8 @@ export class ShiftDetector {
   /** `capacity`: how many entries the cache is expected to hold at most. */
   constructor(capacity: number) {
     this.#refused = new RefusedKeys(capacity);
+    // Half as many lookups take no more refusals than that: half the bits give the same false regrets.
+    this.#regrettable = new RefusedKeys(capacity / 2);
   }
 
   /**
@@ -120,6 +133,9 @@ export class ShiftDetector {
    */
   reshape(capacity: number): void {
     this.#refused = new RefusedKeys(capacity);
+    this.#regrettable = new RefusedKeys(capacity / 2);
+    this.#refusals = 0;
+    this.#lookups = 0;
     this.#requests = 0;
     this.#hits = 0;
     this.#regrets = 0;
@@ -131,11 +147,15 @@ export class ShiftDetector {
 
   /** What it holds in memory. */
   get bytes(): number {
-    return this.#refused.bytes;
+    return this.#refused.bytes + this.#regrettable.bytes;
   }
 
-  /** Counts a lookup. */
-  record(hit: boolean): void {
+  /** Counts a lookup (`entries`: what the cache holds now). */
+  record(hit: boolean, entries: number): void {
+    if (++this.#lookups > entries / 2) {
+      this.#regrettable.turn();
+      this.#lookups = 1;
+    }
     this.#requests++;
     if (hit) this.#hits++;
   }
@@ -147,7 +167,12 @@ export class ShiftDetector {
 
   /** Admission kept out the key hashed `h` (keyHash; `entries`: what the cache holds now). */
   refused(h: number, entries: number): void {
-    this.#refused.add(h, entries);
+    if (++this.#refusals > entries) {
+      this.#refused.turn();
+      this.#refusals = 1;
+    }
+    this.#refused.add(h);
+    this.#regrettable.add(h);
   }
 
   /**
@@ -155,7 +180,7 @@ export class ShiftDetector {
    * whether popularity shifted; then it starts again.
    */
   shifted(h: number, entries: number): boolean {
-    if (this.#refused.has(h)) this.#regrets++;
+    if (this.#regrettable.has(h)) this.#regrets++;
     if (this.#requests < Math.max(MIN_SAMPLE, SAMPLE_PER_ENTRY * entries)) return false;
     const ratio = this.#hits / this.#requests;
     const regrets = this.#regrets / this.#requests;

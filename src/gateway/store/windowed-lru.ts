@@ -216,7 +216,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
 
   /** Counts a lookup for the shift detector and the window's tuner, and moves the window when the tuner says so. */
   #counted(h: number, hit: boolean): void {
-    this.#shifts.record(hit);
+    this.#shifts.record(hit, this.size);
     if (this.#tuner.looked(h, hit)) this.#windowMoved();
   }
 
