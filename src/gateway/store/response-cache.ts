@@ -2,9 +2,9 @@
  * The store: an LRU of stored responses keyed by request target, bounded in bytes, counting what
  * each entry really costs in memory (entry-size.ts), key and bookkeeping included. Each entry is
  * one record of bytes in the cache's slabs (entry-record.ts, record-slabs.ts), and the policy's
- * slots (windowed-lru.ts, or slot-lru.ts with admission off) hold its handle, a small integer; a lookup reads the record into the StoredResponse the rules
- * read. A target whose responses vary (RFC 9111 §4.1) holds its variants side by side in its one
- * record, newest first.
+ * slots (windowed-lru.ts, or slot-lru.ts with admission off) hold its handle, a small integer; a
+ * lookup reads the record into the StoredResponse the rules read. A target whose responses vary
+ * (RFC 9111 §4.1) holds its variants side by side in its one record, newest first.
  * Which responses go in and when they may be reused is decided by the rules (../rules/); this
  * module only keeps them, finds the variant a request selects, and stays within the bound.
  *

@@ -12,12 +12,11 @@
  * are for keys that were not refused lately, so the regrets do not rise; clearing the sketch on
  * the hit ratio alone cost 7.7 and 11 points on two such traces (docs/performance.md).
  * "Lately", for a regret, is within half a cache's worth of lookups, while plain LRU could still
- * have hit the key: a loop a little longer than the cache asks each refused key again about a
- * cache's worth of lookups later, and while a refused key was remembered for a cache's worth of
- * refusals (a pass refuses far fewer), every pass of such a loop looked like a shift. Each clear
- * then let the keys asked next be evicted (a candidate counted once beats victims not counted
- * since), and the loop at 240–272 MiB fell to 38–50 %, depending on where in a pass the clear
- * landed; it now reads 67–74 %.
+ * have hit the key. A loop a little longer than the cache asks each refused key again about a
+ * cache's worth of lookups later; remembered for a cache's worth of refusals instead (a pass
+ * refuses far fewer), its own misses would be regrets and every pass a shift, and each clear lets
+ * the keys asked next be evicted (a candidate counted once beats victims not counted since): the
+ * loop at 240–272 MiB read 38–50 % that way, against 67–74 % (docs/performance.md).
  *
  * Caffeine answers a shift by hill climbing the window's share (Einziger, Eytan, Friedman and
  * Manes, "Adaptive Software Cache Management", Middleware 2018); the replays measured that here

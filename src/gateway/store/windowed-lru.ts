@@ -1,7 +1,6 @@
 /**
- * W-TinyLFU (Caffeine's policy) under one byte bound: a window LRU
- * that takes every new entry, and the main space (the rest) that an entry pushed out of the
- * window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
+ * W-TinyLFU (Caffeine's policy) under one byte bound: a window LRU that takes every new entry,
+ * and the main space (the rest) that an entry pushed out of the window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
  * window is 1 % of the bound while counts decide well; it grows toward the top while plain LRU
  * would hit more, as two miniature caches on a sample of the keys tell (window-tuner.ts), which is
  * what recency-biased requests need. At the top the filter is set aside: every entry leaving the
@@ -32,8 +31,7 @@
  * two segments' LRU orders and each entry's size are kept by slot in typed arrays (slot-lists.ts),
  * so that an entry entering, leaving or moving between segments adds no key to any V8 `Map` (a
  * `Map` whose keys come and go rebuilds its table in the old generation: docs/performance.md, "A
- * disk hit's tail"). Each segment
- * is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
+ * disk hit's tail"). Each segment is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
  * shift detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
  * has settled at the top (where nothing is judged) the sketch counts only the tuner's sample and the
  * shift detector holds nothing, and that memory (0.16–0.33 % left) goes to the entries, so that a
@@ -49,7 +47,10 @@ import { NONE, SlotLists } from './slot-lists.ts';
 import { DRAWN_AT_MOST, VictimDraws, VictimSample } from './victim-draws.ts';
 import { MAX_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
 
-/** What ResponseCache asks of its policy: WindowedLru, or SlotLru with admission off; lru-cache's LRUCache fits it too (the tests and replays set them side by side). */
+/**
+ * What ResponseCache asks of its policy: WindowedLru, or SlotLru with admission off. lru-cache's
+ * LRUCache fits it too, which the tests and replays set beside them.
+ */
 export interface EntryLru<K, V> {
   get(key: K): V | undefined;
   peek(key: K): V | undefined;
@@ -278,7 +279,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
       if (slot === NONE) slot = this.#enter(key, h);
       this.#index.setValue(slot, value);
       this.#lists.push(WINDOW, slot, size);
-    } else if (this.#offer(key, size)) {
+    } else if (this.#offer(key, h, size)) {
       if (slot === NONE) slot = this.#enter(key, h);
       this.#index.setValue(slot, value);
       this.#lists.push(PROBATION, slot, size);
@@ -427,7 +428,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
       const oldest = this.#lists.oldest(WINDOW);
       if (oldest === NONE) return;
       this.#lists.remove(oldest);
-      if (!this.#offer(this.#index.keyOf(oldest) as K, this.#lists.sizeOf(oldest))) this.#evict(oldest);
+      if (!this.#offer(this.#index.keyOf(oldest) as K, this.#index.hashOf(oldest), this.#lists.sizeOf(oldest))) this.#evict(oldest);
       else this.#lists.push(PROBATION, oldest, this.#lists.sizeOf(oldest));
     }
   }
@@ -436,7 +437,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
    * Judges a candidate for the main space, evicting the victims judged when it is admitted: the
    * caller then puts it on probation.
    */
-  #offer(key: K, size: number): boolean {
+  #offer(key: K, h: number, size: number): boolean {
     if (this.#atTop) return this.#admitAll(size);
     this.#sketch.resample(this.size);
     const needed = this.#mainSize + size - this.#mainBytes;
@@ -445,7 +446,6 @@ export class WindowedLru<K extends string, V extends number | object> implements
       this.#oldestSample();
       this.#drawnSample();
     }
-    const h = keyHash(key);
     const regretted = this.#shifts.refusedLately(h);
     this.#regretted += ((regretted ? 1 : 0) - this.#regretted) / REGRET_MEMORY;
     const admitted =
