@@ -103,8 +103,9 @@ Flags:
   --http2              instead: the gateway, nginx (http2, proxy_cache) and a bare node:http2
                        server (the ceiling) on one self-signed certificate, with h2load: hits
                        over TLS + HTTP/2 (p99 from h2load's per-request log), new TLS handshakes
-  --tls                instead: a gateway of two workers, a bare node:https server and two bare
-                       ones on one SO_REUSEPORT port, openssl s_time: new TLS connections
+  --tls                instead: a gateway of two workers, a bare node:https server, two bare
+                       ones on one SO_REUSEPORT port and nginx of two workers, openssl s_time:
+                       new TLS connections
                        against resumed ones (session tickets), TLS 1.2 and 1.3, with s_time's
                        own CPU per connection
   --clients N          in --tls mode, N s_time at once (default 1: one connection at a time)

@@ -9,6 +9,8 @@
  * certificate) runs in the same rounds: what any Node server pays for a connection. So do two of
  * them on one SO_REUSEPORT port sharing their ticket key (bare-https-workers.ts): the ceiling
  * for a server of two processes, which pays what the gateway's two workers pay for being two.
+ * nginx with two workers (bench/nginx.ts) is the peer: its workers share the ticket key its master
+ * made, its default, and it answers `/` itself as the gateway does (a 404).
  *
  * s_time fetches `/` on each connection (`-www`): a TLS 1.3 ticket comes after the handshake, and
  * a client that reads nothing never sees it (without `-www` no TLS 1.3 connection resumed). Each
@@ -37,18 +39,19 @@ import { makeSelfSignedCertificate } from '../src/cli/local-certificate.ts';
 import { machineInfo, type MachineInfo } from '../src/loadtest/machine.ts';
 import type { BenchOptions } from './args.ts';
 import { Fleet } from './fleet.ts';
+import { startNginx, type NginxProcess } from './nginx.ts';
 import { ALL_CORES, cpuSeconds, pin } from './process-cpu.ts';
 import { spread, type Spread } from './stats.ts';
 import { machineLine } from './table.ts';
 import { captureResponse } from './throughput.ts';
-import { GATEWAY_NODE_FLAGS, type ServerProcess } from '../src/loadtest/server-process.ts';
+import { GATEWAY_NODE_FLAGS } from '../src/loadtest/server-process.ts';
 
 const run = promisify(execFile);
 
 type Version = 'TLSv1.2' | 'TLSv1.3';
 type Handshake = 'new' | 'reuse';
-/** `base`: the gateway of the checkout `--ab` names; `bare-workers`: two bare servers on one port. */
-type Server = 'gateway' | 'bare' | 'bare-workers' | 'base';
+/** `base`: the gateway of the checkout `--ab` names; `bare-workers`: two bare servers on one port; `nginx`: the peer, two workers. */
+type Server = 'gateway' | 'bare' | 'bare-workers' | 'nginx' | 'base';
 
 interface Scenario {
   readonly id: string;
@@ -216,6 +219,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
   makeSelfSignedCertificate(files, 'catalog-gateway bench', 2, undefined, options.tlsKey);
   const trusting = new Agent({ connect: { ca: readFileSync(files.cert) } });
   const baseDir = options.abBase === undefined ? undefined : resolve(options.abBase);
+  let nginx: NginxProcess | undefined;
   try {
     log('starting the origin and a gateway of two workers on TLS…');
     const origin = await fleet.origin();
@@ -236,15 +240,20 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
     writeFileSync(answerFile, JSON.stringify(answer));
     const bare = await fleet.script('bare-https-server', 'bare-server.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
     const bareWorkers = await fleet.script('bare-https-workers', 'bare-https-workers.ts', [answerFile, files.cert, files.key], GATEWAY_NODE_FLAGS);
-    const at = (server: ServerProcess): { readonly host: string; readonly pid: number } => ({ host: new URL(server.url).host, pid: server.pid });
+    nginx = await startNginx(join(fleet.logDir, 'nginx-tls'), origin.url, 2, { files, dispatcher: trusting });
+    const at = (server: { readonly url: string; readonly pid: number }): { readonly host: string; readonly pid: number } => ({
+      host: new URL(server.url).host,
+      pid: server.pid,
+    });
     const servers: Readonly<Partial<Record<Server, { readonly host: string; readonly pid: number }>>> = {
       gateway: at(gateway),
       bare: at(bare),
       'bare-workers': at(bareWorkers),
+      nginx: at(nginx),
       ...(base === undefined ? {} : { base: at(base) }),
     };
     for (const server of Object.values(servers)) pin(server.pid, ALL_CORES);
-    const SCENARIOS = scenariosOf(base === undefined ? ['gateway', 'bare', 'bare-workers'] : ['gateway', 'base', 'bare', 'bare-workers']);
+    const SCENARIOS = scenariosOf(base === undefined ? ['gateway', 'bare', 'bare-workers', 'nginx'] : ['gateway', 'base', 'bare', 'bare-workers', 'nginx']);
     const runs = new Map<string, TlsRun[]>(SCENARIOS.map((s) => [s.id, []]));
     for (let round = 1; round <= options.rounds; round++) {
       const order = SCENARIOS.map((_, i) => SCENARIOS[(i + round) % SCENARIOS.length] ?? SCENARIOS[0]);
@@ -293,6 +302,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
         gateway: byVersion('gateway'),
         bare: byVersion('bare'),
         'bare-workers': byVersion('bare-workers'),
+        nginx: byVersion('nginx'),
         ...(base === undefined ? {} : { base: byVersion('base') }),
       },
       ...(base === undefined
@@ -305,6 +315,7 @@ export async function tlsBench(options: BenchOptions, command: string, log: (m: 
           }),
     };
   } finally {
+    await nginx?.stop();
     await trusting.close();
     await fleet.close();
   }
@@ -315,6 +326,7 @@ const SERVER_LABELS: Readonly<Record<Server, string>> = {
   base: "--ab checkout's gateway, 2 workers",
   bare: 'bare node:https',
   'bare-workers': 'bare node:https, 2 processes',
+  nginx: 'nginx, 2 workers',
 };
 
 export function tlsMarkdown(report: TlsReport): string {
@@ -325,7 +337,7 @@ export function tlsMarkdown(report: TlsReport): string {
     const resumed = s.handshake === 'reuse' ? `${s.runs.reduce((n, r) => n + r.resumed, 0)} of ${s.runs.reduce((n, r) => n + r.connections, 0)}` : '—';
     return `| ${SERVER_LABELS[s.server]} | ${s.version} | ${s.handshake === 'new' ? 'new (full handshake)' : 'resumed (session ticket)'} | ${range(s.perSecond, whole)} | ${s.serverCpuUs.median.toFixed(0)} | ${s.clientCpuUs.median.toFixed(0)} | ${resumed} |`;
   });
-  const ratioRows = (['gateway', 'base', 'bare', 'bare-workers'] as const).flatMap((server) =>
+  const ratioRows = (['gateway', 'base', 'bare', 'bare-workers', 'nginx'] as const).flatMap((server) =>
     VERSIONS.flatMap((version) => {
       const r = report.resumedOverNew[server]?.[version];
       if (r === undefined) return [];
@@ -356,7 +368,7 @@ export function tlsMarkdown(report: TlsReport): string {
     ...ratioRows,
     ...baseRows,
     '',
-    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`) and the bare servers (one process, and two on one SO_REUSEPORT port sharing their ticket key) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
+    `openssl s_time, ${settings.clients === 1 ? 'one connection at a time' : `${settings.clients} s_time at once, each one connection at a time`}, \`GET /\` on each; gateway of ${settings.workers} workers (\`gateway.workerAccept: ${settings.workerAccept}\`), the bare servers (one process, and two on one SO_REUSEPORT port sharing their ticket key) and nginx (2 workers) on every core; ${settings.rounds} rounds × ${settings.duration} s, order rotated each round; ${settings.certificate}.`,
     `Machine: ${machineLine(report.machine)}. Command: \`${report.command}\`.`,
   ].join('\n')}\n`;
 }
