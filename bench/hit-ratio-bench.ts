@@ -89,9 +89,11 @@ function ratio(hits: Hits, trace: Trace, totalBytes: number): PolicyResult {
 
 /** Trace entries hold no fields: their sizes come from the trace. */
 const NOT_VARYING = { vary: [], selecting: [] };
+/** …and no tags or origin values. */
+const NO_REST = { tagText: '', originValues: undefined };
 
 function entry(extra: number): StoredResponse {
-  return new StoredResponse(200, new Representation('identity', NO_FIELDS, [], NO_BODY, 0, 0, extra), undefined, NOT_OFFERED, FACTS, FACTS, NOT_VARYING, '');
+  return new StoredResponse(200, new Representation('identity', NO_FIELDS, [], NO_BODY, 0, 0, extra), NO_REST, NOT_OFFERED, FACTS, FACTS, NOT_VARYING);
 }
 
 /** One replay through the real store. */

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission } from '../../src/gateway/store/admission.ts';
-import { FrequencySketch } from '../../src/gateway/store/frequency-sketch.ts';
+import { FrequencySketch, keyHash } from '../../src/gateway/store/frequency-sketch.ts';
 import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
 import { mapAdds } from '../support/map-adds.ts';
 
@@ -22,30 +22,35 @@ describe('the admission decision', () => {
   ask('cold', 1);
   ask('warm', 3);
   ask('hot', 9);
-  const victims = (...keys: string[]) => keys.map((key) => ({ key, size: 100 }));
+  const victims = (...keys: string[]) => keys.map((key) => ({ hash: keyHash(key), size: 100 }));
+
+  test('a request is counted under its key hash, which the store judges candidates and victims by', () => {
+    const fresh = new TinyLfuAdmission(new FrequencySketch(1024));
+    assert.equal(fresh.record('/v1/books?q=river'), keyHash('/v1/books?q=river'));
+  });
 
   test('with room to spare nothing is weighed', () => {
-    assert.equal(admission.admits('never-seen', 0, victims('hot')), true);
+    assert.equal(admission.admits(keyHash('never-seen'), 0, victims('hot')), true);
   });
 
   test('a candidate asked more often than its victim gets in; a tie or a less popular one does not', () => {
-    assert.equal(admission.admits('candidate', 100, victims('warm')), true);
-    assert.equal(admission.admits('candidate', 100, victims('hot')), false);
-    assert.equal(admission.admits('warm', 100, victims('warm')), false, 'a tie');
+    assert.equal(admission.admits(keyHash('candidate'), 100, victims('warm')), true);
+    assert.equal(admission.admits(keyHash('candidate'), 100, victims('hot')), false);
+    assert.equal(admission.admits(keyHash('warm'), 100, victims('warm')), false, 'a tie');
   });
 
   test('a candidate refused lately and asked again wins a tie while it is asked for a few times at most', () => {
-    assert.equal(admission.admits('warm', 100, victims('warm'), true), true, 'a regretted tie');
-    assert.equal(admission.admits('warm', 100, victims('hot'), true), false, 'a regretted loser still loses');
+    assert.equal(admission.admits(keyHash('warm'), 100, victims('warm'), true), true, 'a regretted tie');
+    assert.equal(admission.admits(keyHash('warm'), 100, victims('hot'), true), false, 'a regretted loser still loses');
     ask('busy', 6);
     ask('busy-victim', 6);
-    assert.equal(admission.admits('busy', 100, victims('busy-victim'), true), false, 'a regretted tie among keys asked more often');
+    assert.equal(admission.admits(keyHash('busy'), 100, victims('busy-victim'), true), false, 'a regretted tie among keys asked more often');
   });
 
   test('sizes count: it is weighed against every victim it would push out, together', () => {
-    assert.equal(admission.admits('candidate', 100, victims('cold', 'warm')), true, 'one victim frees enough');
-    assert.equal(admission.admits('candidate', 150, victims('cold', 'warm')), true, '1 + 3 requests lost for its 5');
-    assert.equal(admission.admits('candidate', 150, victims('warm', 'warm')), false, '3 + 3 requests lost for its 5');
+    assert.equal(admission.admits(keyHash('candidate'), 100, victims('cold', 'warm')), true, 'one victim frees enough');
+    assert.equal(admission.admits(keyHash('candidate'), 150, victims('cold', 'warm')), true, '1 + 3 requests lost for its 5');
+    assert.equal(admission.admits(keyHash('candidate'), 150, victims('warm', 'warm')), false, '3 + 3 requests lost for its 5');
   });
 });
 

@@ -13,9 +13,12 @@
  */
 import type { FrequencySketch } from './frequency-sketch.ts';
 
-/** An entry that would have to make way, in the order the LRU would push it out. */
+/**
+ * An entry that would have to make way, in the order the LRU would push it out, by its key's hash
+ * (keyHash): the store holds every entry's hash, so judging a miss hashes no key again.
+ */
 export interface Victim {
-  readonly key: string;
+  readonly hash: number;
   readonly size: number;
 }
 
@@ -40,22 +43,23 @@ export class TinyLfuAdmission {
   }
 
   /**
-   * Whether `candidate` may push out the victims that free `needed` bytes (nothing to push out
-   * when `needed` ≤ 0). Ties are refused: an entry that is no more popular than what it would
-   * replace gains nothing and churns the cache. Except for a `regretted` candidate (refused lately
-   * and asked again, as a key found in one of ARC's ghost lists) asked for at most
-   * TIE_MAX_FREQUENCY times: asked again soon after its refusal, it is likely asked more often
-   * than its few counts say, which is what the edge of a large cache is made of. The store says
-   * when a candidate counts as regretted (windowed-lru.ts: not on a loop, where every candidate is).
+   * Whether the candidate whose key hashes to `candidate` (keyHash) may push out the victims that
+   * free `needed` bytes (nothing to push out when `needed` ≤ 0). Ties are refused: an entry that
+   * is no more popular than what it would replace gains nothing and churns the cache. Except for a
+   * `regretted` candidate (refused lately and asked again, as a key found in one of ARC's ghost
+   * lists) asked for at most TIE_MAX_FREQUENCY times: asked again soon after its refusal, it is
+   * likely asked more often than its few counts say, which is what the edge of a large cache is
+   * made of. The store says when a candidate counts as regretted (windowed-lru.ts: not on a loop,
+   * where every candidate is).
    */
-  admits(candidate: string, needed: number, victims: Iterable<Victim>, regretted = false): boolean {
+  admits(candidate: number, needed: number, victims: Iterable<Victim>, regretted = false): boolean {
     if (needed <= 0) return true;
-    const gain = this.#sketch.frequency(candidate);
+    const gain = this.#sketch.frequencyOf(candidate);
     const winsTie = regretted && gain <= TIE_MAX_FREQUENCY;
     let cost = 0;
     let freed = 0;
     for (const victim of victims) {
-      cost += this.#sketch.frequency(victim.key);
+      cost += this.#sketch.frequencyOf(victim.hash);
       if (cost > gain || (cost === gain && !winsTie)) return false;
       freed += victim.size;
       if (freed >= needed) return true;

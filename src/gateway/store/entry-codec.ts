@@ -44,7 +44,7 @@ export interface EncodedEntry {
 /** The response as its fill made it, without the representations made since, which each process makes for itself. */
 function asKept(response: StoredResponse): StoredResponse {
   if (response.made.length === 0) return response;
-  return new StoredResponse(response.status, response.kept, response.originValues, response.offered, response, response.terms, response, response.tagText);
+  return new StoredResponse(response.status, response.kept, response.rest, response.offered, response, response.terms, response);
 }
 
 /** `stored` as a value; with `made`, the representations made from the kept one since go in too. */

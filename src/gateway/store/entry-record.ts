@@ -33,17 +33,7 @@
 import type { Coding } from '../../shared/encoding/negotiate.ts';
 import { offeredList } from '../../shared/encoding/negotiate.ts';
 import type { FieldShape } from './field-shapes.ts';
-import {
-  AS_SENT,
-  NO_VALUES,
-  NONE_MADE,
-  Representation,
-  StoredResponse,
-  type EntryMaker,
-  type LaterParts,
-  type SecondaryKey,
-  type Terms,
-} from './stored-response.ts';
+import { AS_SENT, NO_VALUES, NONE_MADE, Representation, StoredResponse, type EntryMaker, type Rest, type SecondaryKey, type Terms } from './stored-response.ts';
 
 const MUST_REVALIDATE = 1;
 const NO_CACHE = 2;
@@ -486,7 +476,7 @@ export class RecordReader {
     if (kept === undefined) throw new RangeError('a variant without a representation');
     const terms = this.#maker.terms(this.#terms);
     const later = new RecordRest(from, rest, head + textLength, kind ?? VALUES_NONE, values);
-    return new StoredResponse(status, kept, undefined, offered, this.#facts, terms, key, '', made ?? NONE_MADE, serial, later);
+    return new StoredResponse(status, kept, later, offered, this.#facts, terms, key, made ?? NONE_MADE, serial);
   }
 
   /** The shape bytes a representation carries: as recorded, or for another process's value what this read brought. */
@@ -534,7 +524,7 @@ export class RecordReader {
  * the bytes are still there however late that is. Not a subclass of StoredResponse: a read then
  * went through V8's generic construct stub twice, for the subclass and for its base.
  */
-class RecordRest implements LaterParts {
+class RecordRest implements Rest {
   readonly #from: Buffer;
   readonly #restAt: number;
   readonly #restEnd: number;

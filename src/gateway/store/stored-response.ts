@@ -108,10 +108,11 @@ const PLAIN_TERMS: Terms = { staleWhileRevalidateMs: 0, staleIfErrorMs: 0, mustR
 const TERMS_LIMIT = 256;
 
 /**
- * What a response read from a record reads of it only when asked (entry-record.ts): its tags and
- * the origin's own values, which a hit never reads.
+ * A response's tags and the origin's own values (StoredResponse#tagText, #originValues): what a hit
+ * never reads, so that a response read from a record reads them from it only when asked
+ * (entry-record.ts), while one made from an answer holds them as given.
  */
-export interface LaterParts {
+export interface Rest {
   readonly tagText: string;
   readonly originValues: readonly string[] | undefined;
 }
@@ -128,10 +129,9 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * One field list is kept, not two: `headers` is made from these when the rules ask.
    */
   get originValues(): readonly string[] | undefined {
-    return this.#later === undefined ? this.#originValues : this.#later.originValues;
+    return this.#rest.originValues;
   }
 
-  readonly #originValues: readonly string[] | undefined;
   /** The codings it may be sent in, in the server's order; empty: only as kept (EncodingPlan). */
   readonly offered: readonly Coding[];
   readonly lifetimeMs: number;
@@ -145,12 +145,15 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
    * string costs less than a list of dozens (tag-index.ts).
    */
   get tagText(): string {
-    return this.#later === undefined ? this.#tagText : this.#later.tagText;
+    return this.#rest.tagText;
   }
 
-  readonly #tagText: string;
-  /** Where a response read from a record finds its tags and origin values, instead of the two fields above. */
-  readonly #later: LaterParts | undefined;
+  /**
+   * Its tags and origin values: as given, or its record's rest, read when first asked for. A copy
+   * of it (`with`, `staleFrom`) shares this, so that copying a response read from a record reads
+   * no more of the record than the copy is asked for.
+   */
+  readonly #rest: Rest;
   /** Representations made from the kept one since it was stored; none until one is asked for. */
   readonly #made: readonly Representation[] | undefined;
   /**
@@ -162,20 +165,17 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
   constructor(
     status: number,
     kept: Representation,
-    originValues: readonly string[] | undefined,
+    rest: Rest,
     offered: readonly Coding[],
     facts: FreshnessFacts,
     terms: Terms,
     key: SecondaryKey,
-    tagText: string,
     made: readonly Representation[] = NONE_MADE,
     serial = 0,
-    later?: LaterParts,
   ) {
     this.status = status;
     this.kept = kept;
-    this.#originValues = originValues;
-    this.#later = later;
+    this.#rest = rest;
     this.offered = offered;
     this.lifetimeMs = facts.lifetimeMs;
     this.initialAgeMs = facts.initialAgeMs;
@@ -183,7 +183,6 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
     this.#terms = terms;
     // Another response's key is shared, not the response: that would keep it alive.
     this.#key = key.vary.length === 0 ? NO_SECONDARY_KEY : key instanceof StoredResponse ? key.#key : key;
-    this.#tagText = tagText;
     this.serial = serial;
     // Every caller hands a list no one changes after: kept, not copied.
     this.#made = made.length === 0 ? undefined : made;
@@ -239,18 +238,12 @@ export class StoredResponse implements ReuseFacts, SecondaryKey, Validators {
 
   /** The same response, holding `made` too (a representation made from the kept one, EntryMaker.derive). */
   with(made: Representation): StoredResponse {
-    return new StoredResponse(
-      this.status,
-      this.kept,
-      this.originValues,
-      this.offered,
-      this,
-      this.#terms,
-      this,
-      this.tagText,
-      [...this.made, made],
-      this.serial,
-    );
+    return new StoredResponse(this.status, this.kept, this.#rest, this.offered, this, this.#terms, this, [...this.made, made], this.serial);
+  }
+
+  /** Its tags and origin values as it holds them, read or not, for a copy of it to share. */
+  get rest(): Rest {
+    return this.#rest;
   }
 
   /** The terms it shares with the responses that have the same. */
@@ -433,7 +426,7 @@ export class EntryMaker {
     const { headers } = this.#list(fields);
     const representation = this.#represent(status, headers, offered, keptCoding, body);
     const originValues = negotiatedCoding(headers, offered) === undefined ? undefined : representationValues(headers, representation.headers);
-    return new StoredResponse(status, representation, originValues, offered, facts, this.terms(facts), key, tagText, made);
+    return new StoredResponse(status, representation, { tagText, originValues }, offered, facts, this.terms(facts), key, made);
   }
 
   /**
@@ -531,12 +524,11 @@ export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
   return new StoredResponse(
     stored.status,
     stored.kept,
-    stored.originValues,
+    stored.rest,
     stored.offered,
     { lifetimeMs, initialAgeMs: stored.initialAgeMs, storedAt: stored.storedAt },
     stored.terms,
     stored,
-    stored.tagText,
     stored.made,
     stored.serial,
   );

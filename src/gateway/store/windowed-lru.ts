@@ -120,9 +120,8 @@ const TOP_WINDOW_SHARE = 0.35;
  */
 const SKETCH_BYTES_PER_ENTRY = 2048;
 
-/** A main-space entry that may make way, under the store's key type, with its slot. */
-interface Victim<K extends string> extends Judged {
-  readonly key: K;
+/** A main-space entry that may make way, with its slot. */
+interface Victim extends Judged {
   readonly slot: number;
 }
 
@@ -279,7 +278,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
       if (slot === NONE) slot = this.#enter(key, h);
       this.#index.setValue(slot, value);
       this.#lists.push(WINDOW, slot, size);
-    } else if (this.#offer(key, h, size)) {
+    } else if (this.#offer(h, size)) {
       if (slot === NONE) slot = this.#enter(key, h);
       this.#index.setValue(slot, value);
       this.#lists.push(PROBATION, slot, size);
@@ -428,16 +427,16 @@ export class WindowedLru<K extends string, V extends number | object> implements
       const oldest = this.#lists.oldest(WINDOW);
       if (oldest === NONE) return;
       this.#lists.remove(oldest);
-      if (!this.#offer(this.#index.keyOf(oldest) as K, this.#index.hashOf(oldest), this.#lists.sizeOf(oldest))) this.#evict(oldest);
+      if (!this.#offer(this.#index.hashOf(oldest), this.#lists.sizeOf(oldest))) this.#evict(oldest);
       else this.#lists.push(PROBATION, oldest, this.#lists.sizeOf(oldest));
     }
   }
 
   /**
-   * Judges a candidate for the main space, evicting the victims judged when it is admitted: the
-   * caller then puts it on probation.
+   * Judges the candidate whose key hashes to `h` for the main space, evicting the victims judged
+   * when it is admitted: the caller then puts it on probation.
    */
-  #offer(key: K, h: number, size: number): boolean {
+  #offer(h: number, size: number): boolean {
     if (this.#atTop) return this.#admitAll(size);
     this.#sketch.resample(this.size);
     const needed = this.#mainSize + size - this.#mainBytes;
@@ -450,7 +449,7 @@ export class WindowedLru<K extends string, V extends number | object> implements
     this.#regretted += ((regretted ? 1 : 0) - this.#regretted) / REGRET_MEMORY;
     const admitted =
       size <= this.#mainBytes &&
-      this.#admission.admits(key, needed, judging ? this.#victims(needed, this.#oldest) : NO_VICTIMS, regretted && this.#regretted < MOST_REGRETTED);
+      this.#admission.admits(h, needed, judging ? this.#victims(needed, this.#oldest) : NO_VICTIMS, regretted && this.#regretted < MOST_REGRETTED);
     this.#onAdmission(admitted);
     if (!admitted) this.#shifts.refused(h, this.size);
     if (admitted) {
@@ -515,8 +514,8 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   /** The entries that would make way for a candidate, freeing `needed` bytes: those of `sample` in its order, then the main space's oldest. */
-  #victims(needed: number, sample: VictimSample): Victim<K>[] {
-    const victims: Victim<K>[] = [];
+  #victims(needed: number, sample: VictimSample): Victim[] {
+    const victims: Victim[] = [];
     let freed = 0;
     for (let i = 0; i < sample.length && freed < needed; i++) freed += this.#take(sample.slot(i), victims);
     for (const segment of MAIN_SPACE)
@@ -526,9 +525,9 @@ export class WindowedLru<K extends string, V extends number | object> implements
   }
 
   /** Adds `slot`'s entry to `victims`; returns its size. */
-  #take(slot: number, victims: Victim<K>[]): number {
+  #take(slot: number, victims: Victim[]): number {
     const size = this.#lists.sizeOf(slot);
-    victims.push({ key: this.#index.keyOf(slot) as K, size, slot });
+    victims.push({ hash: this.#index.hashOf(slot), size, slot });
     return size;
   }
 }
