@@ -7,9 +7,9 @@
  * of its oldest end, which is the order online LFU evicts in (bench/online-lfu.ts); a hit costs
  * nothing more, since no order is kept by frequency.
  *
- * Replayed (`npm run bench -- --hit-ratio`, docs/performance.md): Zipf 0.9 at 64 MiB 59.60 %
- * against 58.96 % with probation's 8 oldest alone (online LFU 59.66 %); 4 kept and 4 drawn, 8 and
- * 2, and 8 drawn with none kept within 0.1 point. Drawn from the protected segment too, the block
+ * Replayed (`npm run bench -- --hit-ratio`) on Zipf 0.9 at 64 MiB, this read 0.6 points above
+ * probation's 8 oldest alone and within 0.1 of online LFU; 4 kept and 4 drawn, 8 and 2, and 8
+ * drawn with none kept, within 0.1 point of each other. Drawn from the protected segment too, the block
  * trace that mixes a loop with Zipf requests (loop1) at 5,000 entries fell to 14.4 %: the loop's
  * entries, hit once a turn, are protected, and the least asked of the whole main space are what a
  * loop must not lose.
