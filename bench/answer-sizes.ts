@@ -15,7 +15,7 @@ import { CatalogDb } from '../src/origin/catalog-db.ts';
 import { strongEtag } from '../src/origin/etag.ts';
 import { resolve } from '../src/origin/resources.ts';
 import { heldBytes } from '../src/gateway/store/entry-size.ts';
-import { prepare, RecordWriter } from '../src/gateway/store/entry-record.ts';
+import { prepare, RecordWriter } from '../src/gateway/store/record/entry-record.ts';
 import { EntryMaker } from '../src/gateway/store/stored-response.ts';
 import { parseTags } from '../src/gateway/store/tag-index.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';

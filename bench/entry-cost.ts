@@ -27,7 +27,7 @@ import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { NO_DIRECTIVES } from '../src/gateway/rules/reuse.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
-import { cacheKey } from '../src/gateway/store/response-cache.ts';
+import { cacheKey } from '../src/gateway/store/memory/response-cache.ts';
 import { memoryTier } from '../src/gateway/gateway.ts';
 import { parseRequestTarget } from '../src/shared/request-target.ts';
 import { Fleet } from './fleet.ts';

@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { WASTE_ALLOWED } from '../src/gateway/store/record-slabs.ts';
+import { WASTE_ALLOWED } from '../src/gateway/store/memory/record-slabs.ts';
 import { heapBytes, SLOT_BYTES, stringBytes } from '../src/gateway/store/entry-size.ts';
 import { POSTING_BYTES } from '../src/gateway/store/tag-index.ts';
 import type { ServerProcess } from '../src/loadtest/server-process.ts';

@@ -27,7 +27,7 @@ import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { GatewayMetrics } from '../src/gateway/metrics.ts';
 import { ttlSeconds } from '../src/gateway/rules/freshness.ts';
 import { NO_DIRECTIVES, reuse } from '../src/gateway/rules/reuse.ts';
-import { cacheKey } from '../src/gateway/store/response-cache.ts';
+import { cacheKey } from '../src/gateway/store/memory/response-cache.ts';
 import { memoryTier } from '../src/gateway/gateway.ts';
 import { OriginClient } from '../src/gateway/upstream/origin-client.ts';
 import { ArrivalFields, createAccessLog, roundMs } from '../src/shared/access-log.ts';

@@ -11,8 +11,8 @@
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
 import { heldBytes } from '../src/gateway/store/entry-size.ts';
 import { FieldShape } from '../src/gateway/store/field-shapes.ts';
-import { prepare, RecordWriter } from '../src/gateway/store/entry-record.ts';
-import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/response-cache.ts';
+import { prepare, RecordWriter } from '../src/gateway/store/record/entry-record.ts';
+import { cacheKey, ResponseCache, type CacheKey } from '../src/gateway/store/memory/response-cache.ts';
 import { Representation, StoredResponse } from '../src/gateway/store/stored-response.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';
 import type { Coding } from '../src/shared/encoding/negotiate.ts';

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { PurgeLog } from '../src/gateway/purge/purge-log.ts';
-import { cacheKey, ResponseCache } from '../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../src/gateway/store/memory/response-cache.ts';
 import { canonicalBooksTarget, type BooksQuery } from '../src/shared/request-target.ts';
 import { Tiers } from '../src/gateway/store/tiers.ts';
 import { Codec } from '../src/shared/encoding/codec.ts';

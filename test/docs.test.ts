@@ -8,7 +8,7 @@ import { defaultFile } from '../src/config/default-file.ts';
 import { DEFAULT_CONFIG_FILE } from '../src/config/load.ts';
 import { SCHEMA } from '../src/config/schema.ts';
 import { CatchUpMetrics } from '../src/gateway/events/catch-up-metrics.ts';
-import { DiskMetrics } from '../src/gateway/store/disk-metrics.ts';
+import { DiskMetrics } from '../src/gateway/store/disk/disk-metrics.ts';
 import { EventMetrics } from '../src/gateway/events/event-metrics.ts';
 import { FleetMetrics } from '../src/gateway/fleet/fleet-metrics.ts';
 import { ListenerMetrics } from '../src/gateway/listeners/listener-metrics.ts';

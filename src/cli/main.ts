@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { TlsIdentityError } from '../gateway/listeners/tls-identity.ts';
-import { DiskTierInUse } from '../gateway/store/disk-store.ts';
+import { DiskTierInUse } from '../gateway/store/disk/disk-store.ts';
 import { UsageError, helpText, parseCommandArgs } from './args.ts';
 import { CommandRefusal, type Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';

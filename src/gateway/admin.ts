@@ -17,7 +17,7 @@ import { EventReceiver } from './events/event-receiver.ts';
 import { EventRegistration } from './events/registration.ts';
 import { purgeEndpoint, PURGE_SCOPE } from './purge/purge-endpoint.ts';
 import type { PurgeTaker } from './purge/purger.ts';
-import type { CacheKey } from './store/response-cache.ts';
+import type { CacheKey } from './store/memory/response-cache.ts';
 
 export interface AdminParts {
   readonly config: Config;

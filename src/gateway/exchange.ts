@@ -13,7 +13,7 @@ import { respondFields } from './respond.ts';
 import { sendWhole } from './listeners/whole-answer.ts';
 import { cacheStatus, REFUSED, type CacheOutcome, type CacheResult } from './cache-outcome.ts';
 import type { MetricRoute } from './metrics.ts';
-import type { CacheKey } from './store/response-cache.ts';
+import type { CacheKey } from './store/memory/response-cache.ts';
 import type { TargetFacts } from './target-memo.ts';
 
 /**

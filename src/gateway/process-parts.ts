@@ -21,7 +21,7 @@ import type { PurgeTaker } from './purge/purger.ts';
 import { LiveConfig } from './reload/live-config.ts';
 import { liveLogLevel, liveTlsFiles } from './reload/live-parts.ts';
 import { RouteTable } from './routes/route-table.ts';
-import type { CacheKey } from './store/response-cache.ts';
+import type { CacheKey } from './store/memory/response-cache.ts';
 import { OriginHealth } from './upstream/origin-health.ts';
 import { wallClock } from '../shared/turn-clock.ts';
 

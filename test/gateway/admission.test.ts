@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { LRUCache } from 'lru-cache';
-import { TinyLfuAdmission } from '../../src/gateway/store/admission.ts';
-import { FrequencySketch, keyHash } from '../../src/gateway/store/frequency-sketch.ts';
-import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
+import { TinyLfuAdmission } from '../../src/gateway/store/admission/admission.ts';
+import { FrequencySketch, keyHash } from '../../src/gateway/store/admission/frequency-sketch.ts';
+import { WindowedLru, type EntryLru } from '../../src/gateway/store/memory/windowed-lru.ts';
 import { mapAdds } from '../support/map-adds.ts';
 
 describe('the admission decision', () => {

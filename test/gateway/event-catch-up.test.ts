@@ -17,7 +17,7 @@ import { GatewayMetrics } from '../../src/gateway/metrics.ts';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
 import { Purger } from '../../src/gateway/purge/purger.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
-import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../../src/gateway/store/memory/response-cache.ts';
 import { Tiers } from '../../src/gateway/store/tiers.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { parseTags } from '../../src/gateway/store/tag-index.ts';

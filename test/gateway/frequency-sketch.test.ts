@@ -1,7 +1,7 @@
 /** The TinyLFU sketch on its own: counting, the doorkeeper, halving, and what collisions cost. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ALL_KEYS, FrequencySketch, keyHash, MAX_FREQUENCY } from '../../src/gateway/store/frequency-sketch.ts';
+import { ALL_KEYS, FrequencySketch, keyHash, MAX_FREQUENCY } from '../../src/gateway/store/admission/frequency-sketch.ts';
 
 function counted(sketch: FrequencySketch, key: string, times: number): void {
   for (let i = 0; i < times; i++) sketch.increment(key);

@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import { loadConfig } from '../../src/config/load.ts';
 import { createFleet } from '../../src/gateway/fleet/fleet.ts';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
-import { ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { ResponseCache } from '../../src/gateway/store/memory/response-cache.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 import { startRedis } from '../support/redis.ts';
 

@@ -10,7 +10,7 @@ import {
   SLAB_BYTES,
   SPARE_SLABS,
   WASTE_ALLOWED,
-} from '../../src/gateway/store/record-slabs.ts';
+} from '../../src/gateway/store/memory/record-slabs.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 function bytes(length: number, seed: number): Buffer {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LRUCache } from 'lru-cache';
-import { ShadowLru } from '../../src/gateway/store/shadow-lru.ts';
+import { ShadowLru } from '../../src/gateway/store/admission/shadow-lru.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 describe('the shadow LRU', () => {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ShadowTinyLfu } from '../../src/gateway/store/shadow-tinylfu.ts';
+import { ShadowTinyLfu } from '../../src/gateway/store/admission/shadow-tinylfu.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 /** 10,000 B: a window of 100 B (one key of 100), a main space of 9,900 (99 keys), 7,920 of it protected. */

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { keyHash } from '../../src/gateway/store/frequency-sketch.ts';
-import { SAMPLE_PER_ENTRY, ShiftDetector } from '../../src/gateway/store/shift-detector.ts';
-import { MAX_WINDOW_SHARE } from '../../src/gateway/store/window-tuner.ts';
-import { WindowedLru } from '../../src/gateway/store/windowed-lru.ts';
+import { keyHash } from '../../src/gateway/store/admission/frequency-sketch.ts';
+import { SAMPLE_PER_ENTRY, ShiftDetector } from '../../src/gateway/store/admission/shift-detector.ts';
+import { MAX_WINDOW_SHARE } from '../../src/gateway/store/admission/window-tuner.ts';
+import { WindowedLru } from '../../src/gateway/store/memory/windowed-lru.ts';
 import { SeededRandom } from '../../src/origin/random.ts';
 
 /**

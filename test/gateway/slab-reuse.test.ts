@@ -13,7 +13,7 @@ import { connect as connectH2, createServer as createH2Server, type Http2Server 
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
-import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../../src/gateway/store/memory/response-cache.ts';
 import { Tiers } from '../../src/gateway/store/tiers.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 import { freshFacts } from '../support/entry-facts.ts';

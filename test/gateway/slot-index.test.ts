@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { SlotIndex } from '../../src/gateway/store/slot-index.ts';
-import { NONE } from '../../src/gateway/store/slot-lists.ts';
+import { SlotIndex } from '../../src/gateway/store/memory/slot-index.ts';
+import { NONE } from '../../src/gateway/store/memory/slot-lists.ts';
 
 test('keys are found, added and removed as in a Map, however their hashes collide', () => {
   const op = fc.record({

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { NONE, SlotLists } from '../../src/gateway/store/slot-lists.ts';
+import { NONE, SlotLists } from '../../src/gateway/store/memory/slot-lists.ts';
 
 function fromOldest(lists: SlotLists, list: number): number[] {
   const slots: number[] = [];

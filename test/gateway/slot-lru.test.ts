@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LRUCache } from 'lru-cache';
-import { SlotLru } from '../../src/gateway/store/slot-lru.ts';
+import { SlotLru } from '../../src/gateway/store/memory/slot-lru.ts';
 import { mapAdds } from '../support/map-adds.ts';
 
 const BOUND = 20_000;

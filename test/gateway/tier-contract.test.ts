@@ -13,7 +13,7 @@ import { RedisLink } from '../../src/gateway/fleet/redis-link.ts';
 import { PurgeLog, type Purge, type PurgeSelector } from '../../src/gateway/purge/purge-log.ts';
 import { isFresh } from '../../src/gateway/rules/freshness.ts';
 import { RedisStore } from '../../src/gateway/store/redis-store.ts';
-import { cacheKey, ResponseCache } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, ResponseCache } from '../../src/gateway/store/memory/response-cache.ts';
 import { EntryMaker, type StoredResponse } from '../../src/gateway/store/stored-response.ts';
 import { parseTags } from '../../src/gateway/store/tag-index.ts';
 import type { CacheTier, FillStamp } from '../../src/gateway/store/tier.ts';

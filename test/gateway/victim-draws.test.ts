@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VictimDraws, VictimSample } from '../../src/gateway/store/victim-draws.ts';
+import { VictimDraws, VictimSample } from '../../src/gateway/store/admission/victim-draws.ts';
 
 /** Slots 0–99, the even ones on probation. */
 const USED = 100;

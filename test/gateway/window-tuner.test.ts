@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LRUCache } from 'lru-cache';
-import { keyHash } from '../../src/gateway/store/frequency-sketch.ts';
-import { MAX_WINDOW_SHARE, MIN_WINDOW_SHARE, WindowTuner } from '../../src/gateway/store/window-tuner.ts';
-import { WindowedLru, type EntryLru } from '../../src/gateway/store/windowed-lru.ts';
+import { keyHash } from '../../src/gateway/store/admission/frequency-sketch.ts';
+import { MAX_WINDOW_SHARE, MIN_WINDOW_SHARE, WindowTuner } from '../../src/gateway/store/admission/window-tuner.ts';
+import { WindowedLru, type EntryLru } from '../../src/gateway/store/memory/windowed-lru.ts';
 import { ZipfSampler } from '../../src/loadtest/zipf.ts';
 
 /** The top of the window's share (all of the bound), and a move's factor. */

@@ -2,8 +2,8 @@
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { PurgeLog } from '../../src/gateway/purge/purge-log.ts';
-import { DiskMetrics } from '../../src/gateway/store/disk-metrics.ts';
-import { DiskStore } from '../../src/gateway/store/disk-store.ts';
+import { DiskMetrics } from '../../src/gateway/store/disk/disk-metrics.ts';
+import { DiskStore } from '../../src/gateway/store/disk/disk-store.ts';
 import { EntryMaker } from '../../src/gateway/store/stored-response.ts';
 import { Codec } from '../../src/shared/encoding/codec.ts';
 

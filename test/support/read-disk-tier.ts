@@ -8,7 +8,7 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import { constants, PerformanceObserver, type NodeGCPerformanceDetail } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { cacheKey, type CacheKey } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey, type CacheKey } from '../../src/gateway/store/memory/response-cache.ts';
 import { openDiskTier } from './disk-tier.ts';
 import { freshFacts } from './entry-facts.ts';
 

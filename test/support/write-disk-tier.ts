@@ -3,7 +3,7 @@
  * body is its key repeated, committed 64 at a time. Prints "writing" after the first commit;
  * the kill test ends it with SIGKILL in the middle of its writes.
  */
-import { cacheKey } from '../../src/gateway/store/response-cache.ts';
+import { cacheKey } from '../../src/gateway/store/memory/response-cache.ts';
 import { openDiskTier } from './disk-tier.ts';
 import { freshFacts } from './entry-facts.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadConfig, type FlagValue } from '../../config/load.ts';
 import type { Config } from '../../config/schema.ts';
 import { startPrimary, workerCount } from '../../gateway/workers/primary.ts';
-import { diskPath } from '../../gateway/store/disk-store.ts';
+import { diskPath } from '../../gateway/store/disk/disk-store.ts';
 import { startOrigin } from '../../origin/origin.ts';
 import { onReloadSignal, onRestartSignal, onShutdownSignal } from '../../shared/lifecycle.ts';
 import { secretPath } from '../../shared/signing-key.ts';

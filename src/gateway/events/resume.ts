@@ -19,7 +19,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { registrationToken } from '../admin.ts';
 import type { PurgeTaker } from '../purge/purger.ts';
-import { diskPath } from '../store/disk-store.ts';
+import { diskPath } from '../store/disk/disk-store.ts';
 import { CatchUpMetrics } from './catch-up-metrics.ts';
 import { EventCatchUp, type CatchUpOutcome } from './catch-up.ts';
 

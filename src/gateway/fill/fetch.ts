@@ -33,7 +33,7 @@ import {
 import { freshens, validationHeaders } from '../rules/validation.ts';
 import { selectingValues, variesOnSent } from '../rules/vary.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import { fieldsAfter, type EntryMaker, type StoredResponse } from '../store/stored-response.ts';
 import type { NotKept } from '../store/tier.ts';
 import { parseTags } from '../store/tag-index.ts';

@@ -6,7 +6,7 @@
  * host's disk tier). Both lock a key with a lifetime its holder renews, so a holder that dies frees
  * it; both notify the waiters when it is let go; the waiting itself is one machine (LockWaits).
  */
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
 import type { FillStamp } from '../store/tier.ts';
 import { reuse } from '../rules/reuse.ts';

@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
 import type { FillStamp } from '../store/tier.ts';
 import type { Tiers } from '../store/tiers.ts';

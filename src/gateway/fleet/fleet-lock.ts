@@ -21,7 +21,7 @@
  */
 import type { Logger } from 'pino';
 import { LockWaits, type FillLockAttempt, type FillWait } from '../fill/fill-lock.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import type { RedisClient, RedisLink } from './redis-link.ts';
 
 export interface FleetLocksOptions {

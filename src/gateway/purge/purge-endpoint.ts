@@ -7,7 +7,7 @@ import { sendJson } from '../../shared/admin-server.ts';
 import type { TokenVerifier } from '../../shared/auth.ts';
 import { sendProblem } from '../../shared/problem.ts';
 import { readJsonObject } from '../../shared/request-body.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import { parsePurgeRequest } from './purge-request.ts';
 import type { PurgeTaker } from './purger.ts';
 

@@ -18,7 +18,7 @@
  * up to `max-age`.
  */
 import { compareIds, FIRST_ID } from '../fleet/stream-id.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 
 /** What invalidated a target: the answer to an unsafe request (§4.4), or a validation that retired it (§4.3.3). */
 export const INVALIDATION_CAUSES = ['unsafe-request', 'validation'] as const;

@@ -7,7 +7,7 @@
 import { problem, type Problem } from '../../shared/problem.ts';
 import { unknownMember } from '../../shared/request-body.ts';
 import type { PurgeSelector } from './purge-log.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 
 export interface PurgeRequest {
   readonly selector: PurgeSelector;

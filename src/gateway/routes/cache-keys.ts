@@ -5,7 +5,7 @@
  */
 import type { RouteMode } from '../../config/schema.ts';
 import { originForm, parseRequestTarget, type TargetVerdict } from '../../shared/request-target.ts';
-import { cacheKey, type CacheKey } from '../store/response-cache.ts';
+import { cacheKey, type CacheKey } from '../store/memory/response-cache.ts';
 import type { RouteTable } from './route-table.ts';
 
 /** A catalog route's key: the canonical form of a target the contract accepts. */

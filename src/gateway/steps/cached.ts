@@ -20,7 +20,7 @@ import { NO_DIRECTIVES, requestDirectives, reuse, type RequestDirectives } from 
 import type { RangeRequest } from '../rules/ranges.ts';
 import { CLIENT_CONDITIONS, type Conditions } from '../rules/validation.ts';
 import type { Route } from '../routes/route-table.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import type { Representation, StoredResponse } from '../store/stored-response.ts';
 import type { Tiers } from '../store/tiers.ts';
 import type { OriginRequest } from '../upstream/origin-client.ts';

@@ -19,7 +19,7 @@ import type { Purger, PurgeCause } from '../purge/purger.ts';
 import { asHeaderFields } from '../rules/cache-control.ts';
 import { endToEndFields } from '../rules/hop-by-hop.ts';
 import { invalidatedTargets } from '../rules/invalidation.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import { discard, type OpenedAnswer, type OriginClient, type OriginRequest } from '../upstream/origin-client.ts';
 import { relay, relayInterim } from '../upstream/relay.ts';
 import { nodePair } from '../listeners/stream-request.ts';

@@ -9,7 +9,7 @@
  * bytes per entry, next to what the cache counts. With `--bound` it measures a full cache that
  * evictions churn, as a production cache runs.
  */
-import { FRAME_BYTES, WASTE_ALLOWED } from './record-slabs.ts';
+import { FRAME_BYTES, WASTE_ALLOWED } from './memory/record-slabs.ts';
 import { POSTING_BYTES } from './tag-index.ts';
 
 /**

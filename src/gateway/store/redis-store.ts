@@ -16,8 +16,8 @@ import type { RedisLink } from '../fleet/redis-link.ts';
 import type { Purge, PurgeLog } from '../purge/purge-log.ts';
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { usefulForMs } from '../rules/reuse.ts';
-import { decodeEntry, encodeEntry } from './entry-codec.ts';
-import type { CacheKey } from './response-cache.ts';
+import { decodeEntry, encodeEntry } from './record/entry-codec.ts';
+import type { CacheKey } from './memory/response-cache.ts';
 import type { EntryMaker, StoredResponse } from './stored-response.ts';
 import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
 

@@ -11,7 +11,7 @@
  * a 32-bit hash of its text, so two tags may share one; `keys` then names a key that carries the
  * other, and the caller, which holds the entries' tag text, tells them apart.
  */
-import type { CacheKey } from './response-cache.ts';
+import type { CacheKey } from './memory/response-cache.ts';
 
 /** Shared by every response without tags: a list of its own would cost each entry 32 B or more. */
 export const NO_TAGS: readonly string[] = Object.freeze([]);

@@ -14,7 +14,7 @@
 import type { HeaderFields } from '../rules/cache-control.ts';
 import { varyMatches } from '../rules/vary.ts';
 import type { Purge, Verdict } from '../purge/purge-log.ts';
-import type { CacheKey } from './response-cache.ts';
+import type { CacheKey } from './memory/response-cache.ts';
 import { staleFrom, type StoredResponse } from './stored-response.ts';
 
 export type TierName = 'memory' | 'disk' | 'redis';

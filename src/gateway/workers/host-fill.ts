@@ -6,8 +6,8 @@
  */
 import { answersAsIs, LockWaits, type FillLockAttempt, type FillRole, type FillWait, type SharedFill } from '../fill/fill-lock.ts';
 import type { FillRequest } from '../fill/fetch.ts';
-import type { DiskStore } from '../store/disk-store.ts';
-import type { CacheKey } from '../store/response-cache.ts';
+import type { DiskStore } from '../store/disk/disk-store.ts';
+import type { CacheKey } from '../store/memory/response-cache.ts';
 import type { StoredResponse } from '../store/stored-response.ts';
 import type { FillStamp } from '../store/tier.ts';
 import { HOST_LOCK_MS, isLockAnswer, isLockEnd, type LockHolding, type LockQuestion } from './host-locks.ts';

@@ -23,7 +23,7 @@ import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../../config/schema.ts';
 import { openAdmin, processParts } from '../process-parts.ts';
 import { resumption } from '../events/resume.ts';
-import { claim, diskPath } from '../store/disk-store.ts';
+import { claim, diskPath } from '../store/disk/disk-store.ts';
 import type { PurgeCause, PurgeTaker } from '../purge/purger.ts';
 import type { ReloadOutcome } from '../reload/live-config.ts';
 import type { PurgeSelector } from '../purge/purge-log.ts';

@@ -30,10 +30,20 @@
  * revalidation asks for it (RecordRest): a search page's tags are most of its text, and a hit
  * never reads them.
  */
-import type { Coding } from '../../shared/encoding/negotiate.ts';
-import { offeredList } from '../../shared/encoding/negotiate.ts';
-import type { FieldShape } from './field-shapes.ts';
-import { AS_SENT, NO_VALUES, NONE_MADE, Representation, StoredResponse, type EntryMaker, type Rest, type SecondaryKey, type Terms } from './stored-response.ts';
+import type { Coding } from '../../../shared/encoding/negotiate.ts';
+import { offeredList } from '../../../shared/encoding/negotiate.ts';
+import type { FieldShape } from '../field-shapes.ts';
+import {
+  AS_SENT,
+  NO_VALUES,
+  NONE_MADE,
+  Representation,
+  StoredResponse,
+  type EntryMaker,
+  type Rest,
+  type SecondaryKey,
+  type Terms,
+} from '../stored-response.ts';
 
 const MUST_REVALIDATE = 1;
 const NO_CACHE = 2;

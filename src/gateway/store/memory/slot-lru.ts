@@ -8,7 +8,7 @@
  * of what it left in all (docs/performance.md, "A disk hit's tail").
  */
 import type { LRUCache } from 'lru-cache';
-import { keyHash } from './frequency-sketch.ts';
+import { keyHash } from '../admission/frequency-sketch.ts';
 import { SlotIndex } from './slot-index.ts';
 import { NONE, SlotLists } from './slot-lists.ts';
 import type { EntryLru } from './windowed-lru.ts';

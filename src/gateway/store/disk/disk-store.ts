@@ -32,14 +32,14 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, r
 import { join, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/schema.ts';
-import type { Purge, PurgeLog } from '../purge/purge-log.ts';
-import type { HeaderFields } from '../rules/cache-control.ts';
-import { CODEC_VERSION, decodeEntry, encodeEntry, type EncodedEntry } from './entry-codec.ts';
-import type { WrittenVariants } from './entry-record.ts';
-import type { CacheKey } from './response-cache.ts';
-import { staleFrom, type EntryMaker, type Representation, type StoredResponse } from './stored-response.ts';
-import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
+import type { Config } from '../../../config/schema.ts';
+import type { Purge, PurgeLog } from '../../purge/purge-log.ts';
+import type { HeaderFields } from '../../rules/cache-control.ts';
+import { CODEC_VERSION, decodeEntry, encodeEntry, type EncodedEntry } from '../record/entry-codec.ts';
+import type { WrittenVariants } from '../record/entry-record.ts';
+import type { CacheKey } from '../memory/response-cache.ts';
+import { staleFrom, type EntryMaker, type Representation, type StoredResponse } from '../stored-response.ts';
+import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from '../tier.ts';
 import type { DiskMetrics } from './disk-metrics.ts';
 
 export interface DiskStoreOptions {

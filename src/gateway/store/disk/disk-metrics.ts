@@ -1,12 +1,12 @@
 /**
  * The disk tier's metrics: what it holds (read at scrape time), what reads found, what was
  * written and evicted, its faults by kind, and how the workers sharing it took turns at fills
- * (../workers/host-fill.ts; always 0 for a gateway without workers). Workers share one disk tier,
+ * (../../workers/host-fill.ts; always 0 for a gateway without workers). Workers share one disk tier,
  * so its size is the same in each: the gauges take the maximum across workers, the counters the sum.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { FillRole } from '../fill/fill-lock.ts';
-import type { TierSize } from './tier.ts';
+import type { FillRole } from '../../fill/fill-lock.ts';
+import type { TierSize } from '../tier.ts';
 
 /** `checksum` a value that did not decode (torn, damaged); `corrupt` a database set aside; `full` no space; `io` any other failure. */
 export type DiskError = 'checksum' | 'corrupt' | 'full' | 'io';

@@ -5,25 +5,25 @@
  * slots (windowed-lru.ts, or slot-lru.ts with admission off) hold its handle, a small integer; a
  * lookup reads the record into the StoredResponse the rules read. A target whose responses vary
  * (RFC 9111 §4.1) holds its variants side by side in its one record, newest first.
- * Which responses go in and when they may be reused is decided by the rules (../rules/); this
+ * Which responses go in and when they may be reused is decided by the rules (../../rules/); this
  * module only keeps them, finds the variant a request selects, and stays within the bound.
  *
  * It also indexes entries by their tags and applies purges to them: by tag, by key, by key prefix
  * or all, removing them (hard) or marking them stale (soft). Purges are recorded by the Purger in
- * the process's one purge log (../purge/purge-log.ts), which this store asks before it keeps a
+ * the process's one purge log (../../purge/purge-log.ts), which this store asks before it keeps a
  * response, so a purge is never undone by a fill that was already under way.
  */
 import type { LRUCache } from 'lru-cache';
-import type { Codec } from '../../shared/encoding/codec.ts';
-import type { Coding } from '../../shared/encoding/negotiate.ts';
-import type { HeaderFields } from '../rules/cache-control.ts';
-import { entryBytes, heldBytes } from './entry-size.ts';
-import { prepare, RecordReader, RecordWriter, type Prepared, type WrittenVariants } from './entry-record.ts';
-import type { Purge, PurgeLog, PurgeSelector } from '../purge/purge-log.ts';
+import type { Codec } from '../../../shared/encoding/codec.ts';
+import type { Coding } from '../../../shared/encoding/negotiate.ts';
+import type { HeaderFields } from '../../rules/cache-control.ts';
+import { entryBytes, heldBytes } from '../entry-size.ts';
+import { prepare, RecordReader, RecordWriter, type Prepared, type WrittenVariants } from '../record/entry-record.ts';
+import type { Purge, PurgeLog, PurgeSelector } from '../../purge/purge-log.ts';
 import { RecordSlabs } from './record-slabs.ts';
-import { EntryMaker, staleFrom, type Representation, type StoredResponse } from './stored-response.ts';
-import { carriesTag, TagIndex, tagCount } from './tag-index.ts';
-import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from './tier.ts';
+import { EntryMaker, staleFrom, type Representation, type StoredResponse } from '../stored-response.ts';
+import { carriesTag, TagIndex, tagCount } from '../tag-index.ts';
+import { judged, selects, type CacheTier, type FillStamp, type NotKept, type TierSize } from '../tier.ts';
 import { SlotLru } from './slot-lru.ts';
 import { WindowedLru, type EntryLru } from './windowed-lru.ts';
 

@@ -39,13 +39,13 @@
  * ends before anything is inserted, in the order in which they are then evicted.
  */
 import type { LRUCache } from 'lru-cache';
-import { TinyLfuAdmission, type Victim as Judged } from './admission.ts';
-import { ALL_KEYS, FrequencySketch, keyHash } from './frequency-sketch.ts';
-import { ShiftDetector } from './shift-detector.ts';
+import { TinyLfuAdmission, type Victim as Judged } from '../admission/admission.ts';
+import { ALL_KEYS, FrequencySketch, keyHash } from '../admission/frequency-sketch.ts';
+import { ShiftDetector } from '../admission/shift-detector.ts';
 import { SlotIndex } from './slot-index.ts';
 import { NONE, SlotLists } from './slot-lists.ts';
-import { DRAWN_AT_MOST, VictimDraws, VictimSample } from './victim-draws.ts';
-import { MAX_WINDOW_SHARE, WindowTuner } from './window-tuner.ts';
+import { DRAWN_AT_MOST, VictimDraws, VictimSample } from '../admission/victim-draws.ts';
+import { MAX_WINDOW_SHARE, WindowTuner } from '../admission/window-tuner.ts';
 
 /**
  * What ResponseCache asks of its policy: WindowedLru, or SlotLru with admission off. lru-cache's

@@ -17,12 +17,12 @@
  * wrote from splitting a hit's head.
  */
 import { crc32 } from 'node:zlib';
-import { isField, isFieldValue } from '../rules/message.ts';
+import { isField, isFieldValue } from '../../rules/message.ts';
 import { prepare, RecordReader, variantsEnd, writeVariants, type WrittenVariants } from './entry-record.ts';
-import { BoundedMemo } from '../../shared/bounded-memo.ts';
-import { spell, type FieldShape } from './field-shapes.ts';
-import { tagHash } from './tag-index.ts';
-import { StoredResponse, type EntryMaker, type Representation } from './stored-response.ts';
+import { BoundedMemo } from '../../../shared/bounded-memo.ts';
+import { spell, type FieldShape } from '../field-shapes.ts';
+import { tagHash } from '../tag-index.ts';
+import { StoredResponse, type EntryMaker, type Representation } from '../stored-response.ts';
 
 /** Bumped whenever the layout changes: a tier holding another version's values finds them absent. */
 export const CODEC_VERSION = 6;
@@ -35,7 +35,7 @@ const PREAMBLE = 8;
 
 export interface EncodedEntry {
   readonly response: StoredResponse;
-  /** The last fleet purge the storing process had applied when its fill began (../fleet/purge-stream.ts). */
+  /** The last fleet purge the storing process had applied when its fill began (../../fleet/purge-stream.ts). */
   readonly mark: string;
   /** The value's variants, which a cache may copy into a record of its own. */
   readonly variants: WrittenVariants;
