@@ -131,3 +131,56 @@ describe('W-TinyLFU across a popularity shift', () => {
     assert.ok(seen === 1 || (seen === 0 && cache.windowShare === MAX_WINDOW_SHARE), `${seen} shifts, window ${cache.windowShare}`);
   });
 });
+
+describe('what a lookup costs the detector', () => {
+  /** Words of any Uint32Array that `work` sets with `fill`, as emptying a filter does. */
+  function wordsFilled(work: () => void): number {
+    let words = 0;
+    const fill = Object.getPrototypeOf(Uint32Array.prototype) as { fill: (this: Uint32Array, ...args: unknown[]) => Uint32Array };
+    const own = fill.fill;
+    Object.defineProperty(Uint32Array.prototype, 'fill', {
+      configurable: true,
+      value: function counted(this: Uint32Array, ...args: unknown[]): Uint32Array {
+        words += this.length;
+        return own.apply(this, args);
+      },
+    });
+    try {
+      work();
+    } finally {
+      delete (Uint32Array.prototype as { fill?: unknown }).fill;
+    }
+    return words;
+  }
+
+  test('hits on a cache sized for 256 MiB that holds one entry empty no filter: its generations turn at every lookup, and hold nothing', () => {
+    const cache = new WindowedLru<string, number>({ maxSize: 256 * 1024 * 1024, disposeAfter: () => undefined, onAdmission: () => undefined });
+    cache.set('/v1/books?q=one', 1, { size: 4096 });
+    const words = wordsFilled(() => {
+      for (let i = 0; i < 10_000; i++) assert.equal(cache.get('/v1/books?q=one'), 1);
+    });
+    assert.equal(words, 0, `${words} words filled in 10,000 hits`);
+  });
+
+  test('a generation emptied holds none of its keys, whether it remembered the words it set or had to empty them all', () => {
+    for (const keys of [3, 5_000]) {
+      const detector = new ShiftDetector(1024);
+      const first = Array.from({ length: keys }, (_, i) => keyHash(`/first/${i}`));
+      for (const h of first) detector.refused(h, 1_000_000);
+      assert.ok(
+        first.every((h) => detector.refusedLately(h)),
+        `${keys} keys: each refused is refused lately`,
+      );
+      // Two turns: the generation that held them is emptied, then the one after it.
+      detector.refused(keyHash('/turn/1'), 0);
+      detector.refused(keyHash('/turn/2'), 0);
+      const second = Array.from({ length: keys }, (_, i) => keyHash(`/second/${i}`));
+      assert.equal(first.filter((h) => detector.refusedLately(h)).length, 0, `${keys} keys: none left after two turns`);
+      for (const h of second) detector.refused(h, 1_000_000);
+      assert.ok(
+        second.every((h) => detector.refusedLately(h)),
+        `${keys} keys: the emptied generation takes keys again`,
+      );
+    }
+  });
+});
