@@ -154,7 +154,12 @@ describe('what a lookup costs the detector', () => {
   }
 
   test('hits on a cache sized for 256 MiB that holds one entry empty no filter: its generations turn at every lookup, and hold nothing', () => {
-    const cache = new WindowedLru<string, number>({ maxSize: 256 * 1024 * 1024, disposeAfter: () => undefined, onAdmission: () => undefined });
+    const cache = new WindowedLru<string, number>({
+      maxSize: 256 * 1024 * 1024,
+      disposeAfter: () => undefined,
+      onAdmission: () => undefined,
+      onShift: () => undefined,
+    });
     cache.set('/v1/books?q=one', 1, { size: 4096 });
     const words = wordsFilled(() => {
       for (let i = 0; i < 10_000; i++) assert.equal(cache.get('/v1/books?q=one'), 1);
