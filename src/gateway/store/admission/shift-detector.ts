@@ -97,13 +97,15 @@ class Generation {
 const SET_WORDS_SHIFT = 4;
 
 /**
- * The keys refused lately, approximately: two generations, the older dropped when the owner turns
- * them (`turn`).
+ * The keys refused lately, approximately: two generations, the older dropped once the younger has
+ * lasted its owner's limit of events (`tick`).
  */
 class RefusedKeys {
   #young: Generation;
   #old: Generation;
   readonly #mask: number;
+  /** Events the younger generation has lasted. */
+  #ticks = 0;
 
   constructor(capacity: number) {
     const bits = powerOfTwoAtLeast(Math.max(32, capacity * BITS_PER_ENTRY));
@@ -116,11 +118,14 @@ class RefusedKeys {
     return 2 * (this.#young.bits.byteLength * (1 + 2 ** -SET_WORDS_SHIFT));
   }
 
-  turn(): void {
+  /** Counts one event (a lookup, a refusal); past `limit` of them the generations turn. */
+  tick(limit: number): void {
+    if (++this.#ticks <= limit) return;
     const older = this.#old;
     older.empty();
     this.#old = this.#young;
     this.#young = older;
+    this.#ticks = 1;
   }
 
   add(h: number): void {
@@ -142,10 +147,8 @@ function isSet(bits: Uint32Array, index: number): boolean {
 export class ShiftDetector {
   /** Refused within a cache's worth of refusals: what the admission's tie rule asks (`refusedLately`). */
   #refused: RefusedKeys;
-  #refusals = 0;
   /** Refused within half a cache's worth of lookups: what a regret is. */
   #regrettable: RefusedKeys;
-  #lookups = 0;
   #requests = 0;
   #hits = 0;
   #regrets = 0;
@@ -171,8 +174,6 @@ export class ShiftDetector {
   reshape(capacity: number): void {
     this.#refused = new RefusedKeys(capacity);
     this.#regrettable = new RefusedKeys(capacity / 2);
-    this.#refusals = 0;
-    this.#lookups = 0;
     this.#requests = 0;
     this.#hits = 0;
     this.#regrets = 0;
@@ -189,10 +190,7 @@ export class ShiftDetector {
 
   /** Counts a lookup (`entries`: what the cache holds now). */
   record(hit: boolean, entries: number): void {
-    if (++this.#lookups > entries / 2) {
-      this.#regrettable.turn();
-      this.#lookups = 1;
-    }
+    this.#regrettable.tick(entries / 2);
     this.#requests++;
     if (hit) this.#hits++;
   }
@@ -204,10 +202,7 @@ export class ShiftDetector {
 
   /** Admission kept out the key hashed `h` (keyHash; `entries`: what the cache holds now). */
   refused(h: number, entries: number): void {
-    if (++this.#refusals > entries) {
-      this.#refused.turn();
-      this.#refusals = 1;
-    }
+    this.#refused.tick(entries);
     this.#refused.add(h);
     this.#regrettable.add(h);
   }

@@ -1,42 +1,44 @@
 /**
- * W-TinyLFU (Caffeine's policy) under one byte bound: a window LRU that takes every new entry,
- * and the main space (the rest) that an entry pushed out of the window enters only when TinyLFU admits it against the main space's victims (admission.ts). The
- * window is 1 % of the bound while counts decide well; it grows toward the top while plain LRU
- * would hit more, as two miniature caches on a sample of the keys tell (window-tuner.ts), which is
- * what recency-biased requests need. At the top the filter is set aside: every entry leaving the
- * window is admitted, and a hit in the window promotes the entry as one on probation does, so the
- * cache is a segmented LRU in which a key asked twice is protected, as ARC's second list holds the
- * keys asked twice; one-off keys then push out only one-off keys, and a frequency-biased stretch
- * after a recency-biased one finds the keys asked twice before it. The window lets a key that is suddenly hot collect hits while its count grows,
- * so it is not refused on its first few requests; the filter keeps scans and one-off searches
- * out of the main space, where the entries that are asked again live.
+ * W-TinyLFU (Caffeine's policy) under one byte bound: a window LRU that takes every new entry, and
+ * the main space (the rest) that an entry pushed out of the window enters only when TinyLFU admits
+ * it against the main space's victims (admission.ts). The window is 1 % of the bound while counts
+ * decide well; it grows toward the top while plain LRU would hit more, as two miniature caches on
+ * a sample of the keys tell (window-tuner.ts), which is what recency-biased requests need. At the
+ * top the filter is set aside: every entry leaving the window is admitted, and a hit in the window
+ * promotes the entry as one on probation does, so the cache is a segmented LRU in which a key
+ * asked twice is protected, as ARC's second list holds the keys asked twice; one-off keys then
+ * push out only one-off keys, and a frequency-biased stretch after a recency-biased one finds the
+ * keys asked twice before it. The window lets a key that is suddenly hot collect hits while its
+ * count grows, so it is not refused on its first few requests; the filter keeps scans and one-off
+ * searches out of the main space, where the entries that are asked again live.
  *
  * The main space is a segmented LRU, as Caffeine's is: an admitted entry starts on probation and
  * moves to the protected segment (80 % of the main space) when it is asked for again; the
- * protected segment's oldest go back to probation, and victims are taken from probation first.
- * An entry that was asked for once since admission so goes before one that proved itself, which
- * plain LRU order cannot tell apart (the replays in docs/performance.md measured the difference).
- * A candidate is judged against probation's oldest; once admitted, it evicts the least asked per
+ * protected segment's oldest go back to probation, and victims are taken from probation first. An
+ * entry that was asked for once since admission so goes before one that proved itself, which plain
+ * LRU order cannot tell apart (the replays in docs/performance.md measured the difference). A
+ * candidate is judged against probation's oldest; once admitted, it evicts the least asked per
  * byte of those and of a few entries drawn further up probation (victim-draws.ts), so that over
  * many misses probation loses its least asked entries wherever they stand, as LFU would, while a
  * hit still only moves its entry in an LRU list.
  *
- * Popularity that shifts is the sketch's blind spot: it ages after 30 repeated requests per entry, and
- * until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
- * requests for keys the filter just refused rise together (shift-detector.ts), or when the
- * window tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch
- * is cleared, and the protected segment's oldest are sampled as victims for a while.
+ * Popularity that shifts is the sketch's blind spot: it ages after 30 repeated requests per entry,
+ * and until then the old favourites' counts refuse the new ones. When the hit ratio falls and the
+ * requests for keys the filter just refused rise together (shift-detector.ts), or when the window
+ * tuner's verdict turns after it had been settled at one end (window-tuner.ts), the sketch is
+ * cleared, and the protected segment's oldest are sampled as victims for a while.
  *
  * One index finds every entry's slot whatever its segment (slot-index.ts); the window's and the
  * two segments' LRU orders and each entry's size are kept by slot in typed arrays (slot-lists.ts),
  * so that an entry entering, leaving or moving between segments adds no key to any V8 `Map` (a
  * `Map` whose keys come and go rebuilds its table in the old generation: docs/performance.md, "A
- * disk hit's tail"). Each segment is kept to its share here, so the sum never exceeds the bound, and the memory of the sketch, the
- * shift detector and the tuner is taken from the main space's share (1.4–1.6 % of the bound). Once the window
- * has settled at the top (where nothing is judged) the sketch counts only the tuner's sample and the
- * shift detector holds nothing, and that memory (0.16–0.33 % left) goes to the entries, so that a
- * recency-biased workload loses to LRU no more than the tuner costs. Victims are read from the oldest
- * ends before anything is inserted, in the order in which they are then evicted.
+ * disk hit's tail"). Each segment is kept to its share here, so the sum never exceeds the bound,
+ * and the memory of the sketch, the shift detector and the tuner is taken from the main space's
+ * share (1.4–1.6 % of the bound). Once the window has settled at the top (where nothing is judged)
+ * the sketch counts only the tuner's sample and the shift detector holds nothing, and that memory
+ * (0.16–0.33 % left) goes to the entries, so that a recency-biased workload loses to LRU no more
+ * than the tuner costs. Victims are read from the oldest ends before anything is inserted, in the
+ * order in which they are then evicted.
  */
 import type { LRUCache } from 'lru-cache';
 import { TinyLfuAdmission, type Victim as Judged } from '../admission/admission.ts';

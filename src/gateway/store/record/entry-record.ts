@@ -485,8 +485,8 @@ export class RecordReader {
     this.#at = bodyAt;
     if (kept === undefined) throw new RangeError('a variant without a representation');
     const terms = this.#maker.terms(this.#terms);
-    const later = new RecordRest(from, rest, head + textLength, kind ?? VALUES_NONE, values);
-    return new StoredResponse(status, kept, later, offered, this.#facts, terms, key, made ?? NONE_MADE, serial);
+    const tail = new RecordRest(from, rest, head + textLength, kind ?? VALUES_NONE, values);
+    return new StoredResponse(status, kept, tail, offered, this.#facts, terms, key, made ?? NONE_MADE, serial);
   }
 
   /** The shape bytes a representation carries: as recorded, or for another process's value what this read brought. */
