@@ -16,6 +16,7 @@ function refuse(detail: string): Problem {
 
 const NO_HOST = refuse('an HTTP/1.1 request carries exactly one Host header field (RFC 9112 §3.2)');
 const TWO_HOSTS = refuse('more than one Host header field (RFC 9112 §3.2)');
+const TWO_AUTHORIZATIONS = refuse('more than one Authorization header field: its value is a single credential, not a list (RFC 9110 §5.3, §11.6.2)');
 const CODING = refuse('chunked must be the final and only transfer coding of a request (RFC 9112 §6.3)');
 const FRAGMENT = refuse('a request target never carries a fragment (RFC 9112 §3.2)');
 const TARGET_FORM = refuse('a request target is a path or an absolute http(s) URL: no other form (such as *) is served (RFC 9112 §3.2)');
@@ -44,13 +45,18 @@ export class Framing {
 
   problem(req: RequestHead): Problem | undefined {
     let hosts = 0;
+    let authorizations = 0;
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i];
-      // Most clients spell it one of two ways; only another spelling is lower-cased (a new string).
+      // Most clients spell each one of two ways; only another spelling is lower-cased (a new string).
       if (name === 'Host' || name === 'host' || (name?.length === 4 && name.toLowerCase() === 'host')) hosts++;
+      else if (name === 'Authorization' || name === 'authorization' || (name?.length === 13 && name.toLowerCase() === 'authorization')) authorizations++;
     }
     if (hosts > 1) return TWO_HOSTS;
+    // Node keeps the first of two and drops the other; a hop in front that checks the last would
+    // let one credential be judged and another used.
+    if (authorizations > 1) return TWO_AUTHORIZATIONS;
     if (hosts === 0 && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) return NO_HOST;
     // Over HTTP/2 the listener has copied `:authority` into Host when the client sent no Host
     // (listeners/listener.ts); one it did send must name the same authority, or the two hops that

@@ -39,9 +39,11 @@ describe('strict framing and credentials, on both servers', () => {
     ['origin', origin.origin.url],
   ];
 
-  test('two Host fields, none on HTTP/1.1, a Host that is no host and port, a transfer coding other than chunked, a fragment, a target neither a path nor an http(s) URL: 400 problems that close the connection', async () => {
+  test('two Host fields, two Authorization fields, none on HTTP/1.1, a Host that is no host and port, a transfer coding other than chunked, a fragment, a target neither a path nor an http(s) URL: 400 problems that close the connection', async () => {
     const cases = [
       `GET /v1/branches HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      `GET /v1/branches HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nauthorization: Bearer ${token}\r\n\r\n`,
+      `GET /v1/branches HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${token}\r\nAUTHORIZATION: Bearer junk\r\n\r\n`,
       ...['a/evil', 'user@a', 'a b', 'a:port', '[::1'].map((host) => `GET /v1/branches HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`),
       `GET /v1/branches HTTP/1.1\r\nAuthorization: Bearer ${token}\r\n\r\n`,
       `POST /v1/loans HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\nAuthorization: Bearer ${token}\r\n\r\n`,
