@@ -18,6 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config/load.ts';
 import { readCatalogVocabulary } from '../src/loadtest/catalog-vocabulary.ts';
@@ -162,17 +163,21 @@ async function main(entries: number, boundBytes: number, limit: string, identity
   }
 }
 
-const args = process.argv.slice(2);
-const dataFlag = args.indexOf('--data');
-const boundFlag = args.indexOf('--bound');
-const limitFlag = args.indexOf('--limit');
-const boundBytes = boundFlag === -1 ? 16 * GIB : Number(args[boundFlag + 1]) * 1024 * 1024;
-const limit = limitFlag === -1 ? '' : `&limit=${Number(args[limitFlag + 1])}`;
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    data: { type: 'string', default: 'data/bench' },
+    bound: { type: 'string' },
+    limit: { type: 'string' },
+    identity: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
 await main(
-  Number(args.find((a, i) => /^[0-9]+$/.test(a) && i !== boundFlag + 1 && i !== limitFlag + 1) ?? 100_000),
-  boundBytes,
-  limit,
-  args.includes('--identity'),
-  dataFlag === -1 ? 'data/bench' : (args[dataFlag + 1] ?? 'data/bench'),
-  args.includes('--json'),
+  Number(positionals[0] ?? 100_000),
+  values.bound === undefined ? 16 * GIB : Number(values.bound) * 1024 * 1024,
+  values.limit === undefined ? '' : `&limit=${Number(values.limit)}`,
+  values.identity,
+  values.data,
+  values.json,
 );
