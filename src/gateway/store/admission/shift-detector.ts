@@ -247,6 +247,8 @@ export class ShiftDetector {
     this.#requests = 0;
     this.#hits = 0;
     this.#regrets = 0;
+    // With no key refused (the window at the top) no miss can be a regret, and a lasting fall
+    // alone is a shift: usual and sampled regrets are both none.
     const falseRegrets = this.#regrettable.holdsAny ? FALSE_REGRETS * (1 - ratio) : 0;
     this.#suspect = fallen && regrets >= Math.max(REGRET_RISE * usual, falseRegrets) ? this.#suspect + 1 : 0;
     if (this.#suspect < LASTING) return false;
