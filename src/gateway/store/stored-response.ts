@@ -533,15 +533,3 @@ export function staleFrom(stored: StoredResponse, now: number): StoredResponse {
     stored.serial,
   );
 }
-
-export function reuseFacts(r: StoredResponse): ReuseFacts {
-  return {
-    lifetimeMs: r.lifetimeMs,
-    initialAgeMs: r.initialAgeMs,
-    storedAt: r.storedAt,
-    staleWhileRevalidateMs: r.staleWhileRevalidateMs,
-    staleIfErrorMs: r.staleIfErrorMs,
-    mustRevalidate: r.mustRevalidate,
-    noCache: r.noCache,
-  };
-}
