@@ -13,14 +13,6 @@ export interface RequestSeriesOptions {
   readonly histogram: { readonly name: string; readonly help: string; readonly buckets: readonly number[] };
 }
 
-/** Counter labels (route, method, status, cache); the histogram keeps route and cache only. */
-interface RequestLabels {
-  readonly route: string;
-  readonly method: string;
-  readonly status: number;
-  readonly cache: string;
-}
-
 class CounterCell {
   readonly labels: Readonly<Record<string, string | number>>;
   value = 0;
@@ -69,10 +61,14 @@ export class RequestChild {
 
 export class RequestSeries {
   readonly #buckets: readonly number[];
-  readonly #counters = new Map<string, CounterCell>();
+  readonly #counters: CounterCell[] = [];
   readonly #histograms = new Map<string, HistogramCell>();
-  readonly #children = new Map<string, RequestChild>();
-  #last: (RequestLabels & { readonly child: RequestChild }) | undefined;
+  /**
+   * Each label combination's child, by route, cache result, method and status in turn: four
+   * lookups in small maps whose keys are the route table's, the results' and the parser's own
+   * strings, where one map would need a key string built for every request.
+   */
+  readonly #children = new Map<string, Map<string, Map<string, Map<number, RequestChild>>>>();
 
   constructor(registry: Registry, options: RequestSeriesOptions) {
     this.#buckets = options.histogram.buckets;
@@ -90,10 +86,10 @@ export class RequestSeries {
           help: options.counter.help,
           type: 'counter',
           aggregator: 'sum',
-          values: [...counters.values()].map((c) => ({ labels: c.labels, value: c.value })),
+          values: counters.map((c) => ({ labels: c.labels, value: c.value })),
         }),
       reset: () => {
-        for (const c of counters.values()) c.value = 0;
+        for (const c of counters) c.value = 0;
       },
     };
     const histogram = {
@@ -121,30 +117,38 @@ export class RequestSeries {
     registry.registerMetric(histogram as unknown as Metric);
   }
 
-  /**
-   * The child for one label combination; combinations are bounded (route templates × statuses ×
-   * results). The last one is kept at hand: under load most requests repeat the one before
-   * (200 hits on one route), and comparing four values is cheaper than building a key.
-   */
+  /** The child for one label combination; combinations are bounded (route templates × statuses × results). */
   child(route: string, method: string, status: number, cache: string): RequestChild {
-    const last = this.#last;
-    if (last !== undefined && last.route === route && last.method === method && last.status === status && last.cache === cache) return last.child;
-    const key = `${route} ${method} ${status} ${cache}`;
-    let child = this.#children.get(key);
-    if (child === undefined) {
-      // A new combination is a new counter; the histogram is shared by every method and status.
-      const counter = new CounterCell({ route, method, status, cache });
-      this.#counters.set(key, counter);
-      const histogramKey = `${route} ${cache}`;
-      let histogram = this.#histograms.get(histogramKey);
-      if (histogram === undefined) {
-        histogram = new HistogramCell({ route, cache }, this.#buckets.length);
-        this.#histograms.set(histogramKey, histogram);
-      }
-      child = new RequestChild(counter, histogram, this.#buckets);
-      this.#children.set(key, child);
+    let byResult = this.#children.get(route);
+    if (byResult === undefined) {
+      byResult = new Map<string, Map<string, Map<number, RequestChild>>>();
+      this.#children.set(route, byResult);
     }
-    this.#last = { route, method, status, cache, child };
+    let byMethod = byResult.get(cache);
+    if (byMethod === undefined) {
+      byMethod = new Map<string, Map<number, RequestChild>>();
+      byResult.set(cache, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map<number, RequestChild>();
+      byMethod.set(method, byStatus);
+    }
+    return byStatus.get(status) ?? this.#added(byStatus, route, method, status, cache);
+  }
+
+  /** A new combination is a new counter; the histogram is shared by every method and status. */
+  #added(byStatus: Map<number, RequestChild>, route: string, method: string, status: number, cache: string): RequestChild {
+    const counter = new CounterCell({ route, method, status, cache });
+    this.#counters.push(counter);
+    const histogramKey = `${route} ${cache}`;
+    let histogram = this.#histograms.get(histogramKey);
+    if (histogram === undefined) {
+      histogram = new HistogramCell({ route, cache }, this.#buckets.length);
+      this.#histograms.set(histogramKey, histogram);
+    }
+    const child = new RequestChild(counter, histogram, this.#buckets);
+    byStatus.set(status, child);
     return child;
   }
 }
