@@ -98,13 +98,6 @@ export class TokenVerifier {
   readonly #now: () => number;
   /** Verified tokens as the verdict they gave, so a remembered one allocates nothing. */
   readonly #remembered: LRUCache<string, Granted> | undefined;
-  /**
-   * The last token remembered, looked at before the table: a client sends one token again and
-   * again, and comparing its field value costs less than hashing its 200-odd characters for the
-   * table's lookup, which was a visible part of a cache hit (docs/performance.md).
-   */
-  #lastAuthorization = '';
-  #lastGranted: Granted | undefined;
   /** One problem per scope asked for, made once: routes name few scopes. */
   readonly #insufficient = new Map<string, Problem>();
 
@@ -134,16 +127,8 @@ export class TokenVerifier {
     }
     const nowMs = this.#now();
     // Remembered by the whole field value, so a hit skips taking the field apart too.
-    const isLast = authorization === this.#lastAuthorization;
-    const remembered = isLast ? this.#lastGranted : this.#remembered?.get(authorization);
-    if (remembered !== undefined && remembered.principal.expiresAt * 1000 > nowMs) {
-      // Written only when it changes: the field's string is new with every request.
-      if (!isLast) {
-        this.#lastAuthorization = authorization;
-        this.#lastGranted = remembered;
-      }
-      return this.#authorize(remembered, scope);
-    }
+    const remembered = this.#remembered?.get(authorization);
+    if (remembered !== undefined && remembered.principal.expiresAt * 1000 > nowMs) return this.#authorize(remembered, scope);
     const token = BEARER.exec(authorization)?.[1];
     if (token === undefined) return { ok: false, problem: invalidToken('the Authorization header is not a Bearer token') };
     return this.#verifySignature(authorization, token, nowMs, scope);
