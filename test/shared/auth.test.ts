@@ -60,6 +60,21 @@ describe('token verifier', () => {
     assert.equal(again(bob), other);
   });
 
+  test('a token that ends as a remembered one does (its signature copied onto another payload) is verified as itself and refused, and the remembered one stays', async () => {
+    const v = verifier(Date.now);
+    const ada = `Bearer ${await mintToken(secret, { subject: 'ada', scope: 'catalog:read', ttlSeconds: 60 })}`;
+    const eve = `Bearer ${await mintToken(secret, { subject: 'eve', scope: 'catalog:read', ttlSeconds: 60 })}`;
+    const first = await v.verify(ada);
+    assert.ok(first.ok);
+    const [header, , signature] = ada.slice('Bearer '.length).split('.');
+    const forged = `Bearer ${header ?? ''}.${eve.split('.')[1] ?? ''}.${signature ?? ''}`;
+    assert.equal(forged.slice(-40), ada.slice(-40));
+    const verdict = v.verify(forged);
+    assert.ok(verdict instanceof Promise, 'not answered from what was remembered for another value');
+    assert.equal(refusal(await verdict).kind, 'invalid-token');
+    assert.equal(v.verify(ada.split('').join('')), first, 'the remembered token is still answered at once');
+  });
+
   test('missing, malformed, forged and under-scoped tokens get RFC 6750 challenges without the token', async () => {
     const v = verifier(Date.now);
     assert.deepEqual(refusal(await v.verify(undefined)).challenge, 'Bearer realm="catalog"');
