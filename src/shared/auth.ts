@@ -114,7 +114,7 @@ export class TokenVerifier {
   readonly #options: JWTVerifyOptions;
   readonly #requiredScope: string;
   readonly #now: () => number;
-  /** Verified tokens as the verdict they gave, so a remembered one allocates nothing. */
+  /** Verified tokens by their field value's last characters (`fingerprint`), each with the verdict it gave. */
   readonly #remembered: LRUCache<string, Remembered> | undefined;
   /** One problem per scope asked for, made once: routes name few scopes. */
   readonly #insufficient = new Map<string, Problem>();
@@ -144,7 +144,7 @@ export class TokenVerifier {
       return { ok: false, problem: problem('missing-token', 'send Authorization: Bearer <token>', { 'www-authenticate': REALM }) };
     }
     const nowMs = this.#now();
-    // Remembered by the whole field value, so a hit skips taking the field apart too.
+    // The whole field value must match, so a remembered token is not taken apart again either.
     const remembered = this.#remembered?.get(fingerprint(authorization));
     if (remembered?.authorization === authorization && remembered.granted.principal.expiresAt * 1000 > nowMs) return this.#authorize(remembered.granted, scope);
     const token = BEARER.exec(authorization)?.[1];

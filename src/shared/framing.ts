@@ -37,6 +37,14 @@ const HOST_VALUE = /^(?:\[[0-9A-Za-z\-._~!$&'()*+,;=:]+\]|(?:[0-9A-Za-z\-._~!$&'
 const HOSTS_KEPT = 64;
 
 /**
+ * Whether a raw field name is `lower`: most clients spell it `capitalised` or `lower`, and only
+ * another spelling is lower-cased (a new string).
+ */
+function named(name: string | undefined, capitalised: string, lower: string): boolean {
+  return name === capitalised || name === lower || (name?.length === lower.length && name.toLowerCase() === lower);
+}
+
+/**
  * One server's framing checks. It keeps the verdicts of the Host values it saw, so that a hit
  * runs the expression only for a new one.
  */
@@ -49,9 +57,8 @@ export class Framing {
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i];
-      // Most clients spell each one of two ways; only another spelling is lower-cased (a new string).
-      if (name === 'Host' || name === 'host' || (name?.length === 4 && name.toLowerCase() === 'host')) hosts++;
-      else if (name === 'Authorization' || name === 'authorization' || (name?.length === 13 && name.toLowerCase() === 'authorization')) authorizations++;
+      if (named(name, 'Host', 'host')) hosts++;
+      else if (named(name, 'Authorization', 'authorization')) authorizations++;
     }
     if (hosts > 1) return TWO_HOSTS;
     // Node keeps the first of two and drops the other; a hop in front that checks the last would

@@ -57,14 +57,11 @@ const BITS_PER_ENTRY = 16;
 /**
  * The share of the misses that the generations' false positives alone can make regrets, both
  * full (BITS_PER_ENTRY): regrets no more frequent than that are no sign, however rare they usually
- * are. On a loop a fifth longer than the cache almost no miss is a regret, the usual share is about
- * 0.01 % of the requests, and the false regrets of a pass's missed tail (0.06–0.16 %) were 1.5
- * times that: three samples of the tail read as a shift, and the sketch cleared in the middle of
- * it let the rest of the tail (each key counted once since) evict the keys asked next, a whole pass
- * of misses. On a grid from 250 to 262 MiB that took the loop to 66.4–67.0 % at 250, 252 and 256
- * MiB against 72.3–74.4 % between them; with this floor it reads 72.6–74.4 % on the grid. While the
- * generations hold no key (nothing refused: the window at the top) no regret can be false, and
- * the floor is none.
+ * are. On a loop a fifth longer than the cache the usual share is about 0.01 % of the requests,
+ * and a pass's missed tail, about three samples long, makes 0.06–0.16 % of false ones: read as a
+ * shift, the sketch cleared within the tail let the rest of it (each key counted once since) evict
+ * the keys asked next, a whole pass of misses, whenever three samples fitted in the tail. Replayed
+ * from 250 to 262 MiB, the loop read 66.4–74.4 % as they fitted or not, 72.6–74.4 % with this floor.
  */
 const FALSE_REGRETS = 0.03;
 
